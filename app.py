@@ -1,0 +1,27 @@
+"""Transformer Anatomy: navigation, language and device, the frame around every lesson.
+
+Run with:  streamlit run app.py
+"""
+import streamlit as st
+
+from ui.course import PARTS, ROOT
+from ui.frame import language_and_device_controls, tr
+
+st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", page_icon="🔬", layout="wide")
+
+language_and_device_controls()
+
+pages: dict[str, list] = {
+    "": [st.Page(str(ROOT / "pages" / "home.py"), title=tr("home.nav"), icon=":material/home:",
+                 default=True)],
+}
+for part, lessons in PARTS:
+    present = [
+        st.Page(str(ROOT / "pages" / lesson.file), title=f"{lesson.code} · {tr(f'course.{lesson.ns}.nav')}",
+                icon=lesson.icon, url_path=lesson.url_path)
+        for lesson in lessons if lesson.exists
+    ]
+    if present:
+        pages[tr(f"home.part_{part}")] = present
+
+st.navigation(pages, position="sidebar").run()

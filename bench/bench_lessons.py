@@ -1,0 +1,129 @@
+"""Speed of every lesson, one row each:
+  script  median wall time of one script run at default settings (AppTest, >= 20 reruns)
+  redraw  median time from a slider key press in Chromium to the changed figure on screen,
+          against a live server (which, unlike AppTest, pays the post-run GC if it is on)
+
+    python -m bench.bench_lessons [--runs 20] [--presses 10] [--only b1,c3] [--no-browser]
+Budgets: script <= 50 ms, redraw <= 150 ms. Numbers on these shared 2-core machines are noisy:
+compare rows measured in the same run.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from ui.course import existing_lessons  # noqa: E402
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def script_median_ms(page_file: str, runs: int) -> float:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(f"pages/{page_file}")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    for _ in range(3):  # warm caches, as a student's second look would
+        at.run()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        at.run()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+PRESS_AND_WAIT = """async (n) => {
+  const sig = () => Array.from(document.querySelectorAll('.js-plotly-plot'))
+      .map(el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.x]))).join('|');
+  const slider = document.querySelectorAll('[data-testid="stMain"] [role="slider"]')[0];
+  const times = [];
+  for (let i = 0; i < n; i++) {
+    const before = sig();
+    slider.focus();
+    const key = (i % 2 === 0) ? 'ArrowRight' : 'ArrowLeft';
+    const t0 = performance.now();
+    slider.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+    slider.dispatchEvent(new KeyboardEvent('keyup', {key, bubbles: true}));
+    await new Promise((resolve, reject) => {
+      const limit = t0 + 10000;
+      const poll = () => {
+        if (sig() !== before) { times.push(performance.now() - t0); resolve(); }
+        else if (performance.now() > limit) { reject(new Error('figure did not change')); }
+        else requestAnimationFrame(poll);
+      };
+      poll();
+    });
+    await new Promise(r => setTimeout(r, 400));
+  }
+  return times;
+}"""
+
+
+def browser_medians(slugs: list[str], presses: int) -> dict[str, float | None]:
+    from playwright.sync_api import sync_playwright
+
+    port = 8765
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    out: dict[str, float | None] = {}
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector('[data-testid="stMain"] h1', timeout=60000)
+            for slug in slugs:
+                page.goto(f"{url}/{slug}")
+                page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
+                page.wait_for_timeout(1500)
+                if page.locator('[data-testid="stMain"] [role="slider"]').count() == 0:
+                    out[slug] = None
+                    continue
+                times = page.evaluate(PRESS_AND_WAIT, presses)
+                out[slug] = statistics.median(times)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--presses", type=int, default=10)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--no-browser", action="store_true")
+    args = ap.parse_args()
+    lessons = [lesson for lesson in existing_lessons()
+               if not args.only or lesson.ns in args.only.split(",")]
+    scripts = {lesson.ns: script_median_ms(lesson.file, args.runs) for lesson in lessons}
+    redraw = {} if args.no_browser else browser_medians([lesson.url_path for lesson in lessons], args.presses)
+    print(f"{'lesson':<8}{'script median (ms)':>20}{'slider->redraw median (ms)':>30}")
+    for lesson in lessons:
+        r = redraw.get(lesson.url_path)
+        r_text = "n/a" if r is None else f"{r:.0f}"
+        print(f"{lesson.code:<8}{scripts[lesson.ns]:>20.1f}{r_text:>30}")
+
+
+if __name__ == "__main__":
+    main()

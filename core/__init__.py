@@ -1,0 +1,1 @@
+"""The transformer parts, in PyTorch only. No Streamlit, no plotly here."""

@@ -1,0 +1,49 @@
+"""Seeded random stand-ins for trained weights, for lessons about the mechanism itself.
+
+Every function takes a ``seed`` and builds its own ``torch.Generator``: nothing touches
+the process-wide random state, so one student's seed never changes another's figure.
+
+Dimension legend
+    N   tokens in the text
+    V   distinct characters in the text (the toy vocabulary)
+    D   model width
+    d_k width of queries and keys;  d_v width of values
+"""
+from __future__ import annotations
+
+import torch
+
+from core.tokenizer import CharTokenizer
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def embed_text(text: str, d_model: int, seed: int, device: str = "cpu") -> tuple[list[str], torch.Tensor]:
+    """Characters of ``text`` and a random (N, D) embedding matrix; the same character
+    gets the same row (a lookup in a seeded (V, D) table), with unit-variance entries.
+
+    Example: embed_text("之水之", 4, 0) -> (["之", "水", "之"], X) with X[0] == X[2]
+    """
+    tok = CharTokenizer.from_text(text)
+    ids = torch.tensor(tok.encode(text), dtype=torch.long)                     # (N,)
+    table = torch.randn(len(tok), d_model, generator=generator(seed))          # (V, D)
+    return list(text), table[ids].to(device)                                   # (N, D)
+
+
+def projections(d_model: int, d_k: int, d_v: int, seed: int, device: str = "cpu") -> tuple[torch.Tensor, ...]:
+    """W_q, W_k (D, d_k) and W_v (D, d_v), scaled by 1/sqrt(D) so that Q, K, V keep
+    unit variance when X does (the usual initialisation)."""
+    g = generator(seed + 1)
+    scale = d_model ** -0.5
+    w_q = torch.randn(d_model, d_k, generator=g) * scale                       # (D, d_k)
+    w_k = torch.randn(d_model, d_k, generator=g) * scale                       # (D, d_k)
+    w_v = torch.randn(d_model, d_v, generator=g) * scale                       # (D, d_v)
+    return w_q.to(device), w_k.to(device), w_v.to(device)
+
+
+def unit_vectors(n: int, d: int, seed: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """Two (n, d) matrices of independent N(0, 1) entries: queries and keys for the √d_k demo."""
+    g = generator(seed)
+    return torch.randn(n, d, generator=g).to(device), torch.randn(n, d, generator=g).to(device)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Everything the tests need on a fresh Debian machine, then the tests.
+#   bash scripts/test.sh            (extra arguments go to pytest)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The browser tests drive Debian's Chromium; Chinese needs a CJK font to draw as text.
+if ! [ -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qiE "noto sans cjk|wenquanyi"; then
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+    $SUDO apt-get update -q
+    $SUDO apt-get install -y -q chromium fonts-noto-cjk
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q -r requirements-dev.txt
+.venv/bin/python -m ruff check .
+.venv/bin/python -m pytest "$@"

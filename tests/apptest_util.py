@@ -1,0 +1,69 @@
+"""Helpers for lesson tests: open a lesson in AppTest, read the data of its figures."""
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 60  # the first run imports torch
+
+
+def open_lesson(page_file: str, lang: str, params: dict[str, str] | None = None) -> AppTest:
+    """Run the app on one lesson page in one language; fail on any exception."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["lang"] = lang
+    for key, value in (params or {}).items():
+        at.query_params[key] = value
+    at.switch_page(f"pages/{page_file}")
+    at.run()
+    assert_ok(at)
+    return at
+
+
+def assert_ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    for md in at.markdown:
+        assert "⟦" not in md.value, f"missing i18n key in: {md.value[:120]}"
+    for title in at.title:
+        assert "⟦" not in title.value
+
+
+def decode(value):
+    """A plotly array as numpy: typed arrays arrive as {'dtype', 'bdata', 'shape'}."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            dims = [int(s) for s in str(shape).split(",")] if isinstance(shape, str) else list(shape)
+            arr = arr.reshape(dims)
+        return arr
+    if isinstance(value, list):
+        try:
+            return np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            return value
+    return value
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def figure_by_key(at: AppTest, key: str) -> dict:
+    """The figure drawn with ``ui.frame.figure(fig, key=...)``."""
+    for el in at.get("plotly_chart"):
+        if el.proto.id and key in el.proto.id:
+            return json.loads(el.proto.spec)
+    raise KeyError(f"no plotly chart with key {key!r}; have {[el.proto.id for el in at.get('plotly_chart')]}")
+
+
+def trace_array(fig: dict, index: int, field: str) -> np.ndarray:
+    return decode(fig["data"][index][field])
+
+
+def chart_bytes(at: AppTest) -> list[int]:
+    return [len(el.proto.spec) for el in at.get("plotly_chart")]

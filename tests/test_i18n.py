@@ -1,0 +1,99 @@
+"""Both catalogues have the same keys, every key the code asks for exists, no key is unused,
+and the Chinese catalogue is written in Chinese."""
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+import i18n
+from ui.course import all_lessons
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
+        *sorted((ROOT / "viz").glob("*.py"))]
+CALL = re.compile(r"""\btr(?:_items)?\(\s*f?["']([^"']+)["']""")
+NS_ASSIGN = re.compile(r"""^NS\s*=\s*["'](\w+)["']""", re.M)
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _sources() -> dict[Path, str]:
+    out = {}
+    for path in CODE:
+        text = path.read_text(encoding="utf-8")
+        m = NS_ASSIGN.search(text)
+        if m:  # pages write tr(f"{NS}.title"); read them as the literal key
+            text = text.replace("{NS}", m.group(1))
+        out[path] = text
+    return out
+
+
+def _dynamic_used(key: str, sources: dict[Path, str]) -> bool:
+    """Keys built at run time by the frame: lesson titles, course map, Try-this questions."""
+    parts = key.split(".")
+    if parts[0] == "course" or re.fullmatch(r"home\.part_[A-E]", key):
+        return True
+    pages = {lesson.ns: lesson for lesson in all_lessons() if lesson.exists}
+    if parts[0] in pages:
+        page = sources.get(ROOT / "pages" / pages[parts[0]].file, "")
+        if len(parts) == 2 and parts[1] in ("title", "intro"):
+            return True
+        if len(parts) == 3 and re.fullmatch(r"try\d+", parts[1]) and parts[2] in ("q", "options", "why"):
+            return f'"{parts[1]}"' in page
+    return False
+
+
+def test_same_keys_in_every_language():
+    en, zh = set(i18n.catalogue("en")), set(i18n.catalogue("zh"))
+    assert not en - zh, f"only in English: {sorted(en - zh)}"
+    assert not zh - en, f"only in Chinese: {sorted(zh - en)}"
+
+
+def test_every_key_the_code_asks_for_exists():
+    keys = set(i18n.catalogue("en"))
+    missing = []
+    for path, text in _sources().items():
+        for key in CALL.findall(text):
+            if "{" not in key and key not in keys:
+                missing.append(f"{path.name}: {key}")
+    assert not missing, missing
+
+
+def test_no_unused_key():
+    sources = _sources()
+    blob = "\n".join(sources.values())
+    unused = []
+    for key in i18n.catalogue("en"):
+        parts = key.split(".")
+        prefixes = [".".join(parts[:i]) for i in range(2, len(parts) + 1)]
+        if any(f'"{p}"' in blob or f"'{p}'" in blob for p in prefixes):
+            continue
+        if not _dynamic_used(key, sources):
+            unused.append(key)
+    assert not unused, f"unused keys: {unused}"
+
+
+def _fields(text: str) -> set[str]:
+    """Format fields; texts with LaTeX braces and no fields are never formatted (t() formats
+    only when fields are passed), so a parse error means "no fields"."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+    except ValueError:
+        return set()
+
+
+@pytest.mark.parametrize("key", sorted(i18n.catalogue("en")))
+def test_translation_is_chinese_and_has_the_same_fields(key):
+    en, zh = i18n.catalogue("en")[key], i18n.catalogue("zh")[key]
+    assert type(en) is type(zh), key
+    if isinstance(en, list):
+        assert len(en) == len(zh), f"{key}: option lists differ in length"
+        return
+    assert _fields(en) == _fields(zh), key
+    if len(re.findall(r"[A-Za-z]{3,}", en)) >= 4:
+        assert CJK.search(zh), f"{key} looks untranslated: {zh[:60]}"
+
+
+def test_missing_key_shows_itself_instead_of_crashing():
+    assert i18n.t("zh", "no.such.key") == "⟦no.such.key⟧"
+    assert i18n.t("xx", "home.title") == i18n.t("en", "home.title")

@@ -1,0 +1,132 @@
+"""The frame around every lesson: language, device, title, "The code", "Try this".
+
+Pages call these small helpers so that each page reads like a short script. The
+language and the device are read from this session's state (bound to the URL by the
+widgets in app.py); nothing here is process-global.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+import torch
+
+import i18n
+from core.text import CleanText, clean_text
+
+LANG_KEY = "lang"
+DEVICE_KEY = "device"
+
+
+def lang() -> str:
+    value = st.session_state.get(LANG_KEY)
+    return value if value in i18n.LANGS else i18n.DEFAULT_LANG
+
+
+def tr(key: str, **fields: object) -> str:
+    """The text of ``key`` in this session's language."""
+    return i18n.t(lang(), key, **fields)
+
+
+def tr_items(key: str) -> list[str]:
+    return i18n.items(lang(), key)
+
+
+def devices() -> list[str]:
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def device() -> str:
+    value = st.session_state.get(DEVICE_KEY)
+    return value if value in devices() else "cpu"
+
+
+def language_and_device_controls() -> None:
+    """The two switches in the sidebar; both live in the URL (?lang=zh&device=cuda).
+
+    The language is synced by hand rather than with ``bind="query-params"``: a bound
+    widget writes its *label* to the URL, and "中文" should not be a URL value.
+    """
+    if LANG_KEY not in st.session_state:
+        wanted = st.query_params.get(LANG_KEY)
+        st.session_state[LANG_KEY] = wanted if wanted in i18n.LANGS else i18n.DEFAULT_LANG
+    names = {"en": "English", "zh": "中文"}
+    st.sidebar.segmented_control(
+        "Language · 语言", list(i18n.LANGS), format_func=names.__getitem__,
+        key=LANG_KEY, required=True,
+    )
+    # Re-written on every run: a page switch keeps only the parameters of bound widgets.
+    in_url = st.query_params.get(LANG_KEY)
+    if in_url != lang() and not (in_url is None and lang() == i18n.DEFAULT_LANG):
+        st.query_params[LANG_KEY] = lang()
+    # Options are plain "cpu"/"cuda" so the URL value never depends on the language.
+    st.sidebar.selectbox(
+        tr("common.device"), devices(), key=DEVICE_KEY, bind="query-params",
+        help=tr("common.device_help"),
+    )
+
+
+def header(ns: str) -> None:
+    st.title(tr(f"{ns}.title"))
+    st.markdown(tr(f"{ns}.intro"))
+
+
+@functools.cache
+def _source(obj: Callable | type) -> str:
+    return inspect.getsource(obj)
+
+
+def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
+    """The real source of the ``core/`` functions that drew the figure next to it."""
+    st.markdown(f"**{tr('common.the_code')}**")
+    box = st.container(height=height, border=False) if height else st.container()
+    with box:
+        for obj in objs:
+            st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
+            st.code(_source(obj), language="python")
+
+
+def figure(fig, key: str) -> None:
+    st.plotly_chart(fig, key=key, config={"displaylogo": False, "responsive": True})
+
+
+def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:
+    """Predict, then reveal. Each question is (name, index of the right option); its
+    text, options and explanation are ``{ns}.{name}.q``, ``.options`` and ``.why``."""
+    st.subheader(tr("common.try_this"))
+    st.caption(tr("common.try_this_help"))
+    for name, answer in questions:
+        base = f"{ns}.{name}"
+        with st.container(border=True):
+            options = tr_items(f"{base}.options")
+            choice = st.radio(
+                tr(f"{base}.q"), range(len(options)), format_func=options.__getitem__,
+                index=None, key=f"{base}.{lang()}",
+            )
+            if choice is not None:
+                verdict = tr("common.right") if choice == answer else tr("common.not_quite")
+                st.markdown(f"**{verdict}** {tr(f'{base}.why')}")
+            else:
+                with st.expander(tr("common.reveal")):
+                    st.markdown(f"**{options[answer]}** — {tr(f'{base}.why')}")
+
+
+def text_box(key: str, default: str, limit: int, label: str, area: bool = False) -> CleanText:
+    """A text box bound to the URL. Shows a notice for empty or over-long input; the
+    returned text is cut to ``limit`` characters and safe to show (never as HTML)."""
+    widget = st.text_area if area else st.text_input
+    raw = widget(label, value=default, key=key, bind="query-params", max_chars=None)
+    cleaned = clean_text(raw, limit)
+    if cleaned.empty:
+        st.info(tr("common.empty_input"))
+    elif cleaned.truncated:
+        st.warning(tr("common.truncated", limit=limit, n=cleaned.original_len))
+    return cleaned
+
+
+def shapes_table(rows: Sequence[tuple[str, str]]) -> None:
+    """A two-column 'tensor -> shape' table in markdown (values are ours, not user text)."""
+    head = f"| {tr('common.tensor')} | {tr('common.shape')} |\n|---|---|\n"
+    st.markdown(head + "\n".join(f"| {name} | `{shape}` |" for name, shape in rows))

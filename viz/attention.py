@@ -1,0 +1,109 @@
+"""Attention pictures: weight heatmaps with tokens on both axes, head grids, histograms."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, make, pool, unique_labels
+
+
+def hover(query: str, key: str, value: str, fmt: str = ".3f") -> str:
+    return f"{query}: %{{y}}<br>{key}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>"
+
+
+def heatmap(
+    values,
+    row_tokens: list[str],
+    col_tokens: list[str],
+    *,
+    title: str | None = None,
+    hover_names: tuple[str, str, str] = ("query", "key", "weight"),
+    weights: bool = True,
+    height: int = 460,
+) -> go.Figure:
+    """A (rows, cols) matrix with a token on every row and column.
+
+    ``weights=True`` fixes the colour scale to 0..1, so two heatmaps of weights can be
+    compared by eye; otherwise a diverging scale centred on 0 (scores; -inf drawn blank).
+    Above ``viz.common.MAX_CELLS`` the matrix is pooled and the token axes become positions.
+    """
+    z = array(values)
+    z = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+    z, factor = pool(z)
+    if factor == 1:
+        x, y, kind = unique_labels(col_tokens), unique_labels(row_tokens), "category"
+    else:
+        x, y, kind = array(np.arange(z.shape[1]) * factor), array(np.arange(z.shape[0]) * factor), "linear"
+    scale = {"zmin": 0.0, "zmax": 1.0, "colorscale": WEIGHTS_SCALE} if weights else {
+        "colorscale": DIVERGING_SCALE, "zmid": 0.0}
+    trace = {"type": "heatmap", "z": z, "x": x, "y": y, "hovertemplate": hover(*hover_names),
+             "xgap": 1, "ygap": 1, **scale}
+    layout = {"yaxis": {"autorange": "reversed", "type": kind},
+              "xaxis": {"side": "top", "type": kind, "tickangle": 0}}
+    if title:
+        layout["margin"] = {"t": 90}
+    return make([trace], layout, title, height)
+
+
+def head_grid(
+    weights,
+    tokens: list[str],
+    *,
+    titles: list[str],
+    cols: int = 4,
+    hover_names: tuple[str, str, str] = ("query", "key", "weight"),
+    height_per_row: int = 260,
+) -> go.Figure:
+    """One small 0..1 heatmap per head; ``weights`` is (H, N, N)."""
+    w = array(weights)
+    h = w.shape[0]
+    cols = min(cols, h)
+    rows = -(-h // cols)
+    labels = unique_labels(tokens)
+    gap_x, gap_y = 0.03, 0.3 / rows
+    width, height = (1 - gap_x * (cols - 1)) / cols, (1 - gap_y * (rows - 1)) / rows
+    data, layout, notes = [], {}, []
+    for i in range(h):
+        r, c = divmod(i, cols)
+        z, factor = pool(w[i], 64 * 64)
+        axis = labels if factor == 1 else array(np.arange(z.shape[0]) * factor)
+        suffix = "" if i == 0 else str(i + 1)
+        data.append({"type": "heatmap", "z": z, "x": axis, "y": axis, "zmin": 0, "zmax": 1,
+                     "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "hovertemplate": hover(*hover_names),
+                     "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
+        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
+        show = len(tokens) <= 16
+        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "showticklabels": show,
+                                    "tickangle": 0, "tickfont": {"size": 11}}
+        layout[f"yaxis{suffix}"] = {"domain": [y1 - height, y1], "anchor": f"x{suffix}", "autorange": "reversed",
+                                    "showticklabels": show, "tickfont": {"size": 11}}
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                      "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
+    layout["annotations"] = notes
+    layout["margin"] = {"t": 40}
+    return make(data, layout, None, height_per_row * rows + 60)
+
+
+def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
+              y_title: str = "", nbins: int = 60, height: int = 360) -> go.Figure:
+    """Overlaid density histograms, one per named series, each binned on its own range so a
+    narrow series keeps its shape next to a wide one. The browser receives ``nbins``
+    densities per series instead of every raw value."""
+    data = []
+    for name, values in series.items():
+        density, edges = np.histogram(array(values).ravel(), bins=nbins, density=True)
+        data.append({"type": "bar", "x": array((edges[:-1] + edges[1:]) / 2), "y": array(density),
+                     "name": name, "width": float(edges[1] - edges[0]), "opacity": 0.6})
+    layout = {"barmode": "overlay", "bargap": 0, "xaxis": {"title": {"text": x_title}},
+              "yaxis": {"title": {"text": y_title}}}
+    return make(data, layout, title, height)
+
+
+def lines(x, series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
+          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool = True) -> go.Figure:
+    """Several named lines over the same x."""
+    data = [{"type": "scatter", "x": array(x), "y": array(y), "name": name,
+             "mode": "lines+markers" if markers else "lines"} for name, y in series.items()]
+    layout = {"xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear"},
+              "yaxis": {"title": {"text": y_title}}}
+    return make(data, layout, title, height)
