@@ -30,6 +30,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 
 def script_median_ms(page_file: str, runs: int) -> float:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()  # app.py first, so the page then runs inside the frame (see tests/apptest_util.py)
     at.switch_page(f"pages/{page_file}")
     at.run()
     assert not at.exception, [e.value for e in at.exception]

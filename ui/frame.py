@@ -130,3 +130,15 @@ def shapes_table(rows: Sequence[tuple[str, str]]) -> None:
     """A two-column 'tensor -> shape' table in markdown (values are ours, not user text)."""
     head = f"| {tr('common.tensor')} | {tr('common.shape')} |\n|---|---|\n"
     st.markdown(head + "\n".join(f"| {name} | `{shape}` |" for name, shape in rows))
+
+
+_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~&")
+
+
+def plain(text: str) -> str:
+    """User text made safe to put inside st.markdown: every markdown, HTML and LaTeX
+    character is backslash-escaped, so `<b>`, `**x**` and `$x$` show as typed.
+
+    Example: plain("<b>$x$</b>") -> "\\<b\\>\\$x\\$\\</b\\>"
+    """
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)

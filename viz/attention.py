@@ -107,3 +107,110 @@ def lines(x, series: dict[str, np.ndarray], *, title: str | None = None, x_title
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear"},
               "yaxis": {"title": {"text": y_title}}}
     return make(data, layout, title, height)
+
+
+def rect_grid(
+    weights,
+    row_tokens: list[str],
+    col_tokens: list[str],
+    *,
+    titles: list[str],
+    cols: int = 2,
+    hover_names: tuple[str, str, str] = ("query", "key", "weight"),
+    height_per_row: int = 340,
+) -> go.Figure:
+    """One 0..1 heatmap per head of a rectangular (H, N, S) weight tensor: rows are the
+    query tokens, columns the key tokens (cross-attention: target down, source across)."""
+    w = array(weights)
+    h = w.shape[0]
+    cols = min(cols, h)
+    rows = -(-h // cols)
+    x_labels, y_labels = unique_labels(col_tokens), unique_labels(row_tokens)
+    gap_x, gap_y = 0.12 / cols, 0.25 / rows
+    width, height = (1 - gap_x * (cols - 1)) / cols, (1 - gap_y * (rows - 1)) / rows
+    data, layout, notes = [], {}, []
+    for i in range(h):
+        r, c = divmod(i, cols)
+        suffix = "" if i == 0 else str(i + 1)
+        data.append({"type": "heatmap", "z": w[i], "x": x_labels, "y": y_labels, "zmin": 0, "zmax": 1,
+                     "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "xgap": 1, "ygap": 1,
+                     "hovertemplate": hover(*hover_names), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
+        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
+        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "type": "category",
+                                    "tickangle": 0, "tickfont": {"size": 12}}
+        layout[f"yaxis{suffix}"] = {"domain": [y1 - height, y1], "anchor": f"x{suffix}", "type": "category",
+                                    "autorange": "reversed", "tickfont": {"size": 12}}
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                      "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}})
+    layout["annotations"] = notes
+    layout["margin"] = {"t": 40}
+    return make(data, layout, None, height_per_row * rows + 60)
+
+
+def head_bands(
+    values,
+    tokens: list[str],
+    n_heads: int,
+    *,
+    head_names: list[str],
+    title: str | None = None,
+    hover_names: tuple[str, str, str] = ("token", "column", "value"),
+    height: int = 380,
+) -> go.Figure:
+    """An (N, H*d_head) matrix such as the concatenated head outputs, with a line between
+    the heads and each band named: the picture of "concat" before W_o."""
+    z = array(values)
+    n, width = z.shape
+    d_head = width // n_heads
+    limit = float(np.abs(z).max()) or 1.0
+    trace = {"type": "heatmap", "z": z, "x": array(np.arange(width)), "y": unique_labels(tokens),
+             "colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit,
+             "hovertemplate": hover(*hover_names, fmt=".2f")}
+    lines_ = [{"type": "line", "x0": h * d_head - 0.5, "x1": h * d_head - 0.5, "y0": 0, "y1": 1,
+               "xref": "x", "yref": "paper", "line": {"color": "black", "width": 3}} for h in range(1, n_heads)]
+    notes = [{"text": head_names[h], "x": h * d_head + (d_head - 1) / 2, "y": 1.0, "xref": "x", "yref": "paper",
+              "yanchor": "bottom", "showarrow": False, "font": {"size": 14}} for h in range(n_heads)]
+    layout = {"yaxis": {"autorange": "reversed", "type": "category"},
+              "xaxis": {"title": {"text": hover_names[1]}, "range": [-0.5, width - 0.5]},
+              "shapes": lines_, "annotations": notes, "margin": {"t": 90 if title else 40}}
+    return make([trace], layout, title, height)
+
+
+def bars(categories: list[str], series: dict[str, list[float]], *, title: str | None = None,
+         y_title: str = "", fmt: str = ",d", height: int = 360) -> go.Figure:
+    """Grouped bars, one group per category and one bar per named series, each bar labelled
+    with its value (so equal bars can be checked by reading, not only by eye)."""
+    data = [{"type": "bar", "x": categories, "y": array(values), "name": name, "texttemplate": f"%{{y:{fmt}}}",
+             "textposition": "outside", "hovertemplate": f"%{{x}}: %{{y:{fmt}}}<extra>{name}</extra>"}
+            for name, values in series.items()]
+    layout = {"barmode": "group", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+              "xaxis": {"type": "category"}}
+    return make(data, layout, title, height)
+
+
+def score_map(
+    lift,
+    scores,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    title: str | None = None,
+    hover_names: tuple[str, str, str] = ("pattern", "head", "mean weight"),
+    height: int = 330,
+) -> go.Figure:
+    """Patterns (rows) × heads (columns), coloured by how many times above chance each head's
+    score is, on a log scale: white is chance, red is 2× and more, blue is below chance.
+    Each cell is written as "2.6×"; hover shows the mean weight itself."""
+    ratio = array(lift)
+    safe = np.where(np.isfinite(ratio) & (ratio > 0), ratio, np.nan)
+    z = np.clip(np.log2(safe), -2, 2).astype(np.float32)
+    text = [["" if not np.isfinite(v) else f"{v:.1f}×" for v in row] for row in safe]
+    trace = {"type": "heatmap", "z": z, "x": col_labels, "y": row_labels, "customdata": array(scores),
+             "colorscale": DIVERGING_SCALE, "zmin": -2, "zmax": 2, "xgap": 1, "ygap": 1,
+             "text": text, "texttemplate": "%{text}", "textfont": {"size": 13},
+             "colorbar": {"tickvals": [-2, -1, 0, 1, 2], "ticktext": ["¼×", "½×", "1×", "2×", "4×"]},
+             "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>"
+                              f"{hover_names[2]}: %{{customdata:.3f}} (%{{text}})<extra></extra>"}
+    layout = {"yaxis": {"autorange": "reversed", "type": "category"},
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0}, "margin": {"t": 90 if title else 40}}
+    return make([trace], layout, title, height)

@@ -1,6 +1,8 @@
 """Shared look of every figure: fonts that draw Chinese, safe labels, small payloads."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import plotly.graph_objects as go
 import torch
@@ -10,6 +12,9 @@ FONT = "Noto Sans CJK SC, Noto Sans SC, WenQuanYi Micro Hei, PingFang SC, Micros
 WEIGHTS_SCALE = "Blues"        # 0..1 attention weights
 DIVERGING_SCALE = "RdBu_r"     # signed values around 0
 MAX_CELLS = 128 * 128          # a heatmap above this is pooled (≈ 64 KB of float32)
+# plotly's property validation costs ~1.5 ms a figure, a lesson has 50 ms: the tests switch it
+# on (tests/conftest.py) so every figure the lessons draw is still checked once per change.
+VALIDATE = os.environ.get("ANATOMY_VALIDATE_FIGURES") == "1"
 
 
 def array(x: torch.Tensor | np.ndarray | list) -> np.ndarray:
@@ -81,4 +86,4 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
             base[key] = {**base[key], **value}
         else:
             base[key] = value
-    return go.Figure({"data": data, "layout": base})
+    return go.Figure({"data": data, "layout": base}, _validate=VALIDATE)

@@ -1,0 +1,121 @@
+"""D1 · Autoregressive generation: predict, pick, append, repeat."""
+import streamlit as st
+
+from core.generate import Generation, sampling_probs
+from ui.frame import code_panel, device, figure, header, plain, text_box, tr, try_this
+from ui.model import course_model
+from viz.generation import probability_bars
+
+NS = "d1"
+DEFAULT_PROMPT = "君不见，黄河之水"
+MAX_NEW = 48
+SHOW = 15
+
+header(NS)
+loaded = course_model(device())
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, dev: str) -> dict:
+    """The whole generation up to MAX_NEW tokens, as plain data. Sampling is seeded, so the
+    first k steps of this run are exactly a run of k steps: Step only reveals one more."""
+    model, tok = course_model(dev)
+    gen = Generation(model, tok, prompt, MAX_NEW, temperature, top_k or None,
+                     top_p if top_p < 1 else None, seed, use_cache=True, show=SHOW)
+    steps = []
+    while not gen.done:
+        s = gen.step()
+        ranked = s.model_probs.argsort(descending=True)
+        steps.append({
+            "tokens": [c.token for c in s.top], "ids": [c.id for c in s.top],
+            "model": [c.model_prob for c in s.top], "sample": [c.sample_prob for c in s.top],
+            "chosen": s.chosen, "chosen_token": s.chosen_token,
+            "chosen_model": float(s.model_probs[s.chosen]), "chosen_sample": float(s.probs[s.chosen]),
+            "rank": int((ranked == s.chosen).nonzero()[0, 0]) + 1,
+            "kept": int((s.probs > 0).sum()), "best_token": tok.tokens([int(ranked[0])])[0],
+            "fed": s.fed, "cache": s.cache_length, "eos": s.chosen == tok.eos_id,
+        })
+    p = gen.prompt
+    return {"steps": steps, "prompt_tokens": tok.tokens(p.ids), "dropped": p.dropped, "unknown": p.unknown}
+
+
+def prompt_controls():
+    text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 200, tr(f"{NS}.prompt_label"))
+    return "" if text.empty else text.text
+
+
+def step_controls(n_max: int):
+    key = f"{NS}.steps"
+
+    def move(to):
+        st.session_state[key] = max(0, min(n_max, to(st.session_state.get(key, 0))))
+
+    c1, c2, c3, c4 = st.columns([4, 1, 1, 1])
+    c2.button(tr(f"{NS}.step"), on_click=move, args=(lambda n: n + 1,), key=f"{NS}.step_btn", type="primary")
+    c3.button(tr(f"{NS}.run"), on_click=move, args=(lambda n: n_max,), key=f"{NS}.run_btn")
+    c4.button(tr(f"{NS}.reset"), on_click=move, args=(lambda n: 0,), key=f"{NS}.reset_btn")
+    with c1:
+        # No explicit default: the buttons set this key through session state (default = 0).
+        return st.slider(tr(f"{NS}.steps_label"), 0, MAX_NEW, key=key, bind="query-params")
+
+
+def sampling_controls():
+    c1, c2, c3, c4 = st.columns(4)
+    temperature = c1.slider(tr(f"{NS}.temperature"), 0.0, 2.0, 0.0, 0.05, key=f"{NS}.temperature",
+                            bind="query-params", help=tr(f"{NS}.temperature_help"))
+    top_k = c2.slider("top-k", 0, 50, 0, key=f"{NS}.top_k", bind="query-params", help=tr(f"{NS}.top_k_help"))
+    top_p = c3.slider("top-p", 0.05, 1.0, 1.0, 0.05, key=f"{NS}.top_p", bind="query-params",
+                      help=tr(f"{NS}.top_p_help"))
+    seed = c4.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+                           help=tr(f"{NS}.seed_help"))
+    return temperature, top_k, top_p, int(seed)
+
+
+if loaded is not None:
+    prompt = prompt_controls()
+    temperature, top_k, top_p, seed = sampling_controls()
+    run = trajectory(prompt, temperature, top_k, top_p, seed, device())
+    n_steps = step_controls(len(run["steps"]))
+    n_steps = min(n_steps, len(run["steps"]))
+
+    if not prompt:
+        st.info(tr(f"{NS}.bos_note"))
+    if run["unknown"]:
+        st.warning(tr(f"{NS}.unknown_note", n=run["unknown"]))
+    if run["dropped"]:
+        st.warning(tr(f"{NS}.dropped_note", n=run["dropped"]))
+
+    shown = run["steps"][:n_steps]
+    new_text = "".join(s["chosen_token"] for s in shown if not s["eos"])
+    prompt_text = "".join(t for t in run["prompt_tokens"] if t != "<bos>")
+    st.markdown(f"### {plain(prompt_text)}:red[**{plain(new_text)}**]" + (" ⏹" if shown and shown[-1]["eos"] else ""))
+    st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
+
+    left, right = st.columns([3, 2])
+    with left:
+        if n_steps == 0:
+            s, chosen, title = run["steps"][0], None, tr(f"{NS}.bars_next")
+        else:
+            s = run["steps"][n_steps - 1]
+            title = tr(f"{NS}.bars_title", k=n_steps)
+            chosen = s["ids"].index(s["chosen"]) if s["chosen"] in s["ids"] else SHOW
+        tokens, model_p, sample_p = list(s["tokens"]), list(s["model"]), list(s["sample"])
+        if chosen == SHOW:  # drawn from outside the top list: add it at the end
+            tokens.append(s["chosen_token"])
+            model_p.append(s["chosen_model"])
+            sample_p.append(s["chosen_sample"])
+        names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
+        figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
+                                hover_names=(tr(f"{NS}.token"), *names)), key=f"{NS}.bars")
+        if n_steps:
+            if temperature <= 0:
+                why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])
+            else:
+                why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
+                         rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
+            st.markdown(why)
+            st.caption(tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
+    with right:
+        code_panel(sampling_probs, Generation.step)
+
+try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])

@@ -1,0 +1,29 @@
+"""Next-token probability bars."""
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from viz.common import array, label, make
+
+CHOSEN, OTHER, CUT = "#d62728", "#4c78a8", "#c7c7c7"
+
+
+def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: list[float],
+                     chosen: int | None, *, title: str | None, names: tuple[str, str],
+                     hover_names: tuple[str, str, str], height: int = 420) -> go.Figure:
+    """One bar per candidate token, likeliest first: the model's probability, and over it a
+    thin bar for the probability the draw actually used (after temperature/top-k/top-p).
+    The chosen token's bar is red; tokens the sampler cut (probability 0) are grey."""
+    labels = [f"{i + 1}. {label(t)}" for i, t in enumerate(tokens)]
+    colours = [CHOSEN if i == chosen else (OTHER if s > 0 else CUT) for i, s in enumerate(sample_probs)]
+    tok_name, model_name, sample_name = hover_names
+    data = [
+        {"type": "bar", "x": labels, "y": array(model_probs), "name": names[0], "marker": {"color": colours},
+         "hovertemplate": f"{tok_name}: %{{x}}<br>{model_name}: %{{y:.3f}}<extra></extra>"},
+        {"type": "bar", "x": labels, "y": array(sample_probs), "name": names[1], "width": 0.3,
+         "marker": {"color": "rgba(0,0,0,0.55)"},
+         "hovertemplate": f"{tok_name}: %{{x}}<br>{sample_name}: %{{y:.3f}}<extra></extra>"},
+    ]
+    layout = {"barmode": "overlay", "yaxis": {"range": [0, 1], "title": {"text": model_name}},
+              "xaxis": {"tickangle": 0, "tickfont": {"size": 18}}}
+    return make(data, layout, title, height)
