@@ -44,31 +44,32 @@ def script_median_ms(page_file: str, runs: int) -> float:
     return statistics.median(times)
 
 
-PRESS_AND_WAIT = """async (n) => {
-  const sig = () => Array.from(document.querySelectorAll('.js-plotly-plot'))
-      .map(el => JSON.stringify((el.data || []).map(t => [t.z, t.y, t.x]))).join('|');
-  const slider = document.querySelectorAll('[data-testid="stMain"] [role="slider"]')[0];
-  const times = [];
-  for (let i = 0; i < n; i++) {
-    const before = sig();
-    slider.focus();
-    const key = (i % 2 === 0) ? 'ArrowRight' : 'ArrowLeft';
-    const t0 = performance.now();
-    slider.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
-    slider.dispatchEvent(new KeyboardEvent('keyup', {key, bubbles: true}));
-    await new Promise((resolve, reject) => {
-      const limit = t0 + 10000;
-      const poll = () => {
-        if (sig() !== before) { times.push(performance.now() - t0); resolve(); }
-        else if (performance.now() > limit) { reject(new Error('figure did not change')); }
-        else requestAnimationFrame(poll);
-      };
-      poll();
-    });
-    await new Promise(r => setTimeout(r, 400));
+SIGNATURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .map(el => JSON.stringify([(el.data || []).map(t => [t.z, t.y, t.x, t.marker && t.marker.color]), el.layout && el.layout.title])).join('|')"""
+WAIT_FOR_CHANGE = """async (before) => {
+  const sig = """ + SIGNATURE + """;
+  const limit = performance.now() + 10000;
+  while (sig() === before) {
+    if (performance.now() > limit) throw new Error('figure did not change');
+    await new Promise(r => requestAnimationFrame(r));
   }
-  return times;
+  return performance.now() - window.__t0;
 }"""
+SLIDER = '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'
+
+
+def press_times(page, presses: int) -> list[float]:
+    """Key press on the first slider -> first animation frame with changed figure data."""
+    slider = page.locator(SLIDER).first
+    times = []
+    for i in range(presses):
+        slider.focus()
+        before = page.evaluate(SIGNATURE)
+        page.evaluate("() => { window.__t0 = performance.now(); }")
+        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        times.append(page.evaluate(WAIT_FOR_CHANGE, before))
+        page.wait_for_timeout(300)
+    return times
 
 
 def browser_medians(slugs: list[str], presses: int) -> dict[str, float | None]:
@@ -96,11 +97,10 @@ def browser_medians(slugs: list[str], presses: int) -> dict[str, float | None]:
                 page.goto(f"{url}/{slug}")
                 page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
                 page.wait_for_timeout(1500)
-                if page.locator('[data-testid="stMain"] [role="slider"]').count() == 0:
+                if page.locator(SLIDER).count() == 0:
                     out[slug] = None
                     continue
-                times = page.evaluate(PRESS_AND_WAIT, presses)
-                out[slug] = statistics.median(times)
+                out[slug] = statistics.median(press_times(page, presses))
             browser.close()
     finally:
         proc.terminate()

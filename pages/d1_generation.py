@@ -73,10 +73,12 @@ def sampling_controls():
 
 if loaded is not None:
     prompt = prompt_controls()
-    temperature, top_k, top_p, seed = sampling_controls()
+    step_row, sampling_row = st.container(), st.container()
+    with sampling_row:
+        temperature, top_k, top_p, seed = sampling_controls()
     run = trajectory(prompt, temperature, top_k, top_p, seed, device())
-    n_steps = step_controls(len(run["steps"]))
-    n_steps = min(n_steps, len(run["steps"]))
+    with step_row:  # drawn above the sampling controls, computed after them
+        n_steps = min(step_controls(len(run["steps"])), len(run["steps"]))
 
     if not prompt:
         st.info(tr(f"{NS}.bos_note"))
@@ -88,7 +90,8 @@ if loaded is not None:
     shown = run["steps"][:n_steps]
     new_text = "".join(s["chosen_token"] for s in shown if not s["eos"])
     prompt_text = "".join(t for t in run["prompt_tokens"] if t != "<bos>")
-    st.markdown(f"### {plain(prompt_text)}:red[**{plain(new_text)}**]" + (" ⏹" if shown and shown[-1]["eos"] else ""))
+    written = f":red[**{plain(new_text)}**]" if new_text else ""
+    st.markdown(f"### {plain(prompt_text) or '∅'}{written}" + (" ⏹" if shown and shown[-1]["eos"] else ""))
     st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
 
     left, right = st.columns([3, 2])

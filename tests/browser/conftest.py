@@ -89,4 +89,11 @@ def settle(page, timeout_ms: int = 30000) -> None:
         }""",
         timeout=timeout_ms,
     )
+    # Charts and code blocks draw after the script finishes: wait for every skeleton to go.
+    page.wait_for_function(
+        """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
+            && Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+                   .every(el => el.querySelector('.main-svg'))""",
+        timeout=timeout_ms,
+    )
     page.wait_for_timeout(300)
