@@ -1,0 +1,89 @@
+"""Looking up embeddings, and reading a trained table: nearest neighbours and a 2-D map.
+
+Dimension legend
+    V   vocabulary size (rows of the table)
+    C   candidate rows searched (e.g. the C most frequent characters)
+    D   model width (columns of the table)
+    N   tokens in the prompt
+    k   neighbours shown
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+def lookup(table: torch.Tensor, ids: list[int]) -> torch.Tensor:
+    """Row ids[n] of the (V, D) table for every token: the same thing as one_hot(ids) @ table.
+
+    Example: lookup(torch.eye(3), [2, 0]) -> [[0, 0, 1], [1, 0, 0]]
+    """
+    index = torch.tensor(ids, dtype=torch.long, device=table.device)  # (N,)
+    return table[index]                                                # (N, D)
+
+
+def cosine_to_all(table: torch.Tensor, row: int) -> torch.Tensor:
+    """cos(e_row, e_j) = e_row . e_j / (|e_row| |e_j|) for every row j of the table.
+
+    Example: cosine_to_all(torch.tensor([[1., 0.], [1., 1.], [-1., 0.]]), 0) -> [1.0, 0.707, -1.0]
+    """
+    unit = table / table.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (V, D)
+    return unit @ unit[row]                                            # (V,)
+
+
+def nearest(table: torch.Tensor, row: int, k: int, candidates: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k candidate rows most similar to ``row`` by cosine, itself left out.
+
+    Returns (ids, similarities), both (k,), most similar first (ties: lower id first).
+    Example: nearest(torch.tensor([[1., 0.], [1., 1.], [-1., 0.]]), 0, 1, torch.arange(3)) -> ([1], [0.707])
+    """
+    sims = cosine_to_all(table, row)[candidates]                       # (C,)
+    sims = torch.where(candidates == row, torch.tensor(float("-inf")), sims)
+    k = min(k, len(candidates) - int((candidates == row).any()))
+    order = torch.sort(sims, descending=True, stable=True).indices[:k]  # (k,)
+    return candidates[order], sims[order]                              # (k,), (k,)
+
+
+def frequent_ids(vocab_size: int, top: int, n_special: int = 4) -> torch.Tensor:
+    """The ``top`` most frequent characters of a vocabulary built by ``CharTokenizer.from_text``,
+    which numbers characters by falling frequency right after the specials.
+
+    A character seen a handful of times in training keeps a row close to its random start,
+    so searching among frequent characters shows what training learned, not leftover noise.
+    Example: frequent_ids(10, 3) -> [4, 5, 6]
+    """
+    return torch.arange(n_special, min(vocab_size, n_special + max(1, top)))   # (C,)
+
+
+@dataclass(frozen=True)
+class PCA2:
+    coords: torch.Tensor      # (C, 2)  each row projected on the two main directions
+    explained: torch.Tensor   # (2,)    fraction of the total variance along each direction
+    components: torch.Tensor  # (2, D)  the directions (unit vectors)
+    mean: torch.Tensor        # (D,)    the centre that was subtracted
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        """Other rows (the prompt's) placed on the same 2-D map."""
+        return (x - self.mean) @ self.components.T                      # (n, 2)
+
+
+def pca_2d(x: torch.Tensor) -> PCA2:
+    """Principal component analysis to 2-D, written out with the SVD.
+
+    Centre the rows, X_c = U S V^T; the first two rows of V^T are the directions of
+    largest variance and X_c V[:, :2] = U[:, :2] S[:2] are the coordinates. Singular
+    vectors are defined only up to sign; we flip each so that its largest entry is
+    positive, so the picture is the same on every machine.
+    Example: pca_2d(torch.tensor([[0., 0.], [2., 0.], [4., 0.]])).coords[:, 0] -> [-2, 0, 2]
+    """
+    mean = x.mean(dim=0)                                                # (D,)
+    xc = x - mean                                                       # (C, D)
+    _, s, vh = torch.linalg.svd(xc, full_matrices=False)               # s: (min(C, D),), vh: (min(C, D), D)
+    components = vh[:2]                                                # (2, D)
+    biggest = components.abs().argmax(dim=1)                           # (2,)
+    signs = torch.sign(components[torch.arange(len(components)), biggest])
+    components = components * signs[:, None]                           # (2, D)
+    variance = s**2
+    explained = variance[:2] / variance.sum().clamp_min(1e-12)         # (2,)
+    return PCA2(xc @ components.T, explained, components, mean)        # coords: (C, 2)

@@ -1,0 +1,102 @@
+"""A1 · Tokenization: characters, bytes and byte-pair merges."""
+import pandas as pd
+import streamlit as st
+
+from core.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
+from core.tokenizer import CharTokenizer
+from ui.frame import code_panel, figure, header, shapes_table, text_box, tr, try_this
+from viz.tokens import chips, counts, merge_curve
+
+NS = "a1"
+DEFAULT_TEXT = "君不见，黄河之水天上来"
+MAX_MERGES = 256
+SCHEMES = ["char", "byte", "bpe"]
+
+header(NS)
+
+
+@st.cache_data(max_entries=4)
+def trained(corpus: str) -> tuple[ByteBPE, list[str], list[int]]:
+    """BPE with every merge, the character vocabulary and the corpus curve, for one corpus."""
+    text = load_corpus(corpus)
+    bpe = ByteBPE.train(text, MAX_MERGES)
+    return bpe, list(CharTokenizer.from_text(text).itos[4:]), corpus_lengths(text, bpe)
+
+
+@st.cache_data(max_entries=512)
+def views(text: str, corpus: str, k: int) -> dict:
+    bpe, chars, _ = trained(corpus)
+    char_tok, bpe_k = CharTokenizer(chars), bpe.truncated(k)
+    return {scheme: tokenize(text, scheme, char_tok, bpe_k) for scheme in SCHEMES}
+
+
+def text_controls():
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        text = text_box(f"{NS}.text", DEFAULT_TEXT, 64, tr(f"{NS}.text_label"))
+    with c2:
+        scheme = st.segmented_control(tr(f"{NS}.scheme_label"), SCHEMES, default="char", key=f"{NS}.scheme",
+                                      bind="query-params", required=True, help=tr(f"{NS}.scheme_help"))
+    return (text.text if not text.empty else DEFAULT_TEXT), scheme or "char"
+
+
+def bpe_controls():
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        k = st.slider(tr(f"{NS}.merges_label"), 0, MAX_MERGES, 40, key=f"{NS}.merges", bind="query-params")
+    with c2:
+        corpus = st.segmented_control(tr(f"{NS}.corpus_label"), corpora(), default="sample", key=f"{NS}.corpus",
+                                      bind="query-params", required=True, help=tr(f"{NS}.corpus_help"))
+    return k, corpus or "sample"
+
+
+text, scheme = text_controls()
+k, corpus = bpe_controls()
+with st.spinner(tr(f"{NS}.training")):
+    bpe, chars, lengths = trained(corpus)
+k_used = min(k, len(bpe.merges))
+shown = views(text, corpus, k)
+
+st.subheader(tr(f"{NS}.ids_title"))
+st.markdown(tr(f"{NS}.ids_text"))
+view = shown[scheme]
+left, right = st.columns([3, 2])
+with left:
+    figure(chips(view.tokens, view.ids, view.special, title=tr(f"{NS}.chips_fig", scheme=scheme, n=len(view.ids)),
+                 hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position"))), key=f"{NS}.chips")
+    if scheme == "char" and any(t == "<unk>" for t in view.tokens):
+        st.info(tr(f"{NS}.has_unk"))
+    st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(len(view.ids)), tr(f"{NS}.col_token"): view.tokens,
+                               "id": view.ids}), hide_index=True, height=240, key=f"{NS}.id_table")
+    n = len(view.ids)
+    shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
+                  (tr(f"{NS}.with_specials"), f"BOS + {n - 2} + EOS")])
+with right:
+    code_panel(tokenize, ByteBPE.encode, height=460)
+
+st.subheader(tr(f"{NS}.bpe_title"))
+st.markdown(tr(f"{NS}.bpe_text"))
+left, right = st.columns([3, 2])
+with left:
+    figure(merge_curve(lengths, k_used, title=tr(f"{NS}.curve_fig", corpus=corpus), x_title=tr(f"{NS}.merge_step"),
+                       y_title=tr(f"{NS}.corpus_tokens")), key=f"{NS}.curve")
+    rows = [{tr(f"{NS}.col_step"): m.step, tr(f"{NS}.col_pair"): f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}",
+             tr(f"{NS}.col_ids"): f"({m.pair[0]}, {m.pair[1]})", tr(f"{NS}.col_count"): m.count,
+             tr(f"{NS}.col_new"): m.new_id, tr(f"{NS}.col_token"): bpe.token_text(m.new_id)}
+            for m in reversed(bpe.merges[:k_used])]
+    st.markdown(tr(f"{NS}.table_caption", k=k_used))
+    st.dataframe(pd.DataFrame(rows, columns=[tr(f"{NS}.col_{c}") for c in ("step", "pair", "ids", "count", "new", "token")]),
+                 hide_index=True, height=260, key=f"{NS}.merge_table")
+    if k > len(bpe.merges):
+        st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))
+with right:
+    code_panel(pair_counts, best_pair, merge, ByteBPE.train, height=520)
+
+st.subheader(tr(f"{NS}.count_title"))
+st.markdown(tr(f"{NS}.count_text"))
+names = [tr(f"{NS}.scheme_char"), tr(f"{NS}.scheme_byte"), tr(f"{NS}.scheme_bpe", k=k_used)]
+numbers = [len(shown[s].ids) - 2 for s in SCHEMES]
+figure(counts(names, numbers, title=tr(f"{NS}.count_fig"), y_title=tr(f"{NS}.tokens_axis")), key=f"{NS}.counts")
+st.caption(tr(f"{NS}.count_caption", chars=numbers[0], bytes=numbers[1], bpe=numbers[2]))
+
+try_this(NS, [("try1", 2), ("try2", 1), ("try3", 0)])

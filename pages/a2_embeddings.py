@@ -1,0 +1,162 @@
+"""A2 · Embeddings: ids look up rows of a (V, D) table; a trained table puts related characters close."""
+import streamlit as st
+
+from core import toy
+from core.embedding import frequent_ids, lookup, nearest, pca_2d
+from core.model import REBUILD, CourseModelUnavailable, load_course_model
+from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from viz.embeddings import matrix, neighbours, pca_map
+
+NS = "a2"
+DEFAULT_TEXT = "君不见，黄河之水天上来"
+DEFAULT_CHAR = "月"
+TABLES = ["embed", "output"]   # the model's input embedding, and the rows of its output projection
+FALLBACK_D = 64
+
+header(NS)
+
+
+@st.cache_resource
+def course_model():
+    """(model, tokenizer, None) or (None, None, why not); shared by every student, read only."""
+    try:
+        model, tok = load_course_model("cpu")
+    except CourseModelUnavailable as err:
+        return None, None, str(err)
+    return model, tok, None
+
+
+def weight_table(name: str):
+    model = course_model()[0]
+    layer = model.output if name == "output" else model.embed
+    return layer.weight.detach()                                   # (V, D)
+
+
+@st.cache_data(max_entries=64)
+def prompt_rows(name: str, text: str, dev: str) -> dict:
+    """X = E[ids] for the prompt, from the trained table ``name``."""
+    model, tok, _ = course_model()
+    ids = tok.encode(text)                                          # (N,)
+    x = lookup(weight_table(name).to(dev), ids)                     # (N, D)
+    return {"ids": ids, "tokens": tok.tokens(ids), "x": x.cpu().numpy()}
+
+
+@st.cache_data(max_entries=64)
+def random_rows(text: str, seed: int, dev: str) -> dict:
+    tokens, x = toy.embed_text(text, FALLBACK_D, seed, dev)        # (N, D)
+    return {"tokens": tokens, "x": x.cpu().numpy()}
+
+
+@st.cache_data(max_entries=256)
+def neighbours_of(name: str, row: int, k: int, top: int, dev: str) -> tuple[list[str], list[float]]:
+    table = weight_table(name).to(dev)                              # (V, D)
+    found, sims = nearest(table, row, k, frequent_ids(len(table), top).to(dev))
+    return course_model()[1].tokens(found.tolist()), sims.cpu().tolist()
+
+
+@st.cache_data(max_entries=16)
+def table_map(name: str, top: int) -> dict:
+    """The 2-D PCA of the ``top`` most frequent characters' rows (fitted once per choice)."""
+    table = weight_table(name)                                      # (V, D)
+    ids = frequent_ids(len(table), top)                             # (C,)
+    pca = pca_2d(table[ids])
+    return {"tokens": course_model()[1].tokens(ids.tolist()), "pca": pca}
+
+
+@st.cache_data(max_entries=256)
+def map_points(name: str, top: int, ids: tuple[int, ...]) -> dict:
+    """The map of the frequent rows, with the rows ``ids`` (prompt, chosen character) placed on it."""
+    tmap = table_map(name, top)
+    pca = tmap["pca"]
+    return {"tokens": tmap["tokens"], "coords": pca.coords.numpy(), "explained": pca.explained.tolist(),
+            "placed": pca.project(lookup(weight_table(name), list(ids))).numpy()}   # (n, 2)
+
+
+def text_controls(tables: bool):
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
+    with c2:
+        if tables:
+            choice = st.segmented_control(tr(f"{NS}.table_label"), TABLES, default="embed", key=f"{NS}.table",
+                                          bind="query-params", required=True, help=tr(f"{NS}.table_help"))
+        else:
+            choice = int(st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+                                         help=tr("common.seed_help")))
+    return (text.text if not text.empty else DEFAULT_TEXT), choice
+
+
+def neighbour_controls(n_chars: int):
+    c1, c2, c3 = st.columns([2, 2, 2])
+    with c1:
+        k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
+    with c2:
+        char = text_box(f"{NS}.char", DEFAULT_CHAR, 1, tr(f"{NS}.char_label"))
+    with c3:
+        top = st.select_slider(tr(f"{NS}.top_label"), [100, 300, 1000, n_chars], value=300, key=f"{NS}.top",
+                               bind="query-params", help=tr(f"{NS}.top_help"))
+    return k, (char.text if not char.empty else DEFAULT_CHAR), top
+
+
+model, tok, problem = course_model()
+text, choice = text_controls(tables=model is not None)
+hover = (tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
+
+st.subheader(tr(f"{NS}.lookup_title"))
+if model is None:
+    st.warning(tr(f"{NS}.no_model", command=REBUILD))
+    st.caption(problem)
+    rows = random_rows(text, choice, device())
+    v, d, kind = len(set(text)) + 4, FALLBACK_D, tr(f"{NS}.random_table", seed=choice)
+else:
+    rows = prompt_rows(choice, text, device())
+    (v, d), kind = weight_table(choice).shape, tr(f"{NS}.trained_table", table=choice)
+tokens = rows["tokens"]
+st.markdown(tr(f"{NS}.lookup_text"))
+left, right = st.columns([3, 2])
+with left:
+    figure(matrix(rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=kind), hover_names=hover),
+           key=f"{NS}.matrix")
+    if model is not None and tok.unk_id in rows["ids"]:
+        st.info(tr(f"{NS}.has_unk"))
+    shapes_table([(tr(f"{NS}.ids"), f"({len(tokens)},)"), (tr(f"{NS}.table"), f"({v}, {d})"),
+                  ("X = E[ids]", f"({len(tokens)}, {d})")])
+with right:
+    code_panel(lookup, height=300)
+
+st.subheader(tr(f"{NS}.near_title"))
+st.markdown(tr(f"{NS}.near_text"))
+if model is None:
+    st.info(tr(f"{NS}.needs_model"))
+else:
+    k, char, top = neighbour_controls(len(tok) - 4)
+    if not tok.is_known(char):
+        st.warning(tr(f"{NS}.unknown_char", char=char, default=DEFAULT_CHAR))
+        char = DEFAULT_CHAR
+    row = tok.stoi[char]
+    found, sims = neighbours_of(choice, row, k, top, device())
+    left, right = st.columns([2, 3])
+    with left:
+        figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found)),
+                          x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
+    with right:
+        code_panel(nearest, height=420)
+
+    st.subheader(tr(f"{NS}.map_title"))
+    st.markdown(tr(f"{NS}.map_text"))
+    known = [i for i in dict.fromkeys(rows["ids"]) if i >= 4]      # the prompt's characters, once each
+    points = map_points(choice, top, (*known, row))
+    left, right = st.columns([3, 2])
+    with left:
+        ex1, ex2 = points["explained"]
+        n = len(points["tokens"])
+        figure(pca_map(points["coords"], points["tokens"], points["placed"][:-1], tok.tokens(known),
+                       points["placed"][-1:], char, title=tr(f"{NS}.map_fig", n=n),
+                       names=(tr(f"{NS}.map_all"), tr(f"{NS}.map_prompt"), tr(f"{NS}.map_chosen")),
+                       axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})")), key=f"{NS}.pca")
+        shapes_table([(tr(f"{NS}.searched"), f"({n}, {d})"), ("V[:, :2]", f"({d}, 2)"),
+                      (tr(f"{NS}.map_points"), f"({n}, 2)")])
+    with right:
+        code_panel(pca_2d, height=520)
+
+try_this(NS, [("try1", 1), ("try2", 0), ("try3", 1)])

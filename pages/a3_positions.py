@@ -1,0 +1,164 @@
+"""A3 · Positional encoding: attention alone is blind to order; sine waves add it."""
+import streamlit as st
+
+from core import toy
+from core.permutation import equivariance, reverse_order
+from core.positional import dimension_waves, first_block_input, offset_similarity, sinusoidal, wavelengths
+from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from viz.positions import offsets, pe_table, side_by_side, waves
+
+NS = "a3"
+DEFAULT_PAIR = "我和你"
+DEFAULT_LINE = "君不见，黄河之水天上来"
+D_SMALL = 8   # width of the equivariance demo: small enough to read every number
+
+header(NS)
+
+
+@st.cache_data(max_entries=64)
+def order_demo(text: str, add_pe: bool, seed: int, dev: str) -> dict:
+    """Attention over the text and over its reverse, with the same seeded weights."""
+    tokens, x = toy.embed_text(text, D_SMALL, seed, dev)                 # (N, D)
+    perm = reverse_order(len(tokens))
+    w_q, w_k, w_v = toy.projections(D_SMALL, D_SMALL, D_SMALL, seed, dev)
+    pe = sinusoidal(len(tokens), D_SMALL, dev) if add_pe else None      # (N, D)
+    check = equivariance(x, perm, w_q, w_k, w_v, positions=pe)
+    return {"tokens": tokens, "reversed": [tokens[i] for i in perm], "error": check.error,
+            **{name: getattr(check, name).cpu().numpy() for name in ("output", "output_permuted", "difference")}}
+
+
+@st.cache_data(max_entries=64)
+def table_demo(n_pos: int, d: int, dev: str) -> dict:
+    pe = sinusoidal(n_pos, d, dev)                                       # (P, D)
+    return {"pe": pe.cpu().numpy(), "wavelengths": wavelengths(d).numpy()}
+
+
+@st.cache_data(max_entries=64)
+def wave_demo(n_pos: int, d: int, dims: tuple[int, ...]) -> tuple:
+    return tuple(t.numpy() for t in dimension_waves(n_pos, d, list(dims)))
+
+
+@st.cache_data(max_entries=64)
+def offset_demo(n_pos: int, d: int, p: int, dev: str) -> dict:
+    pe = sinusoidal(n_pos, d, dev)                                       # (P, D)
+    return {0: offset_similarity(pe, 0).cpu().numpy(), p: offset_similarity(pe, p).cpu().numpy()}
+
+
+@st.cache_data(max_entries=64)
+def input_demo(line: str, d: int, seed: int, dev: str) -> dict:
+    tokens, emb = toy.embed_text(line, d, seed, dev)                     # (N, D)
+    pe, x0 = first_block_input(emb)                                      # (N, D) each
+    return {"tokens": tokens, "emb": emb.cpu().numpy(), "pe": pe.cpu().numpy(), "x0": x0.cpu().numpy()}
+
+
+def order_controls():
+    c1, c2, c3 = st.columns([3, 2, 1])
+    with c1:
+        text = text_box(f"{NS}.text", DEFAULT_PAIR, 16, tr(f"{NS}.text_label"))
+    with c2:
+        add_pe = st.toggle(tr(f"{NS}.add_pe"), value=False, key=f"{NS}.add_pe", bind="query-params")
+    with c3:
+        seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+                               help=tr("common.seed_help"))
+    return (text.text if not text.empty else DEFAULT_PAIR), add_pe, int(seed)
+
+
+def table_controls():
+    c1, c2 = st.columns(2)
+    with c1:
+        n_pos = st.slider(tr(f"{NS}.positions_label"), 4, 128, 64, key=f"{NS}.positions", bind="query-params")
+    with c2:
+        d = st.slider(tr(f"{NS}.d_label"), 4, 128, 64, step=2, key=f"{NS}.d_model", bind="query-params")
+    return n_pos, max(4, d - d % 2)     # a hand-edited URL may ask for an odd width; pairs need even
+
+
+def wave_controls(d: int):
+    lo, hi = st.slider(tr(f"{NS}.dims_label"), 0, d - 1, (0, min(10, d - 1)), key=f"{NS}.dims",
+                       bind="query-params", help=tr(f"{NS}.dims_help"))
+    return sorted({min(lo, d - 1), min(hi, d - 1)})     # a narrower table may cut an old choice
+
+
+def offset_controls(n_pos: int):
+    p = st.slider(tr(f"{NS}.p_label"), 0, n_pos - 2, min(20, n_pos - 2), key=f"{NS}.p", bind="query-params")
+    return min(p, n_pos - 2)
+
+
+# 1. Order blindness -------------------------------------------------------------------------
+st.subheader(tr(f"{NS}.blind_title"))
+st.markdown(tr(f"{NS}.blind_text"))
+text, add_pe, seed = order_controls()
+dev = device()
+check = order_demo(text, add_pe, seed, dev)
+tokens = check["tokens"]
+left, right = st.columns([3, 2])
+with left:
+    figure(side_by_side([("A(X)", check["output"], tokens), ("A(PX)", check["output_permuted"], check["reversed"]),
+                         ("P·A(X) − A(PX)", check["difference"], check["reversed"])],
+                        names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")),
+                        height=max(300, 120 + 28 * len(tokens))), key=f"{NS}.equivariance")
+    st.caption(tr(f"{NS}.panels"))
+    if check["error"] <= 1e-6:
+        st.success(tr(f"{NS}.same_set", error=check["error"]))
+    else:
+        st.warning(tr(f"{NS}.not_same", error=check["error"]))
+    n = len(tokens)
+    shapes_table([("X, X[perm]", f"({n}, {D_SMALL})"), ("W_q, W_k, W_v", f"({D_SMALL}, {D_SMALL})"),
+                  (tr(f"{NS}.outputs"), f"({n}, {D_SMALL})")])
+with right:
+    code_panel(equivariance, height=520)
+
+# 2. The table --------------------------------------------------------------------------------
+st.subheader(tr(f"{NS}.table_title"))
+st.markdown(tr(f"{NS}.table_text"))
+n_pos, d = table_controls()
+table = table_demo(n_pos, d, dev)
+names = (tr(f"{NS}.position"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
+left, right = st.columns([3, 2])
+with left:
+    figure(pe_table(table["pe"], title=tr(f"{NS}.table_fig", p=n_pos, d=d), names=names), key=f"{NS}.pe")
+    shapes_table([("PE", f"({n_pos}, {d})"), ("ω_i", f"({d // 2},)")])
+with right:
+    code_panel(sinusoidal, height=520)
+
+# 3. One dimension at a time ------------------------------------------------------------------
+st.subheader(tr(f"{NS}.waves_title"))
+st.markdown(tr(f"{NS}.waves_text"))
+dims = wave_controls(d)
+x_smooth, smooth, x_int, samples = wave_demo(n_pos, d, tuple(dims))
+lam = table["wavelengths"]
+labels = [tr(f"{NS}.wave_name", j=j, kind="sin" if j % 2 == 0 else "cos", lam=float(lam[j])) for j in dims]
+figure(waves(x_smooth, dict(zip(labels, smooth.T, strict=True)), x_int, dict(zip(labels, samples.T, strict=True)),
+             title=tr(f"{NS}.waves_fig"), x_title=tr(f"{NS}.position"), y_title="PE"), key=f"{NS}.waves")
+
+# 4. Distance, not place ----------------------------------------------------------------------
+st.subheader(tr(f"{NS}.offset_title"))
+st.markdown(tr(f"{NS}.offset_text"))
+p = offset_controls(n_pos)
+left, right = st.columns([3, 2])
+with left:
+    curves = {tr(f"{NS}.from_p", p=start): dots for start, dots in offset_demo(n_pos, d, p, dev).items()}
+    figure(offsets(curves, title=tr(f"{NS}.offset_fig", d=d), x_title=tr(f"{NS}.offset_axis"),
+                   y_title="PE(p) · PE(p + k)"), key=f"{NS}.offsets")
+    st.caption(tr(f"{NS}.offset_caption", half=d // 2))
+with right:
+    code_panel(offset_similarity, height=360)
+
+# 5. What the first block reads ---------------------------------------------------------------
+st.subheader(tr(f"{NS}.input_title"))
+st.markdown(tr(f"{NS}.input_text"))
+line = text_box(f"{NS}.line", DEFAULT_LINE, 32, tr(f"{NS}.line_label"))
+line_text = line.text if not line.empty else DEFAULT_LINE
+block = input_demo(line_text, d, seed, dev)
+line_tokens = block["tokens"]
+left, right = st.columns([3, 2])
+with left:
+    figure(side_by_side([(tr(f"{NS}.emb"), block["emb"], line_tokens), ("PE", block["pe"], line_tokens),
+                         (tr(f"{NS}.sum"), block["x0"], line_tokens)],
+                        names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")),
+                        height=max(320, 140 + 24 * len(line_tokens))), key=f"{NS}.input")
+    shapes_table([("E[ids]", f"({len(line_tokens)}, {d})"), (f"PE[:{len(line_tokens)}]", f"({len(line_tokens)}, {d})"),
+                  ("x₀ = E[ids] + PE", f"({len(line_tokens)}, {d})")])
+with right:
+    code_panel(first_block_input, height=360)
+
+try_this(NS, [("try1", 0), ("try2", 2), ("try3", 1)])

@@ -1,0 +1,100 @@
+"""A3 in both languages: equivariance with the real attention code, the PE table equal to the formula
+at every slider extreme, waves, distance-only similarity, embedding + PE."""
+import math
+
+import numpy as np
+import pytest
+
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "a3_positions.py"
+
+
+def _formula(n, d):
+    pos = np.arange(n)[:, None]
+    i = np.arange(d // 2)[None, :]
+    angle = pos / 10000 ** (2 * i / d)
+    pe = np.empty((n, d))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angle), np.cos(angle)
+    return pe
+
+
+def _equivariance(at):
+    fig = figure_by_key(at, "a3.equivariance")
+    return fig, [trace_array(fig, i, "z") for i in range(3)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a3_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    fig, (out, out_rev, diff) = _equivariance(at)
+    assert list(fig["data"][0]["y"]) == ["我", "和", "你"] and list(fig["data"][1]["y"]) == ["你", "和", "我"]
+    assert np.abs(out[::-1] - out_rev).max() <= 1e-6                   # same outputs, rows permuted alike
+    assert np.abs(diff).max() <= 1e-6
+    assert at.success
+
+    at.toggle(key="a3.add_pe").set_value(True).run()
+    assert_ok(at)
+    _, (out, out_rev, diff) = _equivariance(at)
+    assert np.abs(diff).max() > 1e-3 and at.warning                     # positions break the symmetry
+    at.toggle(key="a3.add_pe").set_value(False).run()
+
+    for seed in (0, 9999):
+        at.number_input(key="a3.seed").set_value(seed).run()
+        assert_ok(at)
+        assert np.abs(_equivariance(at)[1][2]).max() <= 1e-6
+
+    for n in (4, 128):
+        for d in (4, 128):
+            at.slider(key="a3.positions").set_value(n)
+            at.slider(key="a3.d_model").set_value(d).run()
+            assert_ok(at)
+            z = trace_array(figure_by_key(at, "a3.pe"), 0, "z")
+            assert z.shape == (n, d)
+            assert np.allclose(z, _formula(n, d), atol=1e-5)             # PE values equal the formula
+
+            for dims in ((0, 0), (0, d - 1)):
+                at.slider(key="a3.dims").set_value(dims).run()
+                assert_ok(at)
+                waves = figure_by_key(at, "a3.waves")
+                chosen = sorted(set(dims))
+                assert len(waves["data"]) == 2 * len(chosen)
+                for c, j in enumerate(chosen):
+                    samples = trace_array(waves, 2 * c + 1, "y")
+                    assert np.allclose(samples, _formula(n, d)[:, j], atol=1e-5)
+
+            for p in (0, n - 2):
+                at.slider(key="a3.p").set_value(p).run()
+                assert_ok(at)
+                off = figure_by_key(at, "a3.offsets")
+                assert len(off["data"]) == (1 if p == 0 else 2)
+                from_0, from_p = trace_array(off, 0, "y"), trace_array(off, len(off["data"]) - 1, "y")
+                assert len(from_p) == n - p
+                assert np.allclose(from_0[: n - p], from_p, atol=1e-4)    # distance only, not place
+                assert from_0[0] == pytest.approx(d / 2, abs=1e-4)
+
+            emb, pe, x0 = (trace_array(figure_by_key(at, "a3.input"), i, "z") for i in range(3))
+            assert emb.shape == (11, d)
+            assert np.allclose(pe, _formula(11, d), atol=1e-5) and np.allclose(x0, emb + pe, atol=1e-5)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽", "a"])
+def test_a3_bad_text(text):
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="a3.text").set_value(text)
+    at.text_input(key="a3.line").set_value(text).run()
+    assert_ok(at)
+    _, (out, out_rev, diff) = _equivariance(at)
+    assert 1 <= out.shape[0] <= 16 and np.abs(diff).max() <= 1e-6
+    if not text.strip():
+        assert at.info
+    if len(text) > 16:
+        assert at.warning
+
+
+def test_a3_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"a3.positions": "9999", "a3.d_model": "7", "a3.dims": "<b>", "a3.p": "abc",
+                                  "a3.add_pe": "maybe", "a3.seed": "-1"})
+    assert_ok(at)
+    assert trace_array(figure_by_key(at, "a3.pe"), 0, "z").shape[0] == 64
+    assert math.isfinite(float(np.abs(_equivariance(at)[1][2]).max()))
