@@ -24,4 +24,4 @@ for part, lessons in PARTS:
     if present:
         pages[tr(f"home.part_{part}")] = present
 
-st.navigation(pages, position="sidebar").run()
+st.navigation(pages, position="sidebar", expanded=True).run()

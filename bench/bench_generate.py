@@ -6,7 +6,7 @@ Everything is measured in this one run, on this machine, so the ratios compare l
 with like. For each context length L the prompt holds L - 32 tokens of the corpus and
 32 tokens are decoded greedily; the prompt's own step (prefill) is left out, so the
 numbers are per generated token with about L tokens of context.
-Targets: cached decoding >= 500 tokens/s; at L = 256, cached >= 5x faster than
+Runs single-threaded by default (--threads to change). Targets: cached decoding >= 500 tokens/s; at L = 256, cached >= 5x faster than
 recomputing the whole prefix every step.
 """
 from __future__ import annotations
@@ -53,6 +53,13 @@ def decode_rate(model, tok, prompt: str, use_cache: bool, repeats: int = 3) -> f
 
 
 def main() -> None:
+    import argparse
+    ap = argparse.ArgumentParser(description="Decoding speed with and without the KV cache.")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="one token's matmuls are tiny; extra threads mostly add synchronisation, "
+                         "and on a shared machine they wait for each other")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     load_s = time_load()
     model, tok = load_course_model()
     corpus = (ROOT / "assets" / "tang300.txt").read_text(encoding="utf-8")

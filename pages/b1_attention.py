@@ -4,6 +4,7 @@ import torch
 
 from core import toy
 from core.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
+from ui.explorer import explorer
 from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import heatmap, histogram, lines
 
@@ -89,5 +90,7 @@ with c2:
 
 st.subheader(tr(f"{NS}.batch_title"))
 st.markdown(tr(f"{NS}.batch_text"))
+
+explorer(NS, open_by_default=False)
 
 try_this(NS, [("try1", 1), ("try2", 2), ("try3", 0)])

@@ -126,7 +126,7 @@ def rect_grid(
     cols = min(cols, h)
     rows = -(-h // cols)
     x_labels, y_labels = unique_labels(col_tokens), unique_labels(row_tokens)
-    gap_x, gap_y = 0.12 / cols, 0.25 / rows
+    gap_x, gap_y = 0.06 / cols, 0.25 / rows
     width, height = (1 - gap_x * (cols - 1)) / cols, (1 - gap_y * (rows - 1)) / rows
     data, layout, notes = [], {}, []
     for i in range(h):
@@ -138,8 +138,9 @@ def rect_grid(
         x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
         layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "type": "category",
                                     "tickangle": 0, "tickfont": {"size": 12}}
+        # Every panel has the same rows: name them once, left of the first column.
         layout[f"yaxis{suffix}"] = {"domain": [y1 - height, y1], "anchor": f"x{suffix}", "type": "category",
-                                    "autorange": "reversed", "tickfont": {"size": 12}}
+                                    "autorange": "reversed", "tickfont": {"size": 12}, "showticklabels": c == 0}
         notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}})
     layout["annotations"] = notes
@@ -178,13 +179,15 @@ def head_bands(
 
 def bars(categories: list[str], series: dict[str, list[float]], *, title: str | None = None,
          y_title: str = "", fmt: str = ",d", height: int = 360) -> go.Figure:
-    """Grouped bars, one group per category and one bar per named series, each bar labelled
-    with its value (so equal bars can be checked by reading, not only by eye)."""
-    data = [{"type": "bar", "x": categories, "y": array(values), "name": name, "texttemplate": f"%{{y:{fmt}}}",
-             "textposition": "outside", "hovertemplate": f"%{{x}}: %{{y:{fmt}}}<extra>{name}</extra>"}
+    """Grouped horizontal bars, one group per category (top to bottom) and one bar per named
+    series, each labelled with its value, so that equal bars can be checked by reading.
+    The values are the x data of each trace."""
+    data = [{"type": "bar", "orientation": "h", "y": categories, "x": array(values), "name": name,
+             "texttemplate": f"%{{x:{fmt}}}", "textposition": "outside", "cliponaxis": False,
+             "hovertemplate": f"%{{y}}: %{{x:{fmt}}}<extra>{name}</extra>"}
             for name, values in series.items()]
-    layout = {"barmode": "group", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-              "xaxis": {"type": "category"}}
+    layout = {"barmode": "group", "xaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+              "yaxis": {"type": "category", "autorange": "reversed"}, "margin": {"r": 70}}
     return make(data, layout, title, height)
 
 
@@ -198,9 +201,9 @@ def score_map(
     hover_names: tuple[str, str, str] = ("pattern", "head", "mean weight"),
     height: int = 330,
 ) -> go.Figure:
-    """Patterns (rows) × heads (columns), coloured by how many times above chance each head's
-    score is, on a log scale: white is chance, red is 2× and more, blue is below chance.
-    Each cell is written as "2.6×"; hover shows the mean weight itself."""
+    """A (rows, cols) table of ratios to chance, e.g. heads × patterns, coloured on a log
+    scale: white is chance (1×), red is 2× and more, blue is below chance. Each cell is
+    written as "2.6×"; hover shows ``scores``, the mean weight itself."""
     ratio = array(lift)
     safe = np.where(np.isfinite(ratio) & (ratio > 0), ratio, np.nan)
     z = np.clip(np.log2(safe), -2, 2).astype(np.float32)
@@ -212,5 +215,5 @@ def score_map(
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>"
                               f"{hover_names[2]}: %{{customdata:.3f}} (%{{text}})<extra></extra>"}
     layout = {"yaxis": {"autorange": "reversed", "type": "category"},
-              "xaxis": {"side": "top", "type": "category", "tickangle": 0}, "margin": {"t": 90 if title else 40}}
+              "xaxis": {"side": "top", "type": "category", "tickangle": -30}, "margin": {"t": 130 if title else 80}}
     return make([trace], layout, title, height)

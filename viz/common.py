@@ -6,11 +6,14 @@ import os
 import numpy as np
 import plotly.graph_objects as go
 import torch
+from plotly.colors import get_colorscale
 
 # Browsers pick the first family they have; the CJK ones make 黄河 draw as text, not boxes.
 FONT = "Noto Sans CJK SC, Noto Sans SC, WenQuanYi Micro Hei, PingFang SC, Microsoft YaHei, sans-serif"
-WEIGHTS_SCALE = "Blues"        # 0..1 attention weights
-DIVERGING_SCALE = "RdBu_r"     # signed values around 0
+# Explicit lists, not names: without plotly's validation (VALIDATE off) a name reaches plotly.js,
+# whose "Blues" runs dark blue -> grey and which has no "RdBu_r" at all.
+WEIGHTS_SCALE = get_colorscale("Blues")        # 0..1 attention weights, white -> dark blue
+DIVERGING_SCALE = get_colorscale("RdBu_r")     # signed values around 0
 MAX_CELLS = 128 * 128          # a heatmap above this is pooled (≈ 64 KB of float32)
 # plotly's property validation costs ~1.5 ms a figure, a lesson has 50 ms: the tests switch it
 # on (tests/conftest.py) so every figure the lessons draw is still checked once per change.
