@@ -1,0 +1,165 @@
+"""Architectures of real models, by name: the numbers every calculator in the course reads.
+
+Dimension legend
+    V       vocabulary size
+    D       model width, d_model
+    L       blocks (layers)
+    H       query heads;  H_kv key/value heads (GQA when H_kv < H)
+    d_head  D / H
+    F       feed-forward hidden width
+    E       experts per MoE layer (1 = a dense feed-forward);  k experts used per token
+
+Sources (published config.json files on the Hugging Face Hub, and the papers):
+    llama-2-*    Touvron et al. 2023, "Llama 2", Table 1; meta-llama/Llama-2-{7b,13b,70b}-hf
+                 config.json: vocab 32000, max_position_embeddings 4096, rope_theta 10000,
+                 7B 4096/32 layers/32 heads/11008, 13B 5120/40/40/13824,
+                 70B 8192/80/64 heads, 8 KV heads/28672.
+    llama-3-*    Meta 2024, "The Llama 3 Herd of Models", Table 3; meta-llama/Meta-Llama-3-{8B,70B}
+                 config.json: vocab 128256, 8192 positions, rope_theta 500000, 8 KV heads,
+                 8B 4096/32/32/14336, 70B 8192/80/64/28672.
+    mistral-7b   Jiang et al. 2023, "Mistral 7B", Table 1; mistralai/Mistral-7B-v0.1 config.json:
+                 vocab 32000, 4096/32/32 heads, 8 KV heads, 14336, rope_theta 10000,
+                 sliding window 4096, max_position_embeddings 32768.
+    mixtral-8x7b Jiang et al. 2024, "Mixtral of Experts", Table 1; mistralai/Mixtral-8x7B-v0.1
+                 config.json: as Mistral-7B but 8 experts, 2 per token, rope_theta 1e6,
+                 32768 positions, no sliding window.
+    gpt2-small   Radford et al. 2019; openai-community/gpt2 config.json: vocab 50257, n_embd 768,
+                 n_layer 12, n_head 12, n_positions 1024, 4*768 GELU MLP, LayerNorm, biases,
+                 learned positions, output tied to the token embedding.
+    course       the course model of this app, read from assets/course_model_config.json.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+NORMS = ("rms", "layer")
+FFNS = ("swiglu", "gelu")
+
+
+@dataclass(frozen=True)
+class ArchConfig:
+    name: str                        # registry id, language-neutral and safe in a URL ("llama-2-7b")
+    title: str                       # how people write it ("LLaMA-2 7B"); a proper noun, not translated
+    vocab_size: int                  # V, rows of the embedding table (and of the output projection)
+    d_model: int                     # D, width of the residual stream
+    n_layers: int                    # L, blocks stacked
+    n_heads: int                     # H, query heads
+    n_kv_heads: int                  # H_kv, key/value heads; < H is GQA, 1 is MQA; sizes the KV cache
+    ffn_hidden: int                  # F, hidden width of one feed-forward (of one expert in an MoE)
+    max_seq_len: int                 # context length the model was trained for
+    rope_base: float | None = 10000.0  # base of theta_i = base^(-2i/d_head); None without RoPE
+    norm: str = "rms"                # "rms" (RMSNorm: weight only) or "layer" (LayerNorm: weight and bias)
+    ffn: str = "swiglu"              # "swiglu" (three matrices w1, w2, w3) or "gelu" (two, like GPT-2)
+    n_experts: int = 1               # E, feed-forward experts per block; 1 means a dense model
+    experts_per_token: int = 1       # k, experts each token is routed to (Mixtral: 2 of 8)
+    tied_embeddings: bool = False    # output projection shares the embedding matrix (GPT-2) or not (LLaMA)
+    bias: bool = False               # biases on the linear layers (GPT-2 keeps them, LLaMA drops them)
+    learned_positions: bool = False  # a learned (max_seq_len, D) position table added to the input (GPT-2)
+    sliding_window: int | None = None  # attention looks back at most this many tokens (Mistral-7B v0.1)
+
+    def __post_init__(self) -> None:
+        for field in ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "ffn_hidden",
+                      "max_seq_len", "n_experts", "experts_per_token"):
+            if getattr(self, field) <= 0:
+                raise ValueError(f"{self.name}: {field} must be positive")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"{self.name}: d_model={self.d_model} must split evenly into n_heads={self.n_heads}")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"{self.name}: n_heads={self.n_heads} must be a multiple of "
+                             f"n_kv_heads={self.n_kv_heads} (each KV head serves an equal group)")
+        if self.experts_per_token > self.n_experts:
+            raise ValueError(f"{self.name}: cannot route to {self.experts_per_token} of {self.n_experts} experts")
+        if self.norm not in NORMS:
+            raise ValueError(f"{self.name}: norm must be one of {NORMS}, got {self.norm!r}")
+        if self.ffn not in FFNS:
+            raise ValueError(f"{self.name}: ffn must be one of {FFNS}, got {self.ffn!r}")
+        if self.rope_base is not None and self.learned_positions:
+            raise ValueError(f"{self.name}: RoPE and a learned position table are alternatives, not both")
+        if self.rope_base is not None and self.head_dim % 2:
+            raise ValueError(f"{self.name}: RoPE rotates pairs, so head_dim={self.head_dim} must be even")
+
+    @property
+    def head_dim(self) -> int:
+        """d_head = D / H."""
+        return self.d_model // self.n_heads
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of the keys (and of the values) of one token in one layer: H_kv * d_head."""
+        return self.n_kv_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 1
+
+
+_LLAMA2 = dict(vocab_size=32000, max_seq_len=4096, rope_base=10000.0)
+_LLAMA3 = dict(vocab_size=128256, max_seq_len=8192, rope_base=500000.0, n_kv_heads=8)
+
+_REGISTRY: dict[str, ArchConfig] = {c.name: c for c in (
+    ArchConfig("llama-2-7b", "LLaMA-2 7B", d_model=4096, n_layers=32, n_heads=32, n_kv_heads=32,
+               ffn_hidden=11008, **_LLAMA2),
+    ArchConfig("llama-2-13b", "LLaMA-2 13B", d_model=5120, n_layers=40, n_heads=40, n_kv_heads=40,
+               ffn_hidden=13824, **_LLAMA2),
+    ArchConfig("llama-2-70b", "LLaMA-2 70B", d_model=8192, n_layers=80, n_heads=64, n_kv_heads=8,
+               ffn_hidden=28672, **_LLAMA2),
+    ArchConfig("llama-3-8b", "Llama-3 8B", d_model=4096, n_layers=32, n_heads=32, ffn_hidden=14336, **_LLAMA3),
+    ArchConfig("llama-3-70b", "Llama-3 70B", d_model=8192, n_layers=80, n_heads=64, ffn_hidden=28672, **_LLAMA3),
+    ArchConfig("mistral-7b", "Mistral 7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32,
+               n_kv_heads=8, ffn_hidden=14336, max_seq_len=32768, rope_base=10000.0, sliding_window=4096),
+    ArchConfig("mixtral-8x7b", "Mixtral 8x7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32,
+               n_kv_heads=8, ffn_hidden=14336, max_seq_len=32768, rope_base=1e6,
+               n_experts=8, experts_per_token=2),
+    ArchConfig("gpt2-small", "GPT-2 small", vocab_size=50257, d_model=768, n_layers=12, n_heads=12,
+               n_kv_heads=12, ffn_hidden=3072, max_seq_len=1024, rope_base=None, norm="layer",
+               ffn="gelu", tied_embeddings=True, bias=True, learned_positions=True),
+)}
+
+COURSE = "course"
+# Used only when assets/ holds no model config (a fresh checkout before training): the
+# defaults of core.model.ModelConfig with the vocabulary of the shipped character tokenizer.
+_COURSE_PLACEHOLDER_VOCAB = 2582
+
+
+@functools.cache
+def course_config() -> ArchConfig:
+    """The course model as an ArchConfig, read once from assets/ through core.model."""
+    import json
+
+    from core.model import ASSETS, CONFIG_FILE, ModelConfig  # lazy: core.model imports the whole model
+
+    try:
+        meta = json.loads((ASSETS / CONFIG_FILE).read_text(encoding="utf-8"))
+        m = ModelConfig.from_dict(meta["config"])
+    except (OSError, ValueError, KeyError, TypeError):
+        m = ModelConfig(vocab_size=_COURSE_PLACEHOLDER_VOCAB)
+    return from_model_config(m)
+
+
+def from_model_config(m) -> ArchConfig:
+    """The ArchConfig of a core.model.ModelConfig (RMSNorm, RoPE, GQA, SwiGLU, untied, no bias)."""
+    return ArchConfig(COURSE, "Course model", vocab_size=m.vocab_size, d_model=m.d_model,
+                      n_layers=m.n_layers, n_heads=m.n_heads, n_kv_heads=m.n_kv_heads,
+                      ffn_hidden=m.ffn_hidden, max_seq_len=m.max_seq_len, rope_base=float(m.rope_base))
+
+
+def names() -> list[str]:
+    """Every registered name, the course model last.
+
+    Example: names()[:2] -> ["llama-2-7b", "llama-2-13b"]
+    """
+    return [*_REGISTRY, COURSE]
+
+
+def get(name: str) -> ArchConfig:
+    """The config registered under ``name``.
+
+    Example: get("llama-2-7b").head_dim -> 128
+    """
+    if name == COURSE:
+        return course_config()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown model config {name!r}; known: {', '.join(names())}") from None

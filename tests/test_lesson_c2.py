@@ -1,0 +1,184 @@
+"""C2 in both languages: every control to its minimum and maximum, figure data checked
+against an independent run of the course model."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ui.model
+from core import configs
+from core.model import CourseModelUnavailable, load_course_model
+from core.params import count_params
+from core.trace import Trace
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "c2_llama_block.py"
+TEXT = "君不见，黄河之水天上来"
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The same prompt through the course model, outside the app."""
+    model, tok = load_course_model("cpu")
+    trace = Trace()
+    with torch.no_grad():
+        model(torch.tensor([tok.encode(TEXT)]), trace=trace)
+    return model, trace
+
+
+def _tensor(at):
+    return trace_array(figure_by_key(at, "c2.tensor"), 0, "z")
+
+
+def _counts(fig, i):
+    return [int(s.replace(",", "")) for s in fig["data"][i]["customdata"]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_block_parts(lang, reference):
+    model, ref = reference
+    c = model.config
+    at = open_lesson(PAGE, lang)
+    diagram = figure_by_key(at, "c2.diagram")
+    assert list(diagram["data"][0]["customdata"])[:3] == ["resid_pre", "attn_norm", "attn.q"]
+    z = _tensor(at)
+    assert z.shape == (11, c.d_model)                                       # attn_norm by default
+    np.testing.assert_allclose(z, ref["blocks.0.attn_norm"][0].numpy(), atol=1e-5)
+
+    for layer in (0, c.n_layers - 1):
+        at.slider(key="c2.layer").set_value(layer).run()
+        for head in (0, c.n_heads - 1):
+            at.slider(key="c2.head").set_value(head).run()
+            for part, want in (("attn.q", (11, c.d_head)), ("attn.k", (11, c.d_head)),
+                               ("attn.v", (11, c.d_head)), ("attn.weights", (11, 11)),
+                               ("ffn.gate", (11, c.ffn_hidden)), ("resid_post", (11, c.d_model))):
+                at.segmented_control(key="c2.part").set_value(part).run()
+                assert_ok(at)
+                z = _tensor(at)
+                assert z.shape == want, (part, z.shape)
+                full = ref[f"blocks.{layer}.{part}"][0]
+                expected = full[head // 2] if part in ("attn.k", "attn.v") else (
+                    full[head] if part.startswith("attn.") else full)        # GQA: 4 query heads, 2 kv heads
+                np.testing.assert_allclose(z, expected.numpy(), atol=1e-5)
+                if part == "attn.k" and lang == "en":
+                    assert any(f"reads key/value head {head // 2}" in cap.value for cap in at.caption)
+                if part == "attn.weights":
+                    assert np.allclose(z.sum(1), 1, atol=1e-5)
+                    assert np.all(z[np.triu_indices(11, 1)] == 0)           # causal: no look ahead
+
+    stream = figure_by_key(at, "c2.stream")
+    line = [t for t in stream["data"] if t["type"] == "scatter"][0]
+    y = trace_array({"data": [line]}, 0, "y")
+    assert len(y) == 2 * c.n_layers + 1
+    first = ref["blocks.0.resid_pre"][0].pow(2).mean(-1).sqrt().mean()
+    last = ref[f"blocks.{c.n_layers - 1}.resid_post"][0].pow(2).mean(-1).sqrt().mean()
+    assert y[0] == pytest.approx(float(first), rel=1e-5) and y[-1] == pytest.approx(float(last), rel=1e-5)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_norms_gate_timing(lang):
+    at = open_lesson(PAGE, lang)
+    for shift in (-3.0, 3.0):
+        at.slider(key="c2.shift").set_value(shift).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "c2.norms")
+        in_mean, ln_mean, ln_rms, rms_mean, rms_rms = (trace_array(fig, i, f) for i, f in
+                                                       ((0, "x"), (1, "x"), (1, "y"), (2, "x"), (2, "y")))
+        assert np.allclose(in_mean, shift, atol=0.2)
+        assert np.allclose(ln_mean, 0, atol=1e-5) and np.allclose(ln_rms, 1, atol=5e-3)   # eps = 1e-5 against a variance near 0.01
+        assert np.allclose(rms_rms, 1, atol=5e-3)
+        assert np.all(np.abs(rms_mean) > 0.9) and np.all(np.sign(rms_mean) == np.sign(shift))
+
+    act = figure_by_key(at, "c2.act")
+    x = trace_array(act, 0, "x")
+    relu, gelu, silu = trace_array(act, 0, "y"), trace_array(act, 1, "y"), trace_array(act, 2, "y")
+    np.testing.assert_allclose(silu, x / (1 + np.exp(-x)), atol=1e-5)
+    np.testing.assert_allclose(gelu, [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x], atol=1e-5)
+    assert silu.min() == pytest.approx(-0.2785, abs=1e-3) and relu.min() == 0
+
+    for token in (0, 47):                                                  # 47 is past the text: the last token
+        at.slider(key="c2.token").set_value(token).run()
+        assert_ok(at)
+        gate_fig = figure_by_key(at, "c2.gate")
+        up, gate, passed = (trace_array(gate_fig, i, "y") for i in range(3))
+        np.testing.assert_allclose(passed, gate * up, rtol=1e-5, atol=1e-6)
+        assert np.all(np.diff(gate) >= 0)                                  # sorted by the gate
+        assert ("君" if token == 0 else "来") in gate_fig["layout"]["title"]["text"]
+
+    for width in (256, 4096):
+        at.select_slider(key="c2.twidth").set_value(width).run()
+        assert_ok(at)
+    at.select_slider(key="c2.twidth").set_value(256).run()
+    assert not at.metric or len(at.metric) == 3                            # only the counter before timing
+    at.button(key="c2.time").click().run()
+    assert_ok(at)
+    values = {m.label: m.value for m in at.metric}
+    assert values["LayerNorm"].endswith(" ms") and values["RMSNorm"].endswith(" ms")
+    ratio = [v for k, v in values.items() if k == "LayerNorm / RMSNorm"][0]
+    assert float(ratio.rstrip("×")) > 0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_parameter_counter(lang):
+    at = open_lesson(PAGE, lang)
+    for name in configs.names():
+        at.selectbox(key="c2.config").set_value(name).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "c2.params")
+        cfg = configs.get(name)
+        assert sum(_counts(fig, 0)) == count_params(cfg)                  # the breakdown sums to the total
+        assert at.metric[0].value == f"{count_params(cfg):,}"
+        if cfg.is_moe:
+            assert len(fig["data"]) == 2 and sum(_counts(fig, 1)) == count_params(cfg, active=True)
+        else:
+            assert len(fig["data"]) == 1
+    at.selectbox(key="c2.config").set_value("mixtral-8x7b").run()
+    assert at.metric[0].value == "46,702,792,704" and at.metric[1].value == "12,879,925,248"
+    at.selectbox(key="c2.config").set_value("course").run()
+    model, _ = load_course_model("cpu")
+    n = sum(p.numel() for p in model.parameters())
+    assert at.metric[0].value == f"{n:,}"
+    assert any(f"{n:,}" in cap.value for cap in at.caption)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽"])
+def test_c2_bad_text(text):
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="c2.text").set_value(text).run()
+    assert_ok(at)
+    z = _tensor(at)
+    assert 1 <= z.shape[0] <= 48
+    if not text.strip():
+        assert at.info, "empty input must say so"
+    if len(text) > 48:
+        assert at.warning, "cut input must say so"
+    at.slider(key="c2.token").set_value(47).run()
+    assert_ok(at)
+
+
+def test_c2_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"c2.layer": "99", "c2.head": "-1", "c2.part": "<b>x</b>", "c2.shift": "abc",
+                                  "c2.token": "1e9", "c2.config": "gpt-5", "c2.twidth": "7", "lang": "zh"})
+    assert _tensor(at).shape == (11, 128)
+    assert at.metric[0].value == "6,738,415,616"
+
+
+def test_c2_url_params_are_applied():
+    at = open_lesson(PAGE, "en", {"c2.part": "attn.weights", "c2.layer": "2", "c2.config": "mixtral-8x7b"})
+    assert _tensor(at).shape == (11, 11)
+    assert "blocks.2.attn.weights" in figure_by_key(at, "c2.tensor")["layout"]["title"]["text"]
+    assert at.metric[0].value == "46,702,792,704"
+
+
+def test_c2_without_the_model(monkeypatch):
+    monkeypatch.setattr(ui.model, "_load", lambda device: CourseModelUnavailable("assets missing (test)"))
+    at = open_lesson(PAGE, "en")
+    assert at.error and "assets missing (test)" in at.error[0].value
+    with pytest.raises(KeyError):
+        figure_by_key(at, "c2.tensor")
+    fig = figure_by_key(at, "c2.norms")                                    # random vectors instead
+    assert np.allclose(trace_array(fig, 2, "y"), 1, atol=1e-3)
+    assert sum(_counts(figure_by_key(at, "c2.params"), 0)) == 6_738_415_616
+    figure_by_key(at, "c2.diagram")
+    figure_by_key(at, "c2.act")

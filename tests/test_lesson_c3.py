@@ -1,0 +1,100 @@
+"""C3 in both languages: every control to its minimum and maximum, figure data checked."""
+import numpy as np
+import pytest
+
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "c3_rope.py"
+
+
+def _toeplitz_spread(z: np.ndarray) -> float:
+    n = z.shape[0]
+    return max(float(np.ptp(np.diagonal(z, k))) for k in range(-(n - 1), n))
+
+
+def _check(at, m: int, d: int, n: int):
+    plane = figure_by_key(at, "c3.plane")
+    xs, ys = trace_array(plane, 0, "x"), trace_array(plane, 0, "y")
+    assert len(xs) == m + 1                                      # positions 0 .. m
+    radius = np.hypot(xs, ys)
+    assert np.allclose(radius, radius[0], atol=1e-5)             # a rotation keeps the length
+    hand_x, hand_y = trace_array(plane, 1, "x"), trace_array(plane, 1, "y")
+    assert hand_x[-1] == pytest.approx(xs[-1]) and hand_y[-1] == pytest.approx(ys[-1])
+
+    z = trace_array(figure_by_key(at, "c3.matrix"), 0, "z")
+    assert z.shape == (n, n)
+    assert _toeplitz_spread(z) <= 1e-5                          # q_m·k_n depends on m - n only
+    assert np.abs(z).max() <= 1 + 1e-5                           # unit q and k: a cosine
+
+    freq = figure_by_key(at, "c3.freq")
+    for i in (0, 1):
+        theta = trace_array(freq, i, "y")
+        assert len(theta) == d // 2 and theta[0] == pytest.approx(1.0)
+        assert np.all(np.diff(theta) < 0)
+    assert trace_array(freq, 1, "y")[-1] < trace_array(freq, 0, "y")[-1]   # base 500 000 is slower
+
+    bound = figure_by_key(at, "c3.bound")
+    b10k, b500k, dist = trace_array(bound, 0, "y"), trace_array(bound, 1, "y"), trace_array(bound, 0, "x")
+    start = (d // 2 + 1) / 2                                     # the bound at distance 0
+    assert 0.9 * start <= b10k[0] <= start + 1e-4                # distance 1: little cancels yet
+    assert b10k[-1] < 0.75 * b10k[0]
+    at_1000 = np.searchsorted(dist, 1000)
+    if d >= 32:                                                  # (with 4 pairs the curves wobble)
+        assert b500k[at_1000] > b10k[at_1000]                    # a larger base decays later
+
+    diff = float(at.metric[0].value)
+    assert diff <= 1e-5                                          # real form == complex form
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    _check(at, m=12, d=64, n=24)
+    for m in (0, 256):
+        at.slider(key="c3.m").set_value(m).run()
+        assert_ok(at)
+        _check(at, m=m, d=64, n=24)
+    for d in (8, 128):
+        at.select_slider(key="c3.d").set_value(d).run()
+        assert_ok(at)
+        _check(at, m=256, d=d, n=24)
+    for pair in (0, 63):                                         # 63 > d/2 - 1 at d = 8: the last pair
+        at.slider(key="c3.pair").set_value(pair).run()
+        assert_ok(at)
+        _check(at, m=256, d=128, n=24)
+    for base in (100, 1000000):
+        at.select_slider(key="c3.base").set_value(base).run()
+        assert_ok(at)
+        _check(at, m=256, d=128, n=24)
+    for n in (4, 64):
+        at.slider(key="c3.n").set_value(n).run()
+        assert_ok(at)
+        _check(at, m=256, d=128, n=n)
+    for seed in (0, 9999):
+        at.number_input(key="c3.seed").set_value(seed).run()
+        assert_ok(at)
+        _check(at, m=256, d=128, n=64)
+
+
+def test_c3_pair_zero_turns_one_radian_per_position():
+    at = open_lesson(PAGE, "en", {"c3.m": "1", "c3.pair": "0"})
+    plane = figure_by_key(at, "c3.plane")
+    xs, ys = trace_array(plane, 0, "x"), trace_array(plane, 0, "y")
+    turned = np.angle(complex(xs[1], ys[1]) / complex(xs[0], ys[0]))
+    assert turned == pytest.approx(1.0, abs=1e-5)                # theta_0 = 1 for every base
+
+
+def test_c3_deterministic():
+    a = trace_array(figure_by_key(open_lesson(PAGE, "en"), "c3.matrix"), 0, "z")
+    b = trace_array(figure_by_key(open_lesson(PAGE, "zh"), "c3.matrix"), 0, "z")
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("params", [
+    {"c3.m": "-5", "c3.d": "7", "c3.base": "<b>x</b>", "c3.n": "9999", "c3.pair": "abc", "c3.seed": "1e99"},
+    {"c3.m": "🙂" * 300, "c3.d": "", "c3.base": "10000.5", "lang": "xx"},
+])
+def test_c3_malformed_url_params(params):
+    at = open_lesson(PAGE, "zh", params)
+    assert_ok(at)
+    assert trace_array(figure_by_key(at, "c3.matrix"), 0, "z").shape[0] >= 4
