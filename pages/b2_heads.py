@@ -1,0 +1,116 @@
+"""B2 · Multi-head attention."""
+import streamlit as st
+import torch
+
+from core import toy
+from core.attention_lab import parameter_counts, run_heads, seeded_mha
+from core.mha import MultiHeadAttention, merge_heads, split_heads
+from ui.explorer import explorer
+from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from viz.attention import bars, head_bands, head_grid
+
+NS = "b2"
+DEFAULT_TEXT = "君不见，黄河之水天上来"
+HEADS = [1, 2, 4, 8]
+WIDTHS = [16, 32, 64, 128]
+MATRICES = ["w_q", "w_k", "w_v", "w_o", "total"]
+
+header(NS)
+
+
+def text_controls():
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    with c1:
+        text = text_box(f"{NS}.text", DEFAULT_TEXT, 32, tr(f"{NS}.text_label"))
+    with c2:
+        h = st.select_slider(tr(f"{NS}.heads_label"), HEADS, value=4, key=f"{NS}.heads", bind="query-params")
+    with c3:
+        d = st.select_slider(tr(f"{NS}.width_label"), WIDTHS, value=32, key=f"{NS}.d_model", bind="query-params")
+    with c4:
+        seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
+                               bind="query-params", help=tr("common.seed_help"))
+    return (text.text if not text.empty else DEFAULT_TEXT), int(h), int(d), int(seed)
+
+
+@st.cache_data(max_entries=64)
+def heads_demo(text: str, d_model: int, n_heads: int, seed: int, dev: str) -> dict:
+    tokens, x = toy.embed_text(text, d_model, seed, dev)                    # (N, D)
+    x = x.unsqueeze(0)                                                       # (1, N, D): a batch of one
+    _, trace = run_heads(x, n_heads, seed)
+    return {
+        "tokens": tokens,
+        "weights": trace["attn.weights"][0].cpu().numpy(),                   # (H, N, N)
+        "concat": trace["attn.concat"][0].cpu().numpy(),                     # (N, D)
+        "shapes": {"x": tuple(x.shape), **{name: tuple(t.shape) for name, t in trace.tensors.items()}},
+        "round_trip": bool(torch.equal(merge_heads(split_heads(x, n_heads)), x)),
+        "params": parameter_counts(d_model, n_heads),
+    }
+
+
+text, h, d, seed = text_controls()
+dev = device()
+demo = heads_demo(text, d, h, seed, dev)
+tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
+hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
+
+st.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
+left, right = st.columns([3, 2])
+with left:
+    figure(head_grid(demo["weights"], tokens, titles=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
+                     cols=2, hover_names=hover, height_per_row=300 if h > 1 else 460),
+           key=f"{NS}.grid")
+    st.caption(tr(f"{NS}.read_grid"))
+with right:
+    code_panel(MultiHeadAttention.forward, seeded_mha)
+
+st.subheader(tr(f"{NS}.reshape_title"))
+st.markdown(tr(f"{NS}.reshape_text"))
+s = demo["shapes"]
+
+
+def shape(t: tuple) -> str:
+    return "(" + ", ".join(str(v) for v in t) + ")"
+
+
+left, right = st.columns([3, 2])
+with left:
+    b = s["x"][0]
+    shapes_table([
+        ("X", shape(s["x"])),
+        ("X W_q", shape((b, n, h * d_head))),
+        (".view(B, N, H, d_head)", shape((b, n, h, d_head))),
+        (".transpose(1, 2) → Q", shape(s["attn.q"])),
+        ("K, V", shape(s["attn.k"])),
+        ("QKᵀ/√d_head, softmax", shape(s["attn.weights"])),
+        (tr(f"{NS}.per_head_out"), shape(s["attn.q"])),
+        (".transpose(1, 2)", shape((b, n, h, d_head))),
+        (".reshape(B, N, H·d_head) → concat", shape(s["attn.concat"])),
+        ("concat · W_o", shape(s["attn.out"])),
+    ])
+    st.caption(tr(f"{NS}.round_trip", ok=tr(f"{NS}.yes") if demo["round_trip"] else tr(f"{NS}.no")))
+    figure(head_bands(demo["concat"], tokens, h, head_names=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
+                      title=tr(f"{NS}.concat_fig", n=n, d=d),
+                      hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))),
+           key=f"{NS}.concat")
+    st.caption(tr(f"{NS}.read_concat", d_head=d_head))
+with right:
+    code_panel(split_heads, merge_heads, height=640)
+
+st.subheader(tr(f"{NS}.params_title"))
+st.markdown(tr(f"{NS}.params_text"))
+counts = demo["params"]
+left, right = st.columns([3, 2])
+with left:
+    many, one = tr(f"{NS}.many_heads", h=h, d_head=d_head), tr(f"{NS}.one_head", d=d)
+    figure(bars(MATRICES[:-1] + [tr(f"{NS}.total")],
+                {many: [counts["heads"][m] for m in MATRICES], one: [counts["single"][m] for m in MATRICES]},
+                title=tr(f"{NS}.params_fig", d=d), y_title=tr(f"{NS}.parameters"), height=420),
+           key=f"{NS}.params")
+    st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,
+                  matrix=d * d, total=counts["heads"]["total"]))
+with right:
+    code_panel(parameter_counts, height=420)
+
+explorer(NS)
+
+try_this(NS, [("try1", 1), ("try2", 1), ("try3", 1)])

@@ -1,0 +1,123 @@
+"""B2 in both languages: H heads of width D/H, the reshapes, equal parameter counts, the explorer."""
+import numpy as np
+import pytest
+
+import core.model
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from ui import explorer as explorer_ui
+from ui import model as model_ui
+
+PAGE = "b2_heads.py"
+
+
+def _check(at, n, h, d):
+    grid = figure_by_key(at, "b2.grid")
+    assert len(grid["data"]) == h                                        # one panel per head
+    for i in range(h):
+        w = trace_array(grid, i, "z")
+        assert w.shape == (n, n)
+        assert np.allclose(w.sum(1), 1, atol=1e-5) and (w >= 0).all()
+    assert trace_array(figure_by_key(at, "b2.concat"), 0, "z").shape == (n, d)
+    params = figure_by_key(at, "b2.params")
+    many, one = trace_array(params, 0, "x"), trace_array(params, 1, "x")
+    assert (many == one).all()                                           # split, not multiplied
+    assert many.tolist() == [d * d] * 4 + [4 * d * d]
+    table = next(m.value for m in at.markdown if "| X |" in m.value)
+    d_head = d // h
+    for shape in (f"(1, {n}, {d})", f"(1, {n}, {h}, {d_head})", f"(1, {h}, {n}, {d_head})", f"(1, {h}, {n}, {n})"):
+        assert shape in table, shape
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b2_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    _check(at, 11, 4, 32)                                                # 「君不见，黄河之水天上来」
+    d = 32
+    for h in (1, 8):
+        at.select_slider(key="b2.heads").set_value(h).run()
+        assert_ok(at)
+        _check(at, 11, h, d)
+        for d in (16, 128):
+            at.select_slider(key="b2.d_model").set_value(d).run()
+            assert_ok(at)
+            _check(at, 11, h, d)
+    for seed in (0, 9999):
+        at.number_input(key="b2.seed").set_value(seed).run()
+        assert_ok(at)
+    at.text_input(key="b2.text").set_value("之水之").run()
+    assert_ok(at)
+    grid = figure_by_key(at, "b2.grid")
+    w = trace_array(grid, 0, "z")
+    assert w.shape == (3, 3) and np.allclose(w[0], w[2])                 # same character, same row, every head
+    assert any("merge_heads(split_heads(X))" in c.value and ("yes" in c.value or "：是" in c.value) for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b2_explorer(lang):
+    at = open_lesson(PAGE, lang)
+    n = len("君不见，黄河之水天上来，奔流到海不复回。") + 1
+    for layer in (1, 4):
+        for head in (1, 4):
+            at.slider(key="b2.ex_layer").set_value(layer).run()
+            at.slider(key="b2.ex_head").set_value(head).run()
+            assert_ok(at)
+            w = trace_array(figure_by_key(at, "b2.ex_fig_head"), 0, "z")
+            assert w.shape == (n, n) and np.allclose(w.sum(1), 1, atol=1e-4)
+    scores = trace_array(figure_by_key(at, "b2.ex_fig_scores"), 0, "z")
+    assert scores.shape == (16, 5)                                       # (4 layers × 4 heads) × 5 patterns
+    # The trained model has a head well above chance at the previous character and at punctuation.
+    text = "\n".join(m.value for m in at.markdown)
+    assert ("previous character" in text) if lang == "en" else ("前一个字" in text)
+    at.toggle(key="b2.ex_grid").set_value(True).run()
+    assert_ok(at)
+    grid = figure_by_key(at, "b2.ex_fig_grid")
+    assert len(grid["data"]) == 16
+    assert all(trace_array(grid, i, "z").shape == (n, n) for i in range(16))
+
+
+def test_explorer_on_b1():
+    at = open_lesson("b1_attention.py", "zh")
+    assert not at.get("plotly_chart") or all("b1.ex_fig" not in el.proto.id for el in at.get("plotly_chart"))
+    at.toggle(key="b1.ex_open").set_value(True).run()                      # closed on B1 until opened
+    assert_ok(at)
+    w = trace_array(figure_by_key(at, "b1.ex_fig_head"), 0, "z")
+    assert w.shape[0] == w.shape[1] and (np.triu(w, k=1) == 0).all()
+
+
+def test_explorer_without_the_model(tmp_path, monkeypatch):
+    monkeypatch.setattr(core.model, "ASSETS", tmp_path)                   # an empty assets folder
+    model_ui._load.clear()
+    explorer_ui.traced.clear()
+    try:
+        at = open_lesson(PAGE, "en")
+        assert any("train_course_model.py" in e.value for e in at.error)  # why, and the rebuild command
+        assert all("b2.ex_fig" not in el.proto.id for el in at.get("plotly_chart"))
+        trace_array(figure_by_key(at, "b2.grid"), 0, "z")                 # the lesson itself still runs
+    finally:
+        model_ui._load.clear()
+        explorer_ui.traced.clear()
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽"])
+def test_b2_bad_text(text):
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="b2.text").set_value(text).run()
+    assert_ok(at)
+    w = trace_array(figure_by_key(at, "b2.grid"), 0, "z")
+    assert 1 <= w.shape[0] <= 32 and np.allclose(w.sum(1), 1, atol=1e-5)
+    if not text.strip():
+        assert at.info, "empty input must say so"
+    if len(text) > 32:
+        assert at.warning, "cut input must say so"
+    at.text_input(key="b2.ex_text").set_value(text).run()
+    assert_ok(at)
+    w = trace_array(figure_by_key(at, "b2.ex_fig_head"), 0, "z")
+    assert np.allclose(w.sum(1), 1, atol=1e-4)
+    if text.startswith("🙂"):
+        assert any("<unk>" in i.value for i in at.info)                  # emoji are not in the poems
+
+
+def test_b2_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"b2.heads": "3", "b2.d_model": "abc", "b2.seed": "1e99", "b2.ex_layer": "0",
+                                  "b2.ex_grid": "yes please", "lang": "zh"})
+    _check(at, 11, 4, 32)

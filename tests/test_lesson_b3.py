@@ -1,0 +1,127 @@
+"""B3 in both languages: masks, masked scores, exact zeros, a padded batch, the peeking test."""
+import numpy as np
+import pytest
+
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "b3_masks.py"
+
+
+def _z(at, key, index=0):
+    return trace_array(figure_by_key(at, key), index, "z")
+
+
+def _check_single(at, n, causal):
+    mask, scores, w = _z(at, "b3.mask"), _z(at, "b3.scores"), _z(at, "b3.weights")
+    assert mask.shape == scores.shape == w.shape == (n, n)
+    upper = np.triu(np.ones((n, n), bool), k=1)
+    assert np.allclose(w.sum(1), 1, atol=1e-5) and (w >= 0).all()
+    if causal:
+        assert (mask[upper] == 0).all() and (mask[~upper] == 1).all()
+        assert (w[upper] == 0).all()                                  # exactly zero, not small
+        assert np.isnan(scores[upper]).all() and np.isfinite(scores[~upper]).all()
+        assert w[0, 0] == pytest.approx(1.0)
+    else:
+        assert (mask == 1).all() and np.isfinite(scores).all() and (w > 0).all()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b3_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    _check_single(at, 11, causal=True)                                # 「君不见，黄河之水天上来」
+
+    for d_k in (1, 64):
+        at.slider(key="b3.d_k").set_value(d_k).run()
+        assert_ok(at)
+        _check_single(at, 11, causal=True)
+    for seed in (0, 9999):
+        at.number_input(key="b3.seed").set_value(seed).run()
+        assert_ok(at)
+
+    # The padded batch: 「君不见」 and 「黄河之水天上来」, lengths 3 and 7.
+    fig = figure_by_key(at, "b3.batch")
+    assert len(fig["data"]) == 2
+    short, long_ = trace_array(fig, 0, "z"), trace_array(fig, 1, "z")
+    assert short.shape == long_.shape == (7, 7)
+    assert (short[:, 3:] == 0).all()                                  # no weight on <pad> keys
+    assert np.allclose(short.sum(1), 1, atol=1e-5) and np.allclose(long_.sum(1), 1, atol=1e-5)
+    assert (np.triu(long_, k=1) == 0).all()                           # causal mask combined
+    padding = _z(at, "b3.padding")
+    assert padding.shape == (2, 7) and padding.sum(1).tolist() == [3, 7]
+
+    # Peeking: change character p; before p nothing moves with the mask, everything without it.
+    for p in (2, 11):
+        at.slider(key="b3.changed").set_value(p).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "b3.leak")
+        before = trace_array(fig, 0, "y")
+        assert before.shape == (p - 1,) and (before == 0).all()
+        assert float(at.metric[0].value) == 0.0 and float(at.metric[1].value) > 0.01
+
+    at.toggle(key="b3.causal").set_value(False).run()
+    assert_ok(at)
+    _check_single(at, 11, causal=False)
+    before = trace_array(figure_by_key(at, "b3.leak"), 0, "y")
+    assert (before > 0).all()                                        # the earlier outputs saw the change
+    short = trace_array(figure_by_key(at, "b3.batch"), 0, "z")
+    assert (short[:, 3:] == 0).all() and (short[:, :3] > 0).all()     # padding still hidden, no causal
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b3_explorer(lang):
+    at = open_lesson(PAGE, lang)
+    for layer in (1, 4):
+        for head in (1, 4):
+            at.slider(key="b3.ex_layer").set_value(layer).run()
+            at.slider(key="b3.ex_head").set_value(head).run()
+            assert_ok(at)
+            w = _z(at, "b3.ex_fig_head")
+            n = len("君不见，黄河之水天上来，奔流到海不复回。") + 1            # + <bos>
+            assert w.shape == (n, n)
+            assert np.allclose(w.sum(1), 1, atol=1e-4)
+            assert (np.triu(w, k=1) == 0).all()                        # the course model is causal
+    at.toggle(key="b3.ex_grid").set_value(True).run()
+    assert_ok(at)
+    assert len(figure_by_key(at, "b3.ex_fig_grid")["data"]) == 16      # 4 layers × 4 heads
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽", "，。！"])
+def test_b3_bad_text(text):
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="b3.text").set_value(text).run()
+    assert_ok(at)
+    w = _z(at, "b3.weights")
+    assert 1 <= w.shape[0] <= 24
+    assert np.allclose(w.sum(1), 1, atol=1e-5)
+    if not text.strip():
+        assert at.info, "empty input must say so"
+    if len(text) > 24:
+        assert at.warning, "cut input must say so"
+    if text == "，。！":
+        assert any("punctuation" in i.value for i in at.info)          # no phrases: the example batch
+    at.text_input(key="b3.ex_text").set_value(text).run()
+    assert_ok(at)
+    assert _z(at, "b3.ex_fig_head").shape[0] >= 2
+
+
+def test_b3_equal_phrases_fall_back_to_an_unequal_batch():
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="b3.text").set_value("床前明月光，疑是地上霜").run()
+    assert_ok(at)
+    assert any("padding" in i.value for i in at.info)
+    fig = figure_by_key(at, "b3.batch")
+    assert len(fig["data"]) == 3 and trace_array(fig, 0, "z").shape == (7, 7)   # 君不见 / 黄河之水天上来 / 奔流到海
+
+
+def test_b3_one_character():
+    at = open_lesson(PAGE, "zh")
+    at.text_input(key="b3.text").set_value("河").run()
+    assert_ok(at)
+    assert _z(at, "b3.weights").shape == (1, 1)
+    assert at.info                                                    # too short to change a later token
+
+
+def test_b3_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"b3.d_k": "0", "b3.seed": "-5", "b3.causal": "maybe", "b3.changed": "x",
+                                  "b3.ex_layer": "99", "b3.ex_head": "<b>", "b3.ex_grid": "2", "lang": "zh"})
+    _check_single(at, 11, causal=True)

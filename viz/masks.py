@@ -1,0 +1,133 @@
+"""Mask pictures: which query may look at which key, the scores the softmax sees, a padded batch."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.attention import hover
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, make, unique_labels
+
+ALLOWED_COLOUR = "#dbe9f6"   # may attend: pale blue, reads as "open"
+BLOCKED_COLOUR = "#3b3b3b"   # masked: dark, reads as "closed"
+MINUS_INF = "−∞"
+
+
+def _square_layout() -> dict:
+    # Keys along the top (read like a table), queries down the side, first query on top.
+    return {"yaxis": {"autorange": "reversed", "type": "category"},
+            "xaxis": {"side": "top", "type": "category", "tickangle": 0},
+            "margin": {"t": 90}}
+
+
+def mask_matrix(
+    allowed,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    title: str,
+    hover_names: tuple[str, str, str],
+    cell_text: list[list[str]] | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """A boolean (rows, cols) mask: light cells may attend (0 is added), dark cells may not
+    (−∞ is added). ``cell_text`` replaces the "0"/"−∞" written in each cell (tokens of a batch).
+    The z data is 1 for allowed and 0 for masked."""
+    ok = array(allowed)                                                  # (R, C) of 0/1
+    text = cell_text or [["0" if v else MINUS_INF for v in row] for row in ok]
+    text = [[label(t) for t in row] for row in text]
+    trace = {"type": "heatmap", "z": ok, "x": unique_labels(col_labels), "y": unique_labels(row_labels),
+             "zmin": 0, "zmax": 1, "showscale": False, "xgap": 1, "ygap": 1,
+             "colorscale": [[0, BLOCKED_COLOUR], [0.5, BLOCKED_COLOUR], [0.5, ALLOWED_COLOUR], [1, ALLOWED_COLOUR]],
+             "text": text, "texttemplate": "%{text}", "textfont": {"size": 14 if max(ok.shape) <= 8 else 11},
+             "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
+                              "<extra></extra>"}
+    return make([trace], _square_layout(), title, height)
+
+
+def masked_scores(
+    scores,
+    row_tokens: list[str],
+    col_tokens: list[str],
+    *,
+    title: str,
+    hover_names: tuple[str, str, str],
+    height: int = 420,
+    write_up_to: int = 8,
+) -> go.Figure:
+    """Scores after the mask was added: finite cells coloured around 0, −∞ cells left blank
+    with "−∞" written in them (z is NaN there: JSON has no infinity). Up to ``write_up_to``
+    tokens the finite scores are written out too; beyond that they no longer fit in a cell."""
+    s = array(scores)
+    finite = np.isfinite(s)
+    z = np.where(finite, s, np.nan).astype(np.float32)
+    write = max(s.shape) <= write_up_to
+    text = [[(f"{v:.1f}" if write else "") if ok else MINUS_INF for v, ok in zip(row, oks, strict=True)]
+            for row, oks in zip(s, finite, strict=True)]
+    limit = float(np.abs(z[finite]).max()) if finite.any() else 1.0
+    trace = {"type": "heatmap", "z": z, "x": unique_labels(col_tokens), "y": unique_labels(row_tokens),
+             "colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "xgap": 1, "ygap": 1,
+             "colorbar": {"thickness": 12}, "text": text, "texttemplate": "%{text}", "textfont": {"size": 12 if write else 10},
+             "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
+                              "<extra></extra>"}
+    return make([trace], _square_layout(), title, height)
+
+
+def batch_panels(
+    weights,
+    token_rows: list[list[str]],
+    *,
+    titles: list[str],
+    hover_names: tuple[str, str, str],
+    height: int = 380,
+) -> go.Figure:
+    """One 0..1 weight heatmap per sequence of a padded batch, side by side; ``weights`` is
+    (B, N, N) and each panel has the tokens of its own sequence (padding included) on both axes."""
+    w = array(weights)
+    b = w.shape[0]
+    gap = 0.08
+    width = (1 - gap * (b - 1)) / b
+    data, layout, notes = [], {}, []
+    for i in range(b):
+        suffix = "" if i == 0 else str(i + 1)
+        axis = unique_labels(token_rows[i])
+        data.append({"type": "heatmap", "z": w[i], "x": axis, "y": axis, "zmin": 0, "zmax": 1,
+                     "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "xgap": 1, "ygap": 1,
+                     "hovertemplate": hover(*hover_names), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
+        x0 = i * (width + gap)
+        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "tickangle": -60,
+                                    "type": "category", "tickfont": {"size": 12}}
+        layout[f"yaxis{suffix}"] = {"domain": [0, 0.9], "anchor": f"x{suffix}", "autorange": "reversed",
+                                    "type": "category", "tickfont": {"size": 12}}
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": 0.93, "xref": "paper", "yref": "paper",
+                      "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}})
+    layout["annotations"] = notes
+    layout["margin"] = {"t": 20}
+    return make(data, layout, None, height)
+
+
+def change_bars(
+    tokens: list[str],
+    change,
+    position: int,
+    *,
+    names: tuple[str, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 360,
+) -> go.Figure:
+    """How far each output row moved, one bar per position: the positions before the changed
+    token in one colour (``names[0]``), the changed token and after it in another."""
+    c = array(change)
+    x = unique_labels([f"{i + 1}·{t}" for i, t in enumerate(tokens)])
+    data = [
+        {"type": "bar", "x": x[:position], "y": c[:position], "name": names[0], "marker": {"color": "#d62728"},
+         "texttemplate": "%{y:.2f}", "textposition": "outside", "cliponaxis": False,
+         "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"},
+        {"type": "bar", "x": x[position:], "y": c[position:], "name": names[1], "marker": {"color": "#9bb7d4"},
+         "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"},
+    ]
+    layout = {"xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": 0,
+                        "categoryorder": "array", "categoryarray": x},
+              "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"}, "barmode": "overlay"}
+    return make(data, layout, title, height)
