@@ -60,7 +60,8 @@ def head_grid(
     cols = min(cols, h)
     rows = -(-h // cols)
     labels = unique_labels(tokens)
-    gap_x, gap_y = 0.03, 0.3 / rows
+    show = len(tokens) <= 16
+    gap_x, gap_y = (0.05 if show else 0.03), 0.3 / rows
     width, height = (1 - gap_x * (cols - 1)) / cols, (1 - gap_y * (rows - 1)) / rows
     data, layout, notes = [], {}, []
     for i in range(h):
@@ -72,11 +73,10 @@ def head_grid(
                      "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "hovertemplate": hover(*hover_names),
                      "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
         x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
-        show = len(tokens) <= 16
         layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "showticklabels": show,
                                     "tickangle": 0, "tickfont": {"size": 11}}
         layout[f"yaxis{suffix}"] = {"domain": [y1 - height, y1], "anchor": f"x{suffix}", "autorange": "reversed",
-                                    "showticklabels": show, "tickfont": {"size": 11}}
+                                    "showticklabels": show and c == 0, "tickfont": {"size": 11}}
         notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
     layout["annotations"] = notes
