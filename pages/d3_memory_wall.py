@@ -1,0 +1,110 @@
+"""D3 · The memory wall: decoding waits for memory, not for arithmetic."""
+import streamlit as st
+
+from core import configs, roofline
+from core.flops import decode_variants, prefill_and_decode, step_bytes, step_flops
+from core.kv_cache import DTYPE_BYTES, kv_cache_bytes
+from core.params import count_params
+from ui.frame import code_panel, figure, header, tr, try_this
+from viz.roofline import hierarchy_chart, human, roofline_chart
+
+NS = "d3"
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+DTYPES = list(DTYPE_BYTES)
+LEVELS = {"sram": f"{NS}.sram", "hbm": f"{NS}.hbm", "host": f"{NS}.host"}
+POINTS = {"prefill": f"{NS}.prefill_point", "decode": f"{NS}.decode_point"}
+VARIANTS = {"mha": f"{NS}.v_mha", "gqa": f"{NS}.v_gqa", "mqa": f"{NS}.v_mqa", "int8": f"{NS}.v_int8",
+            "int4": f"{NS}.v_int4"}
+
+header(NS)
+
+
+def workload_controls():
+    c1, c2 = st.columns(2)
+    batch = c1.select_slider(tr(f"{NS}.batch"), BATCHES, value=1, key=f"{NS}.batch", bind="query-params")
+    context = c2.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
+                               bind="query-params")
+    c3, c4, c5 = st.columns([2, 2, 3])
+    model = c3.selectbox(tr(f"{NS}.model"), configs.names(), index=0, key=f"{NS}.model", bind="query-params")
+    gpu = c4.selectbox(tr(f"{NS}.gpu"), roofline.names(), index=1, key=f"{NS}.gpu", bind="query-params")
+    with c5:
+        dtype = st.segmented_control(tr(f"{NS}.dtype"), DTYPES, default="fp16", key=f"{NS}.dtype",
+                                     bind="query-params", help=tr(f"{NS}.dtype_help"), required=True)
+    return batch, context, configs.get(model), roofline.get(gpu), dtype or "fp16"
+
+
+batch, context, cfg, gpu, dtype = workload_controls()
+per_value = DTYPE_BYTES[dtype]
+
+# 1 · The hierarchy ----------------------------------------------------------------------
+st.subheader(tr(f"{NS}.hierarchy_title"))
+levels = roofline.hierarchy(gpu)
+left, right = st.columns([3, 2])
+with left:
+    figure(hierarchy_chart([tr(LEVELS[lv["level"]]) for lv in levels], [lv["bytes"] for lv in levels],
+                           [lv["bytes_per_s"] for lv in levels],
+                           titles=(tr(f"{NS}.capacity"), tr(f"{NS}.bandwidth"))),
+           key=f"{NS}.hierarchy")
+with right:
+    st.markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title, sram=human(levels[0]["bytes"], "B"),
+                   hbm=human(levels[1]["bytes"], "B"), ratio=levels[0]["bytes_per_s"] / levels[1]["bytes_per_s"],
+                   host=levels[1]["bytes_per_s"] / levels[2]["bytes_per_s"]))
+
+# 2 · Prefill and decode on the roofline --------------------------------------------------
+st.subheader(tr(f"{NS}.roofline_title"))
+st.markdown(tr(f"{NS}.roofline_text"))
+pd = prefill_and_decode(cfg, context, batch, per_value, per_value)
+placed = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in pd.items()}
+left, right = st.columns([3, 2])
+with left:
+    points = [{"name": tr(POINTS[name], n=context, b=batch), "intensity": p["intensity"],
+               "tflops": p["tflops"], "symbol": "diamond" if name == "prefill" else "circle"}
+              for name, p in placed.items()]
+    figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[],
+                          title=tr(f"{NS}.roofline_fig", gpu=gpu.title, model=cfg.title),
+                          x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
+                          ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
+           key=f"{NS}.roofline")
+    dec, pre = placed["decode"], placed["prefill"]
+    bound = tr(f"{NS}.memory_bound") if dec["memory_bound"] else tr(f"{NS}.compute_bound")
+    st.markdown(tr(f"{NS}.decode_numbers", ms=dec["seconds"] * 1e3, tps=batch / dec["seconds"],
+                   pct=100 * dec["tflops"] / gpu.peak_tflops, i=dec["intensity"], bound=bound))
+    st.markdown(tr(f"{NS}.prefill_numbers", ms=pre["seconds"] * 1e3, i=pre["intensity"],
+                   pct=100 * pre["tflops"] / gpu.peak_tflops))
+    weights = count_params(cfg) * per_value
+    cache = kv_cache_bytes(cfg, context, batch, per_value)
+    need = roofline.gpus_needed(gpu, weights + cache)
+    holds = tr(f"{NS}.holds", weights=human(weights, "B"), cache=human(cache, "B"), gpu=gpu.title, n=need)
+    (st.warning if need > 1 else st.caption)(holds)
+with right:
+    code_panel(step_flops, step_bytes, roofline.attainable_tflops, height=560)
+
+# 3 · What GQA, MQA and smaller cache values move -----------------------------------------
+st.subheader(tr(f"{NS}.moves_title"))
+st.markdown(tr(f"{NS}.moves_text"))
+rows = decode_variants(cfg, context, batch, per_value)
+moved = [roofline.place(gpu, r["flops"], r["bytes"]) for r in rows]
+ids = [r["id"] for r in rows]
+heads_chain = [ids.index(n) for n in ("mha", "gqa", "mqa") if n in ids]
+own = ids.index("gqa") if "gqa" in ids else ids.index("mha" if cfg.n_kv_heads == cfg.n_heads else "mqa")
+dtype_chain = [own, ids.index("int8"), ids.index("int4")]
+arrows = list(zip(heads_chain, heads_chain[1:], strict=False)) + list(zip(dtype_chain, dtype_chain[1:],
+                                                                           strict=False))
+figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps,
+                      [{"name": tr(VARIANTS[r["id"]], h=r["n_kv_heads"]), "intensity": m["intensity"],
+                        "tflops": m["tflops"]} for r, m in zip(rows, moved, strict=True)],
+                      arrows=arrows, title=tr(f"{NS}.moves_fig", b=batch, n=context, model=cfg.title),
+                      x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
+                      ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
+       key=f"{NS}.moves")
+columns = [tr(f"{NS}.col_variant"), tr(f"{NS}.col_cache"), tr(f"{NS}.col_ms"), tr(f"{NS}.col_tps")]
+table = [f"| {' | '.join(columns)} |", "|---|---:|---:|---:|"]
+for r, m in zip(rows, moved, strict=True):
+    cache = human(r["kv_bytes"], "B")
+    table.append(f"| {tr(VARIANTS[r['id']], h=r['n_kv_heads'])} | {cache} | {m['seconds'] * 1e3:.2f} "
+                 f"| {batch / m['seconds']:,.0f} |")
+st.markdown("\n".join(table))
+st.caption(tr(f"{NS}.moves_caption"))
+
+try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])

@@ -1,0 +1,128 @@
+"""D4 · Grouped-query and multi-query attention: query heads share key/value heads."""
+import streamlit as st
+import torch
+
+from core import configs
+from core.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
+from core.mha import MultiHeadAttention, repeat_kv
+from core.trace import Trace
+from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.model import course_model
+from viz.attention import head_grid
+from viz.gqa import cache_bars, head_map
+
+NS = "d4"
+CONTEXTS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+DEFAULT_PROMPT = "君不见，黄河之水天上来"
+KINDS = {"mha": f"{NS}.kind_mha", "gqa": f"{NS}.kind_gqa", "mqa": f"{NS}.kind_mqa"}
+
+header(NS)
+
+
+def forget_kv_heads():
+    """A new model starts from its own published H_kv, not from the last model's choice."""
+    st.session_state.pop(f"{NS}.kv_heads", None)
+
+
+def sharing_controls():
+    c1, c2, c3 = st.columns([3, 2, 2])
+    with c2:
+        name = st.selectbox(tr(f"{NS}.model"), configs.names(), index=configs.names().index("llama-2-70b"),
+                            key=f"{NS}.model", bind="query-params", on_change=forget_kv_heads)
+    cfg = configs.get(name)
+    with c1:
+        h_kv = st.select_slider(tr(f"{NS}.kv_heads"), kv_head_choices(cfg.n_heads), value=cfg.n_kv_heads,
+                                key=f"{NS}.kv_heads", bind="query-params", help=tr(f"{NS}.kv_heads_help"))
+    with c3:
+        context = st.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
+                                   bind="query-params")
+    return cfg, h_kv, context
+
+
+def kind_of(h: int, h_kv: int) -> str:
+    return "mha" if h_kv == h else ("mqa" if h_kv == 1 else "gqa")
+
+
+cfg, h_kv, context = sharing_controls()
+kind = kind_of(cfg.n_heads, h_kv)
+groups = kv_groups(cfg.n_heads, h_kv)
+
+# 1 · Who reads what -----------------------------------------------------------------------
+st.subheader(tr(f"{NS}.map_title"))
+left, right = st.columns([3, 2])
+with left:
+    figure(head_map(groups, row_names=(tr(f"{NS}.query_heads"), tr(f"{NS}.kv_row")),
+                    hover_names=(tr(f"{NS}.query_head"), tr(f"{NS}.kv_head")),
+                    title=tr(f"{NS}.map_fig", model=cfg.title, kind=tr(KINDS[kind]), h=cfg.n_heads, h_kv=h_kv)),
+           key=f"{NS}.diagram")
+    st.markdown(tr(f"{NS}.map_caption", h=cfg.n_heads, h_kv=h_kv, g=cfg.n_heads // h_kv, own=cfg.n_kv_heads))
+    shapes_table([
+        ("Q = X W_q", f"(B, {cfg.n_heads}, N, {cfg.head_dim})"),
+        ("K, V = X W_k, X W_v", f"(B, {h_kv}, S, {cfg.head_dim})"),
+        (tr(f"{NS}.cache_row"), f"({cfg.n_layers}, 2, B, {h_kv}, S, {cfg.head_dim})"),
+        ("repeat_kv(K), repeat_kv(V)", f"(B, {cfg.n_heads}, S, {cfg.head_dim})"),
+        ("softmax(QKᵀ/√d_head)", f"(B, {cfg.n_heads}, N, S)"),
+    ])
+with right:
+    code_panel(repeat_kv, kv_groups, height=460)
+
+# 2 · What it saves --------------------------------------------------------------------------
+st.subheader(tr(f"{NS}.cache_title"))
+st.markdown(tr(f"{NS}.cache_text"))
+sizes = cache_bytes_by_kv_heads(cfg, context)
+choices = list(sizes)
+gib = [sizes[c] / 2**30 for c in choices]
+labels = [f"{c} · {tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]
+left, right = st.columns([3, 2])
+with left:
+    figure(cache_bars(labels, gib, choices.index(h_kv), title=tr(f"{NS}.cache_fig", model=cfg.title, n=context),
+                      y_title="GiB", text=[f"{g:,.3g} GiB" for g in gib]),
+           key=f"{NS}.cache")
+    chosen = sizes[h_kv]
+    st.latex(rf"2 \times {cfg.n_layers} \times {h_kv} \times {cfg.head_dim} \times {context:,} \times 2"
+             rf"\ \text{{B}} = {chosen:,}\ \text{{B}} \approx {chosen / 2**30:.3g}\ \text{{GiB}}".replace(",", "{,}"))
+    st.caption(tr(f"{NS}.cache_caption", mha=sizes[cfg.n_heads] / 2**30, ratio=cfg.n_heads // h_kv))
+with right:
+    code_panel(kv_cache_bytes, cache_bytes_by_kv_heads, height=420)
+
+# 3 · The course model's shared heads ------------------------------------------------------------
+st.subheader(tr(f"{NS}.model_title"))
+loaded = course_model(device())
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def course_attention(prompt: str, dev: str) -> dict:
+    """Every layer's attention weights (L, H, N, N) on ``prompt``, as the model computed them."""
+    model, tok = course_model(dev)
+    ids = tok.encode(prompt)[: model.config.max_seq_len]
+    trace = Trace()
+    with torch.inference_mode():
+        model(torch.tensor([ids], device=dev), trace=trace)
+    n_layers = model.config.n_layers
+    weights = torch.cat([trace[f"blocks.{i}.attn.weights"] for i in range(n_layers)])   # (L, H, N, N)
+    return {"weights": weights.float().cpu().numpy(), "tokens": tok.tokens(ids)}
+
+
+if loaded is not None:
+    model, _ = loaded
+    mc = model.config
+    st.markdown(tr(f"{NS}.model_text", h=mc.n_heads, h_kv=mc.n_kv_heads, g=mc.n_heads // mc.n_kv_heads))
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 64, tr(f"{NS}.prompt_label"))
+    with c2:
+        layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, mc.n_layers - 1, key=f"{NS}.layer",
+                          bind="query-params")
+    run = course_attention(DEFAULT_PROMPT if text.empty else text.text, device())
+    model_groups = kv_groups(mc.n_heads, mc.n_kv_heads)
+    titles = [tr(f"{NS}.head_title", q=h, kv=g) for h, g in enumerate(model_groups)]
+    left, right = st.columns([3, 2])
+    with left:
+        figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
+                         hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
+               key=f"{NS}.maps")
+        st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
+    with right:
+        code_panel(MultiHeadAttention.forward, height=560)
+
+try_this(NS, [("try1", 1), ("try2", 2), ("try3", 0)])

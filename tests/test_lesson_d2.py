@@ -1,0 +1,160 @@
+"""D2 in both languages: the step-through on the real course model, the cost charts, the calculator."""
+import numpy as np
+import pytest
+import torch
+
+from core import configs, roofline
+from core.flops import decode_flops
+from core.generate import Generation
+from core.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
+from core.model import CourseModelUnavailable, load_course_model
+from core.trace import Trace
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "d2_kv_cache.py"
+PROMPT = "君不见，黄河之水"
+NEW = 16
+
+
+def _model_or_skip():
+    try:
+        return load_course_model()
+    except CourseModelUnavailable:
+        pytest.skip("course model not built")
+
+
+def _panels(at):
+    fig = figure_by_key(at, "d2.fig")
+    return fig, [trace_array(fig, i, "z") for i in range(6)]      # Q past, Q new, K, V, W past, W new
+
+
+def test_course_model_cache_rows_equal_full_causal_attention():
+    model, tok = _model_or_skip()
+    c = model.config
+    steps = watch_cache(Generation(model, tok, PROMPT, NEW))
+    p = len(tok.encode(PROMPT))
+    assert [s.k.shape[2] for s in steps] == [p + t for t in range(NEW)]        # t + prompt rows, every layer
+    assert all(s.k.shape[0] == c.n_layers for s in steps)
+    fed = tok.encode(PROMPT) + [s.chosen for s in steps[:-1]]
+    trace = Trace()
+    with torch.no_grad():
+        logits = model(torch.tensor([fed]), trace=trace)
+    assert logits[0, -1].argmax().item() == steps[-1].chosen                   # same continuation
+    for layer in range(c.n_layers):
+        full = trace[f"blocks.{layer}.attn.weights"][0]                        # (H, S, S)
+        for head in range(c.n_heads):
+            h = cache_history(steps, layer, head, NEW - 1)
+            torch.testing.assert_close(h["weights"], full[head], atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_step_through(lang):
+    model, _ = _model_or_skip()
+    c = model.config
+    at = open_lesson(PAGE, lang)
+    fig, (q_past, q_new, k, v, w_past, w_new) = _panels(at)
+    p = len(PROMPT)
+    assert k.shape == v.shape == (p, c.d_head) and q_new.shape == (p, c.d_head)
+    assert np.isnan(q_past).all() and not np.isnan(q_new).any()                # step 0: the whole prompt is new
+    assert np.allclose(np.nansum(w_new, 1), 1, atol=1e-5)
+
+    for step in (NEW - 1, 0, NEW - 1):
+        at.slider(key="d2.step").set_value(step).run()
+        assert_ok(at)
+    fig, (q_past, q_new, k, v, w_past, w_new) = _panels(at)
+    s = p + NEW - 1
+    assert k.shape == (s, c.d_head) and w_new.shape == (s, s)                 # the cache grew a row per step
+    assert np.isnan(q_new[:-1]).all() and not np.isnan(q_new[-1]).any()       # one new query row
+    assert np.isnan(q_past[-1]).all() and not np.isnan(q_past[:-1]).any()     # earlier ones greyed
+    assert w_new[-1].sum() == pytest.approx(1, abs=1e-5)
+    assert np.allclose(np.nansum(w_past[:-1], 1), 1, atol=1e-5)
+    assert fig["layout"]["shapes"][0]["y0"] == pytest.approx(s - 1.5)         # the red frame on the last row
+
+    for layer, head in ((0, 0), (c.n_layers - 1, c.n_heads - 1)):
+        at.slider(key="d2.layer").set_value(layer).run()
+        at.slider(key="d2.head").set_value(head).run()
+        assert_ok(at)
+        fig, panels = _panels(at)
+        g = head // (c.n_heads // c.n_kv_heads)
+        assert f" {g}" in fig["layout"]["annotations"][1]["text"]
+
+    at.button(key="d2.reset_btn").click().run()
+    assert at.slider(key="d2.step").value == 0
+    at.button(key="d2.next_btn").click().run()
+    assert at.slider(key="d2.step").value == 1
+    assert _panels(at)[1][2].shape[0] == p + 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_cost_and_memory(lang):
+    at = open_lesson(PAGE, lang)
+    flops = figure_by_key(at, "d2.flops")
+    course = configs.get("course")
+    x = trace_array(flops, 0, "x")
+    assert trace_array(flops, 0, "y")[-1] == pytest.approx(decode_flops(course, int(x[-1])), rel=1e-6)
+    assert trace_array(flops, 1, "y")[-1] == pytest.approx(decode_flops(course, int(x[-1]), cache=False), rel=1e-6)
+
+    def check(name, dtype, batch, context):
+        fig = figure_by_key(at, "d2.memory")
+        kv = trace_array(fig, 0, "y")
+        assert trace_array(fig, 0, "x")[-1] == context
+        expected = kv_cache_bytes(configs.get(name), context, batch, DTYPE_BYTES[dtype]) / 2**30
+        assert kv[-1] == pytest.approx(expected, rel=1e-6) and kv[0] == 0
+        lines = trace_array(fig, 2, "y")                                   # GPU sizes, NaN between them
+        assert list(lines[0::3]) == [gb for gb, _ in roofline.memory_sizes()] and np.isnan(lines[2::3]).all()
+
+    check("llama-2-7b", "fp16", 1, 4096)
+    assert trace_array(figure_by_key(at, "d2.memory"), 0, "y")[-1] == pytest.approx(2.0)   # 2 GiB
+    for name in (configs.names()[0], configs.names()[-1], "llama-3-8b"):
+        at.selectbox(key="d2.model").set_value(name).run()
+        assert_ok(at)
+        check(name, "fp16", 1, 4096)
+    assert trace_array(figure_by_key(at, "d2.memory"), 0, "y")[-1] == pytest.approx(0.5)   # 512 MiB
+    for dtype in ("fp32", "int4", "int8"):
+        at.segmented_control(key="d2.dtype").set_value(dtype).run()
+        assert_ok(at)
+        check("llama-3-8b", dtype, 1, 4096)
+    for batch in (1, 256):
+        at.select_slider(key="d2.batch").set_value(batch).run()
+        assert_ok(at)
+        check("llama-3-8b", "int8", batch, 4096)
+    for context in (1024, 131072):
+        at.select_slider(key="d2.context").set_value(context).run()
+        assert_ok(at)
+        check("llama-3-8b", "int8", 256, context)
+
+
+def test_d2_live_measurement_on_demand():
+    _model_or_skip()
+    at = open_lesson(PAGE, "en")
+    assert not any("d2.timing" in el.proto.id for el in at.get("plotly_chart"))   # nothing runs by itself
+    at.button(key="d2.measure_btn").click().run()
+    assert_ok(at)
+    fig = figure_by_key(at, "d2.timing")
+    assert list(trace_array(fig, 0, "x")) == [16, 32, 64, 96, 128, 160, 192, 224, 256]
+    cached, full = trace_array(fig, 0, "y"), trace_array(fig, 1, "y")
+    assert (cached > 0).all() and (full > 0).all()
+    assert full[-1] > cached[-1]                         # at 256 tokens recomputing is slower
+    at.slider(key="d2.layer").set_value(1).run()         # the measurement stays for this session
+    assert figure_by_key(at, "d2.timing")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽"])
+def test_d2_bad_text(text):
+    _model_or_skip()
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="d2.prompt").set_value(text).run()
+    assert_ok(at)
+    at.slider(key="d2.step").set_value(NEW - 1).run()
+    assert_ok(at)
+    k = _panels(at)[1][2]
+    assert 1 <= k.shape[0] <= 48 + NEW
+    if not text.strip():
+        assert at.info
+
+
+def test_d2_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"d2.step": "99", "d2.layer": "-3", "d2.head": "x", "d2.model": "gpt-9",
+                                  "d2.dtype": "fp8", "d2.batch": "3", "d2.context": "1e9", "lang": "zh"})
+    fig = figure_by_key(at, "d2.memory")
+    assert trace_array(fig, 0, "y")[-1] == pytest.approx(2.0)               # LLaMA-2-7B, fp16, 4,096: defaults

@@ -1,0 +1,74 @@
+"""D3 in both languages: every control to its extremes, the points on the roofline checked."""
+import numpy as np
+import pytest
+
+from core import configs, roofline
+from core.flops import prefill_and_decode
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "d3_memory_wall.py"
+
+
+def _x(fig, i):
+    return float(trace_array(fig, i, "x")[0])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    fig = figure_by_key(at, "d3.roofline")
+    a100 = roofline.get("a100-80gb")
+    assert trace_array(fig, 0, "y")[1] == pytest.approx(a100.peak_tflops)          # the flat roof
+    assert trace_array(fig, 0, "x")[1] == pytest.approx(a100.ridge, rel=1e-6)      # the ridge
+    prefill, decode = _x(fig, 1), _x(fig, 2)
+    assert decode == pytest.approx(1.0, rel=1e-6)           # LLaMA-2-7B, fp16, batch 1: 1 FLOP per byte
+    assert decode < a100.ridge < prefill
+    hier = figure_by_key(at, "d3.hierarchy")
+    assert np.allclose(trace_array(hier, 0, "x"), [lv["bytes"] for lv in roofline.hierarchy(a100)], rtol=1e-6)
+
+    at.select_slider(key="d3.batch").set_value(512).run()
+    assert_ok(at)
+    big = _x(figure_by_key(at, "d3.roofline"), 2)
+    expected = prefill_and_decode(configs.get("llama-2-7b"), 4096, 512)["decode"]["intensity"]
+    assert big == pytest.approx(expected, rel=1e-5) and big > 1.0
+    at.select_slider(key="d3.batch").set_value(1).run()
+
+    for context in (128, 131072):
+        at.select_slider(key="d3.context").set_value(context).run()
+        assert_ok(at)
+        pd = prefill_and_decode(configs.get("llama-2-7b"), context)
+        fig = figure_by_key(at, "d3.roofline")
+        assert _x(fig, 1) == pytest.approx(pd["prefill"]["intensity"], rel=1e-5)
+    at.select_slider(key="d3.context").set_value(4096).run()
+
+    for dtype, factor in (("fp32", 0.5), ("int4", 4.0), ("fp16", 1.0)):
+        at.segmented_control(key="d3.dtype").set_value(dtype).run()
+        assert_ok(at)
+        assert _x(figure_by_key(at, "d3.roofline"), 2) == pytest.approx(factor, rel=1e-6)
+
+    for name in roofline.names():
+        at.selectbox(key="d3.gpu").set_value(name).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "d3.roofline")
+        assert trace_array(fig, 0, "y")[1] == pytest.approx(roofline.get(name).peak_tflops)
+
+    for name in (configs.names()[0], configs.names()[-1], "llama-2-70b"):
+        at.selectbox(key="d3.model").set_value(name).run()
+        assert_ok(at)
+    moves = figure_by_key(at, "d3.moves")                   # LLaMA-2-70B: mha, gqa, mqa, int8, int4
+    xs = [_x(moves, i) for i in range(1, 6)]
+    assert xs[0] < xs[1] < xs[2] and xs[1] < xs[3] < xs[4]
+    assert len(moves["layout"]["annotations"]) == 1 + 4      # the ridge label, then 4 arrows
+
+
+def test_d3_mha_model_has_no_gqa_point():
+    at = open_lesson(PAGE, "en", {"d3.model": "gpt2-small"})
+    moves = figure_by_key(at, "d3.moves")
+    assert len(moves["data"]) == 1 + 4                       # roof + mha, mqa, int8, int4
+
+
+def test_d3_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"d3.batch": "3", "d3.context": "abc", "d3.model": "<b>x</b>", "d3.gpu": "tpu",
+                                  "d3.dtype": "fp8", "lang": "zh"})
+    fig = figure_by_key(at, "d3.roofline")
+    assert _x(fig, 2) == pytest.approx(1.0, rel=1e-6)        # every default back in place

@@ -1,0 +1,123 @@
+"""D4 in both languages: the head map, the cache bars and the course model's shared-K/V maps."""
+import numpy as np
+import pytest
+import torch
+
+from core import configs
+from core.kv_cache import kv_cache_bytes, kv_groups, kv_head_choices
+from core.mha import repeat_kv
+from core.model import CourseModelUnavailable, load_course_model
+from core.trace import Trace
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "d4_gqa.py"
+
+
+def _model_or_skip():
+    try:
+        return load_course_model()
+    except CourseModelUnavailable:
+        pytest.skip("course model not built")
+
+
+def _map(at):
+    """(query head x positions, KV head x positions, KV head each query head's line ends at)."""
+    fig = figure_by_key(at, "d4.diagram")
+    qx, kx = trace_array(fig, len(fig["data"]) - 2, "x"), trace_array(fig, len(fig["data"]) - 1, "x")
+    xs = trace_array(fig, 0, "x")                                   # segments: query, KV, NaN
+    assert len(xs) == 3 * len(qx) and np.isnan(xs[2::3]).all()
+    ends = {int(np.argmin(np.abs(qx - a))): int(np.argmin(np.abs(kx - b))) for a, b in zip(xs[0::3], xs[1::3], strict=True)}
+    return qx, kx, [ends[h] for h in range(len(qx))]
+
+
+def test_kv_groups_match_repeat_kv():
+    for h in (1, 4, 12, 32, 64):
+        for h_kv in kv_head_choices(h):
+            heads = torch.arange(h_kv, dtype=torch.float32).view(1, h_kv, 1, 1)      # (B, H_kv, S, d_head)
+            copied = repeat_kv(heads, h // h_kv)[0, :, 0, 0]                          # (H,)
+            assert copied.long().tolist() == kv_groups(h, h_kv)
+    assert kv_head_choices(12) == [1, 2, 3, 4, 6, 12]
+    with pytest.raises(ValueError):
+        kv_groups(8, 3)
+
+
+def test_course_model_maps_use_shared_keys():
+    model, tok = _model_or_skip()
+    c = model.config
+    ids = torch.tensor([tok.encode("君不见，黄河之水天上来")])
+    trace = Trace()
+    with torch.no_grad():
+        model(ids, trace=trace)
+    n = ids.shape[1]
+    for layer in range(c.n_layers):
+        q = trace[f"blocks.{layer}.attn.q"][0]                       # (H, N, d_head)
+        k = trace[f"blocks.{layer}.attn.k"][0]                       # (H_kv, N, d_head)
+        w = trace[f"blocks.{layer}.attn.weights"][0]                 # (H, N, N)
+        assert k.shape[0] == c.n_kv_heads < c.n_heads
+        for h, g in enumerate(kv_groups(c.n_heads, c.n_kv_heads)):
+            scores = q[h] @ k[g].T / c.d_head ** 0.5
+            scores = scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))
+            torch.testing.assert_close(w[h], torch.softmax(scores, -1), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d4_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    qx, kx, ends = _map(at)
+    assert len(qx) == 64 and len(kx) == 8 and ends == kv_groups(64, 8)        # LLaMA-2-70B as published
+
+    for h_kv in (1, 64):                                                      # MQA and MHA
+        at.select_slider(key="d4.kv_heads").set_value(h_kv).run()
+        assert_ok(at)
+        qx, kx, ends = _map(at)
+        assert len(kx) == h_kv and ends == kv_groups(64, h_kv)
+        bars = figure_by_key(at, "d4.cache")
+        gib = trace_array(bars, 0, "y")
+        cfg = configs.get("llama-2-70b")
+        assert gib[-1] == pytest.approx(2 * 80 * 64 * 128 * 4096 * 2 / 2**30, rel=1e-6)   # MHA: 10 GiB
+        assert gib[0] == pytest.approx(gib[-1] / 64, rel=1e-6)                              # MQA
+        assert gib[kv_head_choices(64).index(8)] == pytest.approx(kv_cache_bytes(cfg, 4096) / 2**30, rel=1e-6)
+        colours = bars["data"][0]["marker"]["color"]
+        assert colours[kv_head_choices(64).index(h_kv)] != colours[kv_head_choices(64).index(8 if h_kv != 8 else 1)]
+
+    for context in (1024, 131072):
+        at.select_slider(key="d4.context").set_value(context).run()
+        assert_ok(at)
+        gib = trace_array(figure_by_key(at, "d4.cache"), 0, "y")
+        assert gib[-1] == pytest.approx(2 * 80 * 64 * 128 * context * 2 / 2**30, rel=1e-6)
+
+    for name in ("gpt2-small", "course", "llama-2-7b"):                      # options change with the model
+        at.selectbox(key="d4.model").set_value(name).run()
+        assert_ok(at)
+        cfg = configs.get(name)
+        qx, kx, ends = _map(at)
+        assert len(qx) == cfg.n_heads and len(kx) == cfg.n_kv_heads
+
+    model, _ = _model_or_skip()
+    c = model.config
+    for layer in (0, c.n_layers - 1):
+        at.slider(key="d4.layer").set_value(layer).run()
+        assert_ok(at)
+        maps = figure_by_key(at, "d4.maps")
+        assert len(maps["data"]) == c.n_heads
+        for h in range(c.n_heads):
+            w = trace_array(maps, h, "z")
+            assert w.shape == (11, 11)
+            assert np.allclose(w.sum(1), 1, atol=1e-5) and np.allclose(np.triu(w, 1), 0)
+
+
+@pytest.mark.parametrize("text", ["", "🙂" * 300, "<b>bold</b> $x$", "黄河 river 🙂 ﷽"])
+def test_d4_bad_text(text):
+    _model_or_skip()
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="d4.prompt").set_value(text).run()
+    assert_ok(at)
+    w = trace_array(figure_by_key(at, "d4.maps"), 0, "z")
+    assert 1 <= w.shape[0] <= 64
+
+
+def test_d4_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"d4.kv_heads": "7", "d4.model": "gpt-5", "d4.context": "-1", "d4.layer": "99",
+                                  "lang": "zh"})
+    qx, kx, _ = _map(at)
+    assert len(qx) == 64 and len(kx) == 8

@@ -1,0 +1,121 @@
+"""KV cache pictures: one decoding step from inside, cost curves, the memory calculator."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, make
+
+# Work the cache saves: drawn in greys, so the eye goes to what a cached step computes.
+GHOST_SCALE = [[0.0, "#f4f4f4"], [1.0, "#8c8c8c"]]
+NEW_EDGE = "#d62728"
+CACHED_COLOUR, FULL_COLOUR = "#1f77b4", "#ff7f0e"
+
+
+def _split_rows(z: np.ndarray, n_new: int) -> tuple[np.ndarray, np.ndarray]:
+    """(past rows with the new ones blanked, new rows with the past blanked), same shape as z."""
+    past, new = z.copy(), z.copy()
+    cut = z.shape[0] - n_new
+    past[cut:] = np.nan
+    new[:cut] = np.nan
+    return past, new
+
+
+def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple[str, str, str, str],
+               value_names: tuple[str, str, str], hover_names: tuple[str, str, str],
+               height: int | None = None) -> go.Figure:
+    """Q, K, V (S, d_head) and the attention weights (S, S) of one head after one step.
+
+    The last ``n_new`` rows are what this step computed (framed in red); earlier rows of Q
+    and of the weights are drawn grey: recomputing the prefix would produce them again,
+    the cache never does. K and V keep their colours: their old rows are read back.
+    Traces, in order: 0 Q past, 1 Q new, 2 K, 3 V, 4 weights past, 5 weights new.
+    """
+    q, k, v, w = array(q), array(k), array(v), array(weights)
+    s, d = k.shape
+    w = np.where(np.tril(np.ones((s, s), dtype=bool)), w, np.nan).astype(np.float32)  # blank above the diagonal
+    rows = [f"{i} {label(t)}" for i, t in enumerate(tokens)]   # unique, and the position is part of the story
+    dims = array(np.arange(d))
+    limit = float(max(np.abs(q).max(), np.abs(k).max(), np.abs(v).max(), 1e-6))
+    pos_name, dim_name, value_name = value_names
+    values_hover = f"{pos_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
+    q_name, k_name, w_name = hover_names
+    weights_hover = f"{q_name}: %{{y}}<br>{k_name}: %{{x}}<br>{w_name}: %{{z:.3f}}<extra></extra>"
+    signed = {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "showscale": False}
+    q_past, q_new = _split_rows(q, n_new)
+    w_past, w_new = _split_rows(w, n_new)
+    data = [
+        {"type": "heatmap", "z": q_past, "x": dims, "y": rows, "colorscale": GHOST_SCALE, "showscale": False,
+         "hovertemplate": values_hover, "xaxis": "x", "yaxis": "y"},
+        {"type": "heatmap", "z": q_new, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
+         "xaxis": "x", "yaxis": "y"},
+        {"type": "heatmap", "z": k, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
+         "xaxis": "x2", "yaxis": "y"},
+        {"type": "heatmap", "z": v, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
+         "xaxis": "x3", "yaxis": "y"},
+        {"type": "heatmap", "z": w_past, "x": rows, "y": rows, "colorscale": GHOST_SCALE, "zmin": 0, "zmax": 1,
+         "showscale": False, "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1},
+        {"type": "heatmap", "z": w_new, "x": rows, "y": rows, "colorscale": WEIGHTS_SCALE, "zmin": 0, "zmax": 1,
+         "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1,
+         "colorbar": {"thickness": 12, "len": 0.6}},
+    ]
+    domains = [(0.0, 0.16), (0.205, 0.365), (0.41, 0.57), (0.63, 1.0)]
+    layout: dict = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 13},
+                              "anchor": "x"}}
+    notes, frames = [], []
+    for i, ((x0, x1), title) in enumerate(zip(domains, titles, strict=True)):
+        axis = "xaxis" if i == 0 else f"xaxis{i + 1}"
+        ref = "x" if i == 0 else f"x{i + 1}"
+        # value panels: dimensions need no labels; the weights panel names its keys below
+        layout[axis] = {"domain": [x0, x1], "anchor": "y", "showgrid": False, "zeroline": False,
+                        **({"type": "category", "tickangle": 0, "tickfont": {"size": 12}, "showticklabels": s <= 12,
+                            "tickvals": rows, "ticktext": [label(t) for t in tokens]}
+                           if i == 3 else {"showticklabels": False})}
+        notes.append({"text": title, "x": (x0 + x1) / 2, "y": 1.0, "xref": "paper", "yref": "paper",
+                      "yanchor": "bottom", "yshift": 6, "showarrow": False, "font": {"size": 13}})
+        width = s if i == 3 else d
+        frames.append({"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": width - 0.5,
+                       "y0": s - n_new - 0.5, "y1": s - 0.5, "line": {"color": NEW_EDGE, "width": 2.5}})
+    layout.update({"annotations": notes, "shapes": frames, "margin": {"t": 60, "l": 10, "r": 10, "b": 10}})
+    return make(data, layout, None, height or max(420, 110 + 24 * s))
+
+
+def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: str, y_title: str,
+               log_y: bool = False, height: int = 360) -> go.Figure:
+    """Cost per step against context length, one line per way of decoding (cached first)."""
+    colours = [CACHED_COLOUR, FULL_COLOUR]
+    data = [{"type": "scatter", "x": array(x), "y": array(y), "name": name, "mode": "lines+markers",
+             "line": {"color": colours[i % 2]}} for i, (name, y) in enumerate(series.items())]
+    y_axis = {"title": {"text": y_title}, **({"type": "log", "dtick": 1} if log_y else {})}
+    layout = {"xaxis": {"title": {"text": x_title}}, "yaxis": y_axis}
+    return make(data, layout, title, height)
+
+
+def memory_lines(tokens, series: dict[str, np.ndarray], limits: list[tuple[str, float]], *,
+                 title: str | None, x_title: str, y_title: str, height: int = 420) -> go.Figure:
+    """Memory (GiB) against context length, with a dashed horizontal line per GPU memory size.
+
+    Traces: one per ``series`` entry, then one holding every ``limits`` line (name, GiB) as
+    segments separated by NaN (a trace costs ~0.4 ms to build; the names are annotations).
+    """
+    x = array(tokens)
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": "lines",
+             "line": {"width": 3}, "hovertemplate": f"{name}<br>%{{x:,.0f}}: %{{y:.2f}} GiB<extra></extra>"}
+            for name, y in series.items()]
+    top = max(float(np.max(array(y))) for y in series.values())
+    y_max = max(top, min(gib for _, gib in limits)) * 1.1 if limits else top * 1.1
+    if limits:
+        gx = np.tile([x[0], x[-1], np.nan], len(limits))
+        gy = np.repeat([gib for _, gib in limits], 3).astype(np.float64)
+        gy[2::3] = np.nan
+        data.append({"type": "scatter", "x": array(gx), "y": array(gy), "mode": "lines", "showlegend": False,
+                     "line": {"dash": "dash", "width": 1.5, "color": "#7f7f7f"}, "hoverinfo": "skip"})
+    notes, last = [], None
+    for name, gib in sorted(limits, key=lambda item: -item[1]):      # biggest first; squeezed labels dropped
+        if gib <= y_max and (last is None or last - gib >= 0.05 * y_max):
+            notes.append({"text": name, "x": 0.0, "xref": "paper", "y": gib, "yref": "y", "xanchor": "left",
+                          "yanchor": "bottom", "showarrow": False, "font": {"size": 12, "color": "#555"}})
+            last = gib
+    layout = {"xaxis": {"title": {"text": x_title}, "separatethousands": True},
+              "yaxis": {"title": {"text": y_title}, "range": [0, y_max]}, "annotations": notes}
+    return make(data, layout, title, height)

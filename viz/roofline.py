@@ -1,0 +1,101 @@
+"""The roofline of a GPU with steps placed on it, and its memory hierarchy."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import array, make
+
+ROOF_COLOUR = "#333333"
+POINT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+
+
+def human(n: float, unit: str, base: int = 1000) -> str:
+    """A size or a rate with a prefix.
+
+    Example: human(2.039e12, "B/s") -> "2.04 TB/s"; human(60.25 * 2**20, "B", 1024) -> "60.2 MiB"
+    """
+    prefixes = ["", "K", "M", "G", "T", "P"]
+    i = 0
+    while abs(n) >= base and i < len(prefixes) - 1:
+        n /= base
+        i += 1
+    mid = "i" if base == 1024 and i else ""
+    return f"{n:.3g} {prefixes[i]}{mid}{unit}"
+
+
+def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict], *,
+                   title: str | None, x_title: str, y_title: str, roof_name: str, ridge_text: str,
+                   arrows: list[tuple[int, int]] = (), height: int = 460) -> go.Figure:
+    """Log-log roofline min(peak, I × bandwidth) and one marker per point.
+
+    ``points``: dicts with name, intensity (FLOPs/byte) and tflops (attained); ``arrows``
+    join point i to point j (what a change moves). Traces: 0 the roof, then one per point.
+    """
+    ridge = peak_tflops * 1e3 / bandwidth_gbps
+    xs = [p["intensity"] for p in points] + [ridge]
+    x_lo = 10 ** math.floor(math.log10(min(min(xs) / 2, 0.5)))
+    x_hi = 10 ** math.ceil(math.log10(max(max(xs) * 2, ridge * 10)))
+    roof_x = array([x_lo, ridge, x_hi])
+    roof_y = array([x_lo * bandwidth_gbps / 1e3, peak_tflops, peak_tflops])
+    data = [{"type": "scatter", "x": roof_x, "y": roof_y, "mode": "lines", "name": roof_name,
+             "line": {"color": ROOF_COLOUR, "width": 3}, "hoverinfo": "skip"}]
+    for i, p in enumerate(points):
+        data.append({"type": "scatter", "x": array([p["intensity"]]), "y": array([p["tflops"]]), "mode": "markers",
+                     "name": p["name"], "marker": {"size": 15, "color": POINT_COLOURS[i % len(POINT_COLOURS)],
+                                                   "symbol": p.get("symbol", "circle"),
+                                                   "line": {"color": "white", "width": 1}},
+                     "hovertemplate": f"{p['name']}<br>%{{x:.3g}} FLOP/B<br>%{{y:.3g}} TFLOP/s<extra></extra>"})
+    notes = [{"x": math.log10(ridge), "y": math.log10(peak_tflops), "text": ridge_text, "showarrow": True,
+              "arrowhead": 0, "ax": 0, "ay": -30, "font": {"size": 13}}]
+    for a, b in arrows:
+        pa, pb = points[a], points[b]
+        notes.append({"x": math.log10(pb["intensity"]), "y": math.log10(pb["tflops"]),
+                      "ax": math.log10(pa["intensity"]), "ay": math.log10(pa["tflops"]),
+                      "axref": "x", "ayref": "y", "xref": "x", "yref": "y", "text": "", "showarrow": True,
+                      "arrowhead": 2, "arrowsize": 1.2, "arrowwidth": 1.5, "arrowcolor": "#555",
+                      "standoff": 8, "startstandoff": 8})
+    y_lo = roof_y[0] / 2
+    layout = {"xaxis": {"type": "log", "title": {"text": x_title}, "range": [math.log10(x_lo), math.log10(x_hi)],
+                        "dtick": 1},
+              "yaxis": {"type": "log", "title": {"text": y_title}, "dtick": 1,
+                        "range": [math.log10(y_lo), math.log10(peak_tflops * 3)]},
+              "annotations": notes, "legend": {"orientation": "h", "y": -0.18, "yanchor": "top"},
+              "margin": {"b": 40}}
+    return make(data, layout, title, height)
+
+
+def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *, titles: tuple[str, str],
+                    height: int = 300) -> go.Figure:
+    """Two bar panels, log scale: capacity (bytes) and bandwidth (bytes/s) of each memory level.
+
+    Traces: 0 capacity, 1 bandwidth; ``levels`` top to bottom, fastest first.
+    """
+    size_text = [human(s, "B") for s in sizes]
+    rate_text = [human(r, "B/s") for r in rates]
+    common = {"type": "bar", "orientation": "h", "y": levels, "textposition": "outside", "cliponaxis": False,
+              "showlegend": False}
+    data = [
+        {**common, "x": array(sizes), "text": size_text, "marker": {"color": "#4c78a8"}, "xaxis": "x", "yaxis": "y",
+         "hovertemplate": "%{y}: %{text}<extra></extra>"},
+        {**common, "x": array(rates), "text": rate_text, "marker": {"color": "#f58518"}, "xaxis": "x2", "yaxis": "y2",
+         "hovertemplate": "%{y}: %{text}<extra></extra>"},
+    ]
+    lo_s, hi_s = np.log10(min(sizes)) - 0.5, np.log10(max(sizes)) + 2.0
+    lo_r, hi_r = np.log10(min(rates)) - 0.5, np.log10(max(rates)) + 2.0
+    layout = {
+        "xaxis": {"domain": [0.0, 0.46], "type": "log", "range": [lo_s, hi_s], "showticklabels": False},
+        "yaxis": {"anchor": "x", "autorange": "reversed"},
+        "xaxis2": {"domain": [0.54, 1.0], "type": "log", "range": [lo_r, hi_r], "showticklabels": False},
+        "yaxis2": {"anchor": "x2", "autorange": "reversed", "showticklabels": False},
+        "annotations": [
+            {"text": titles[0], "x": 0.23, "y": 1.0, "xref": "paper", "yref": "paper", "yanchor": "bottom",
+             "showarrow": False, "font": {"size": 15}},
+            {"text": titles[1], "x": 0.77, "y": 1.0, "xref": "paper", "yref": "paper", "yanchor": "bottom",
+             "showarrow": False, "font": {"size": 15}},
+        ],
+        "margin": {"t": 40},
+    }
+    return make(data, layout, None, height)
