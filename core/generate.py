@@ -1,0 +1,165 @@
+"""Autoregressive generation, one token at a time, with or without the KV cache.
+
+Dimension legend
+    N   tokens fed to the model in one step: the whole prompt first, then 1 with a cache,
+        or the whole sequence so far at every step without one
+    S   tokens held in the KV cache
+    V   vocabulary size
+
+Each step turns the last position's logits into a distribution (temperature, top-k,
+top-p), draws the next token from it with a generator owned by this generation (so a
+seed replays exactly and no global random state is touched), and appends the token.
+The same ``Generation`` drives the D1 probability bars and the D2 cache lesson.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from core.kv_cache import KVCache
+from core.tokenizer import CharTokenizer
+from core.trace import Trace
+
+
+@dataclass(frozen=True)
+class Prompt:
+    ids: list[int]        # what the model is fed: starts with BOS when the prompt was empty
+    dropped: int          # tokens cut from the front so the prompt fits the context
+    unknown: int          # characters the vocabulary lacks (each became UNK)
+    max_new_tokens: int   # the request, lowered when the context cannot hold it all
+
+
+def prepare_prompt(tokenizer: CharTokenizer, prompt: str, max_new_tokens: int, max_seq_len: int) -> Prompt:
+    """Token ids that fit: prompt + new tokens must stay within max_seq_len, so the
+    prompt keeps its last tokens (a notice for the page: ``dropped``).
+
+    Example (max_seq_len 4): prompt "abcde", 2 new tokens -> ids of "de", dropped=3
+    Example: prompt "" -> ids [BOS] (a poem starts here)
+    """
+    max_new = max(0, min(max_new_tokens, max_seq_len - 1))
+    ids = tokenizer.encode(prompt) if prompt else [tokenizer.bos_id]
+    unknown = sum(1 for ch in prompt if not tokenizer.is_known(ch))
+    room = max_seq_len - max_new
+    dropped = max(0, len(ids) - room)
+    return Prompt(ids=ids[dropped:], dropped=dropped, unknown=unknown, max_new_tokens=max_new)
+
+
+def sampling_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                   top_p: float | None = None) -> torch.Tensor:
+    """The distribution the next token is drawn from, (V,) logits -> (V,) probabilities.
+
+    temperature 0 means greedy: all mass on the arg-max. Otherwise softmax(logits / T);
+    top-k keeps the k likeliest tokens; top-p (nucleus, Holtzman et al. 2019) keeps the
+    fewest likeliest tokens whose mass reaches p; what is kept is renormalised.
+
+    Example: logits [2, 1, 0], T=1 -> [0.665, 0.245, 0.090];
+             top_k=2 -> [0.731, 0.269, 0]; top_p=0.6 -> [1, 0, 0]; T=0 -> [1, 0, 0]
+    """
+    logits = logits.float()
+    if temperature <= 0:
+        probs = torch.zeros_like(logits)
+        probs[logits.argmax()] = 1.0
+        return probs
+    probs = torch.softmax(logits / temperature, dim=-1)              # (V,)
+    if top_k is not None and 0 < top_k < probs.numel():
+        kth = torch.topk(probs, top_k).values[-1]
+        probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
+    if top_p is not None and 0 < top_p < 1:
+        sorted_p, order = torch.sort(probs, descending=True)          # (V,)
+        before = sorted_p.cumsum(0) - sorted_p                        # mass of the likelier tokens
+        keep_sorted = before < top_p                                  # the first token is always kept
+        keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)
+        probs = torch.where(keep, probs, torch.zeros_like(probs))
+    return probs / probs.sum()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: int
+    token: str
+    model_prob: float    # softmax of the raw logits: what the model believes
+    sample_prob: float   # after temperature/top-k/top-p: what the draw used
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int                 # 0 for the first new token
+    fed: int                   # tokens the model processed in this step (prompt length, then 1 with a cache)
+    model_probs: torch.Tensor  # (V,) softmax(logits)
+    probs: torch.Tensor        # (V,) the distribution the token was drawn from
+    top: list[Candidate]       # the likeliest tokens for display, best first
+    chosen: int                # the token id appended
+    chosen_token: str
+    cache_length: int          # positions in the KV cache after this step (0 without a cache)
+    finished: bool             # EOS drawn or max_new_tokens reached
+
+
+class Generation:
+    """A generation in progress. It owns its KV cache and random generator, so two
+    students' generations with one shared model never interfere.
+
+        gen = Generation(model, tok, "君不见，黄河之水", max_new_tokens=10)
+        while not gen.done:
+            step = gen.step()
+    """
+
+    def __init__(self, model: torch.nn.Module, tokenizer: CharTokenizer, prompt: str,
+                 max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
+                 top_p: float | None = None, seed: int = 0, use_cache: bool = True, show: int = 10):
+        self.model, self.tokenizer = model, tokenizer
+        self.prompt = prepare_prompt(tokenizer, prompt, max_new_tokens, model.config.max_seq_len)
+        self.temperature, self.top_k, self.top_p, self.show = temperature, top_k, top_p, show
+        self.device = next(model.parameters()).device
+        self.rng = torch.Generator(device=self.device).manual_seed(seed)
+        self.cache: KVCache | None = model.new_cache() if use_cache else None
+        self.ids: list[int] = list(self.prompt.ids)
+        self.new_ids: list[int] = []
+        self.done = self.prompt.max_new_tokens == 0
+
+    @property
+    def text(self) -> str:
+        """The continuation so far, without the prompt."""
+        return self.tokenizer.decode(self.new_ids)
+
+    @torch.inference_mode()
+    def step(self, trace: Trace | None = None) -> Step:
+        if self.done:
+            raise RuntimeError("this generation is finished")
+        if self.cache is None:
+            feed = self.ids                               # recompute the whole prefix
+        else:
+            feed = self.ids[self.cache.length:]           # only what the cache lacks
+        fed = len(feed)
+        x = torch.tensor([feed], device=self.device)      # (1, N)
+        logits = self.model(x, cache=self.cache, trace=trace)[0, -1]  # (V,)
+
+        model_probs = torch.softmax(logits.float(), dim=-1)             # (V,)
+        probs = sampling_probs(logits, self.temperature, self.top_k, self.top_p)  # (V,)
+        if self.temperature <= 0:
+            chosen = int(probs.argmax())
+        else:
+            chosen = int(torch.multinomial(probs, 1, generator=self.rng))
+
+        shown = torch.topk(model_probs, min(self.show, model_probs.numel())).indices.tolist()
+        toks = self.tokenizer.tokens(shown)
+        top = [Candidate(i, t, float(model_probs[i]), float(probs[i])) for i, t in zip(shown, toks)]
+
+        self.ids.append(chosen)
+        self.new_ids.append(chosen)
+        self.done = chosen == self.tokenizer.eos_id or len(self.new_ids) >= self.prompt.max_new_tokens
+        return Step(
+            index=len(self.new_ids) - 1, fed=fed, model_probs=model_probs, probs=probs, top=top,
+            chosen=chosen, chosen_token=self.tokenizer.tokens([chosen])[0],
+            cache_length=0 if self.cache is None else self.cache.length, finished=self.done,
+        )
+
+
+def generate(model: torch.nn.Module, tokenizer: CharTokenizer, prompt: str, max_new_tokens: int,
+             temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+             seed: int = 0, use_cache: bool = True) -> str:
+    """The continuation of ``prompt`` (without it); stops early at EOS."""
+    gen = Generation(model, tokenizer, prompt, max_new_tokens, temperature, top_k, top_p, seed, use_cache)
+    while not gen.done:
+        gen.step()
+    return gen.text

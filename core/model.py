@@ -1,0 +1,197 @@
+"""The course model: a small LLaMA-style decoder (Touvron et al. 2023).
+
+Dimension legend
+    B       batch
+    N       new positions in this call (the whole prompt, or 1 when decoding with a cache)
+    S       key/value positions attended over: cached + new (S == N without a cache)
+    D       model width, d_model
+    H       query heads
+    H_kv    key/value heads (GQA: fewer than H)
+    d_head  D / H
+    F       feed-forward hidden width
+    V       vocabulary size
+
+Differences from the original Transformer (C2): pre-normalisation with RMSNorm, RoPE on
+q and k instead of added position vectors, grouped-query attention, SwiGLU feed-forward,
+no biases, an output projection separate from the embedding.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from core.ffn import SwiGLU
+from core.kv_cache import KVCache, LayerKV
+from core.mha import MHAConfig, MultiHeadAttention
+from core.norms import RMSNorm
+from core.tokenizer import CharTokenizer
+from core.trace import Trace, record
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+WEIGHTS_FILE = "course_model.safetensors"
+CONFIG_FILE = "course_model_config.json"
+VOCAB_FILE = "course_model_vocab.json"
+LOSS_FILE = "course_model_loss.json"
+REBUILD = "python scripts/train_course_model.py"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab_size: int              # V, rows of the embedding and of the output projection
+    d_model: int = 128           # D, width of the residual stream every block reads and writes
+    n_layers: int = 4            # blocks stacked; LLaMA-7B has 32, four are enough to memorise 300 poems
+    n_heads: int = 4             # H, query heads, each d_head = D / H = 32 wide
+    n_kv_heads: int = 2          # H_kv, key/value heads shared by groups of H / H_kv query heads (GQA)
+    ffn_hidden: int = 344        # F, SwiGLU hidden width; 8/3 * D rounded up to 8, like LLaMA, since SwiGLU has three matrices
+    max_seq_len: int = 256       # longest context accepted; training windows are 128, RoPE scores depend only on distance
+    rope_base: float = 10000.0   # RoPE base of theta_i = base^(-2i/d_head), the value of RoFormer and LLaMA
+    norm_eps: float = 1e-5       # keeps RMSNorm finite for an all-zero vector
+
+    def __post_init__(self) -> None:
+        MHAConfig(self.d_model, self.n_heads, self.n_kv_heads)  # raises on bad head counts
+        if (self.d_model // self.n_heads) % 2:
+            raise ValueError("RoPE rotates pairs, so d_head = d_model / n_heads must be even")
+        for name in ("vocab_size", "n_layers", "ffn_hidden", "max_seq_len"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ModelConfig":
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
+
+
+def causal_mask_after(n: int, past: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """(n, past + n) bool: new query i sits at position past + i and sees keys 0 .. past + i.
+
+    With past = 0 this is the square causal mask; with one new token it is a single
+    all-True row, because the newest token may look at everything before it.
+
+    Example: causal_mask_after(2, 1) -> [[T, T, F],
+                                         [T, T, T]]
+    """
+    return torch.ones(n, past + n, dtype=torch.bool, device=device).tril(diagonal=past)  # (N, S)
+
+
+class Block(nn.Module):
+    """x + Attn(RMSNorm(x)), then + FFN(RMSNorm(...)): pre-norm keeps the residual path clean."""
+
+    def __init__(self, c: ModelConfig):
+        super().__init__()
+        self.attn_norm = RMSNorm(c.d_model, c.norm_eps)
+        self.attn = MultiHeadAttention(MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False))
+        self.ffn_norm = RMSNorm(c.d_model, c.norm_eps)
+        self.ffn = SwiGLU(c.d_model, c.ffn_hidden)
+        self.rope_base = c.rope_base
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor,
+        trace: Trace | None = None,
+        cache: LayerKV | None = None,
+    ) -> torch.Tensor:
+        record(trace, "resid_pre", x)                                        # (B, N, D)
+        h = self.attn_norm(x)                                                # (B, N, D)
+        record(trace, "attn_norm", h)
+        a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
+                      cache=cache, positions=positions)                      # (B, N, D)
+        record(trace, "attn_out", a)
+        x = x + a
+        record(trace, "resid_mid", x)
+        h = self.ffn_norm(x)                                                 # (B, N, D)
+        record(trace, "ffn_norm", h)
+        f = self.ffn(h, trace=trace)                                         # (B, N, D)
+        record(trace, "ffn_out", f)
+        x = x + f
+        record(trace, "resid_post", x)
+        return x
+
+
+class CourseModel(nn.Module):
+    """ids (B, N) -> next-token logits (B, N, V). Holds weights only; caches and traces are passed in."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.final_norm = RMSNorm(config.d_model, config.norm_eps)
+        self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+    def new_cache(self) -> KVCache:
+        """An empty cache for one generation; the caller keeps it, the model does not."""
+        return KVCache(self.config.n_layers)
+
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, trace: Trace | None = None) -> torch.Tensor:
+        b, n = ids.shape
+        past = 0 if cache is None else cache.length
+        if past + n > self.config.max_seq_len:
+            raise ValueError(f"{past + n} positions exceed max_seq_len={self.config.max_seq_len}")
+        # Positions continue after the cache, so RoPE turns a new token by its true position.
+        positions = torch.arange(past, past + n, device=ids.device)          # (N,)
+        mask = causal_mask_after(n, past, ids.device)                        # (N, S)
+
+        x = self.embed(ids)                                                  # (B, N, D)
+        record(trace, "embed", x)
+        for i, block in enumerate(self.blocks):
+            x = block(
+                x, mask, positions,
+                trace=None if trace is None else trace.child(f"blocks.{i}"),
+                cache=None if cache is None else cache.layers[i],
+            )                                                                # (B, N, D)
+        x = self.final_norm(x)                                               # (B, N, D)
+        record(trace, "final_norm", x)
+        logits = self.output(x)                                              # (B, N, V)
+        record(trace, "logits", logits)
+        return logits
+
+
+class CourseModelUnavailable(RuntimeError):
+    """The shipped course model is missing or damaged; the message says how to rebuild it."""
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_course_model(device: str | torch.device = "cpu", assets: Path | str | None = None
+                      ) -> tuple[CourseModel, CharTokenizer]:
+    """The trained course model (eval mode, float32) and its tokenizer, from assets/.
+
+    Weights are read with safetensors: plain tensors, no pickled objects can run code.
+    """
+    folder = Path(assets) if assets is not None else ASSETS
+    hint = f"Rebuild it with `{REBUILD}` (see assets/CORPUS.md)."
+    try:
+        from safetensors.torch import load_file
+
+        meta = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        config = ModelConfig.from_dict(meta["config"])
+        tokenizer = CharTokenizer.from_json((folder / VOCAB_FILE).read_text(encoding="utf-8"))
+        weights_path = folder / WEIGHTS_FILE
+        expected = meta.get("weights_sha256")
+        if expected and sha256_file(weights_path) != expected:
+            raise ValueError(f"{weights_path.name} does not match the checksum in {CONFIG_FILE}")
+        state = load_file(str(weights_path))
+        if len(tokenizer) != config.vocab_size:
+            raise ValueError(f"vocabulary has {len(tokenizer)} entries, config says {config.vocab_size}")
+        model = CourseModel(config)
+        model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+    except CourseModelUnavailable:
+        raise
+    except Exception as err:  # missing file, bad JSON, truncated tensors, wrong shapes
+        raise CourseModelUnavailable(f"The course model in {folder} cannot be loaded ({err}). {hint}") from err
+    return model.to(device).eval(), tokenizer

@@ -1,0 +1,125 @@
+"""Sampling and the step-by-step generation API, on a small random model."""
+import pytest
+import torch
+
+from core.generate import Generation, generate, prepare_prompt, sampling_probs
+from core.model import CourseModel, ModelConfig
+from core.tokenizer import CharTokenizer
+
+TOK = CharTokenizer("abcdefghij")
+
+
+def model(max_seq_len: int = 16, seed: int = 0) -> CourseModel:
+    torch.manual_seed(seed)
+    c = ModelConfig(vocab_size=len(TOK), d_model=32, n_layers=2, n_heads=4, n_kv_heads=2,
+                    ffn_hidden=48, max_seq_len=max_seq_len)
+    m = CourseModel(c).eval()
+    with torch.no_grad():
+        m.output.weight.mul_(20)            # confident random logits ...
+        m.output.weight[:4] = 0.0           # ... and specials at logit 0, so it (almost) never stops early
+    return m
+
+
+class AlwaysEOS(CourseModel):
+    def forward(self, ids, cache=None, trace=None):
+        logits = super().forward(ids, cache=cache, trace=trace)
+        logits[..., TOK.eos_id] += 1000.0
+        return logits
+
+
+def test_sampling_probs_docstring_example():
+    logits = torch.tensor([2.0, 1.0, 0.0])
+    torch.testing.assert_close(sampling_probs(logits), torch.tensor([0.665, 0.245, 0.090]), atol=1e-3, rtol=0)
+    torch.testing.assert_close(sampling_probs(logits, top_k=2), torch.tensor([0.731, 0.269, 0.0]), atol=1e-3, rtol=0)
+    torch.testing.assert_close(sampling_probs(logits, top_p=0.6), torch.tensor([1.0, 0.0, 0.0]))
+    torch.testing.assert_close(sampling_probs(logits, temperature=0), torch.tensor([1.0, 0.0, 0.0]))
+
+
+def test_temperature_flattens_and_sharpens():
+    logits = torch.tensor([2.0, 1.0, 0.0])
+    hot, cold = sampling_probs(logits, 5.0), sampling_probs(logits, 0.2)
+    assert hot.max() < sampling_probs(logits).max() < cold.max()
+    assert hot.shape == (3,)
+
+
+def test_top_p_keeps_the_smallest_set_reaching_p():
+    probs = sampling_probs(torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05])), top_p=0.75)
+    torch.testing.assert_close(probs, torch.tensor([0.625, 0.375, 0.0, 0.0]))
+
+
+def test_prepare_prompt_cases():
+    assert prepare_prompt(TOK, "", 5, 16).ids == [TOK.bos_id]
+    unk = prepare_prompt(TOK, "xyz", 5, 16)
+    assert unk.ids == [TOK.unk_id] * 3 and unk.unknown == 3
+    long = prepare_prompt(TOK, "abcde", 2, 4)
+    assert long.ids == TOK.encode("de") and long.dropped == 3
+    assert prepare_prompt(TOK, "ab", 100, 16).max_new_tokens == 15
+
+
+def test_cached_and_uncached_greedy_agree():
+    m = model()
+    a = generate(m, TOK, "abc", 10, use_cache=True)
+    b = generate(m, TOK, "abc", 10, use_cache=False)
+    assert a == b and len(a) == 10
+
+
+def test_seed_replays_and_uses_no_global_rng():
+    m = model()
+    state = torch.random.get_rng_state()
+    a = generate(m, TOK, "ab", 12, temperature=1.5, seed=7)
+    assert torch.equal(state, torch.random.get_rng_state())
+    assert a == generate(m, TOK, "ab", 12, temperature=1.5, seed=7)
+    others = {generate(m, TOK, "ab", 12, temperature=1.5, seed=s) for s in range(5)}
+    assert len(others) > 1
+
+
+def test_top_k_one_is_greedy():
+    m = model()
+    assert generate(m, TOK, "cab", 8, temperature=1.0, top_k=1, seed=3) == generate(m, TOK, "cab", 8)
+
+
+def test_steps_report_what_the_lessons_show():
+    m = model()
+    gen = Generation(m, TOK, "abc", max_new_tokens=4, temperature=1.0, top_k=3, seed=1, show=5)
+    steps = []
+    while not gen.done:
+        steps.append(gen.step())
+    assert [s.fed for s in steps] == [3, 1, 1, 1]              # prompt once, then one token
+    assert [s.cache_length for s in steps] == [3, 4, 5, 6]     # the cache holds every fed token
+    for s in steps:
+        assert s.probs.shape == (len(TOK),) and s.model_probs.shape == (len(TOK),)
+        assert int((s.probs > 0).sum()) <= 3
+        assert s.probs[s.chosen] > 0
+        assert len(s.top) == 5 and s.top[0].model_prob >= s.top[-1].model_prob
+    assert gen.text == TOK.decode(s.chosen for s in steps)
+    with pytest.raises(RuntimeError):
+        gen.step()
+
+
+def test_uncached_steps_recompute_the_prefix():
+    gen = Generation(model(), TOK, "abc", max_new_tokens=3, use_cache=False)
+    fed = [gen.step().fed for _ in range(3)]
+    assert fed == [3, 4, 5] and gen.cache is None
+
+
+def test_long_prompt_keeps_the_last_tokens():
+    m = model(max_seq_len=8)
+    gen = Generation(m, TOK, "abcdefghij" * 2, max_new_tokens=3)
+    assert gen.prompt.dropped == 15 and len(gen.prompt.ids) == 5
+    while not gen.done:
+        step = gen.step()
+    assert step.cache_length == 7          # 5 prompt + 3 new, the last one never fed back
+
+
+def test_empty_and_unknown_prompts_do_not_crash():
+    m = model()
+    assert len(generate(m, TOK, "", 5)) <= 5
+    assert len(generate(m, TOK, "你好", 5)) <= 5
+
+
+def test_generation_stops_at_eos():
+    torch.manual_seed(0)
+    m = AlwaysEOS(model().config).eval()
+    gen = Generation(m, TOK, "ab", max_new_tokens=5)
+    step = gen.step()
+    assert step.chosen == TOK.eos_id and step.finished and gen.done and gen.text == ""
