@@ -143,7 +143,7 @@ class Generation:
 
         shown = torch.topk(model_probs, min(self.show, model_probs.numel())).indices.tolist()
         toks = self.tokenizer.tokens(shown)
-        top = [Candidate(i, t, float(model_probs[i]), float(probs[i])) for i, t in zip(shown, toks)]
+        top = [Candidate(i, t, float(model_probs[i]), float(probs[i])) for i, t in zip(shown, toks, strict=True)]
 
         self.ids.append(chosen)
         self.new_ids.append(chosen)

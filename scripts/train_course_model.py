@@ -30,7 +30,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.model import (  # noqa: E402
-    CONFIG_FILE, LOSS_FILE, VOCAB_FILE, WEIGHTS_FILE, CourseModel, ModelConfig, sha256_file,
+    CONFIG_FILE,
+    LOSS_FILE,
+    VOCAB_FILE,
+    WEIGHTS_FILE,
+    CourseModel,
+    ModelConfig,
+    sha256_file,
 )
 from core.tokenizer import CharTokenizer  # noqa: E402
 

@@ -7,8 +7,14 @@ import torch
 from core.generate import generate
 from core.kv_cache import KVCache
 from core.model import (
-    CONFIG_FILE, REBUILD, WEIGHTS_FILE, CourseModel, CourseModelUnavailable, ModelConfig,
-    causal_mask_after, load_course_model,
+    CONFIG_FILE,
+    REBUILD,
+    WEIGHTS_FILE,
+    CourseModel,
+    CourseModelUnavailable,
+    ModelConfig,
+    causal_mask_after,
+    load_course_model,
 )
 from core.trace import Trace, is_known_name
 
@@ -124,6 +130,7 @@ def test_shipped_model_loads_in_eval_mode(course):
 
 def test_shipped_weights_are_safetensors_not_pickle():
     from safetensors.torch import load_file
+
     from core.model import ASSETS
     raw = (ASSETS / WEIGHTS_FILE).read_bytes()
     assert not raw.startswith(b"\x80")                               # not a pickle stream
