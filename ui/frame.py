@@ -89,7 +89,9 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
 
 
 def figure(fig, key: str) -> None:
-    st.plotly_chart(fig, key=key, config={"displaylogo": False, "responsive": True})
+    """A chart with a stable key. theme=None: the figure carries its own small template
+    (viz.common.TEMPLATE); Streamlit's client-side theming doubled the redraw time."""
+    st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False, "responsive": True})
 
 
 def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:

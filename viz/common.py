@@ -68,6 +68,49 @@ def pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int]:
     return pooled.astype(np.float32), factor
 
 
+# Our own small template, sent with every figure (the page draws with theme=None): Streamlit's
+# client-side theming costs ~50-100 ms a redraw here, and plotly's default template is 7 KB.
+COLORWAY = ["#0068c9", "#ff4b4b", "#29b09d", "#ff8700", "#6d3fc0", "#83c9ff", "#ffabab", "#7defa1"]
+TEMPLATE = {"layout": {
+    "colorway": COLORWAY,
+    "paper_bgcolor": "white", "plot_bgcolor": "white",
+    "font": {"color": "#31333F"},
+    "xaxis": {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "linecolor": "#c8c8c8"},
+    "yaxis": {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "linecolor": "#c8c8c8"},
+    "hoverlabel": {"bgcolor": "white"},
+}}
+
+
+def _text_width(text: str) -> int:
+    """Rough width in half-em units: CJK and full-width characters count two.
+
+    Example: _text_width("黄河 ab") -> 7
+    """
+    return sum(0 if ch == "\u200b" else 2 if ord(ch) >= 0x1100 else 1 for ch in str(text))
+
+
+def _margins(data: list[dict], layout: dict) -> dict:
+    """Room for the y tick labels and the axis titles, worked out here from the labels
+    themselves: plotly's automargin costs 50-70 ms a redraw in the browser."""
+    widest = 4  # numeric ticks such as "0.25" or "1000"
+    for trace in data:
+        values = trace.get("y")
+        if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
+            widest = max(widest, max(_text_width(v) for v in values[:200]))
+    x_widest, x_count = 0, 0
+    for trace in data:
+        values = trace.get("x")
+        if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
+            x_widest = max(x_widest, max(_text_width(v) for v in values[:200]))
+            x_count = max(x_count, len(values))
+    yaxis, xaxis = layout.get("yaxis") or {}, layout.get("xaxis") or {}
+    left = 14 + 8 * min(widest, 24) + (26 if (yaxis.get("title") or {}).get("text") else 0)
+    # Many long category labels get tilted by plotly: leave room for the slant.
+    slant = 6 * min(x_widest, 24) if x_count * x_widest > 60 and xaxis.get("side") != "top" else 0
+    bottom = 36 + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
+    return {"l": left, "b": bottom}
+
+
 def make(data: list[dict], layout: dict | None = None, title: str | None = None, height: int = 420) -> go.Figure:
     """One Figure from plain trace and layout dicts, with the shared look applied.
 
@@ -81,6 +124,7 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         "margin": {"l": 10, "r": 10, "t": 60 if title else 10, "b": 10},
         "hoverlabel": {"font": {"family": FONT, "size": 15}},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        "template": TEMPLATE,
     }
     if title:
         base["title"] = {"text": title, "font": {"size": 18}, "y": 0.98, "yanchor": "top"}
@@ -89,4 +133,7 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
             base[key] = {**base[key], **value}
         else:
             base[key] = value
+    room = _margins(data, base)
+    base["margin"] = {**base["margin"], "l": max(base["margin"].get("l", 0), room["l"]),
+                      "b": max(base["margin"].get("b", 0), room["b"])}
     return go.Figure({"data": data, "layout": base}, _validate=VALIDATE)
