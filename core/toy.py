@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import torch
 
+from core.attention import AttentionResult, scaled_dot_product_attention
 from core.tokenizer import CharTokenizer
 
 
@@ -47,3 +48,14 @@ def unit_vectors(n: int, d: int, seed: int, device: str = "cpu") -> tuple[torch.
     """Two (n, d) matrices of independent N(0, 1) entries: queries and keys for the √d_k demo."""
     g = generator(seed)
     return torch.randn(n, d, generator=g).to(device), torch.randn(n, d, generator=g).to(device)
+
+
+def self_attention(text: str, d_model: int, d_k: int, seed: int, device: str = "cpu") -> tuple[list[str], AttentionResult]:
+    """Self-attention of a text with seeded random weights: X -> Q, K, V -> attention (B1).
+
+    Example: self_attention("之水之", 32, 8, 0)[1].weights has shape (3, 3); rows 0 and 2 are equal.
+    """
+    tokens, x = embed_text(text, d_model, seed, device)                    # (N, D)
+    w_q, w_k, w_v = projections(d_model, d_k, d_k, seed, device)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                                     # (N, d_k) each
+    return tokens, scaled_dot_product_attention(q, k, v)

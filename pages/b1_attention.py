@@ -27,41 +27,9 @@ def text_controls():
     return (text.text if not text.empty else DEFAULT_TEXT), d_k, int(seed)
 
 
-text, d_k, seed = text_controls()
-dev = device()
-D = 32
-tokens, x = toy.embed_text(text, D, seed, dev)                  # (N, D)
-w_q, w_k, w_v = toy.projections(D, d_k, d_k, seed, dev)
-q, k, v = x @ w_q, x @ w_k, x @ w_v                             # (N, d_k) each
-attn = scaled_dot_product_attention(q, k, v)
-
-st.subheader(tr(f"{NS}.matrix_title"))
-left, right = st.columns([3, 2])
-with left:
-    hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-    figure(heatmap(attn.weights, tokens, tokens, title=tr(f"{NS}.weights_fig", d_k=d_k),
-                   hover_names=hover),
-           key=f"{NS}.weights")
-    st.caption(tr(f"{NS}.read_matrix"))
-    n = len(tokens)
-    shapes_table([
-        ("X", f"({n}, {D})"), ("W_q, W_k", f"({D}, {d_k})"), ("W_v", f"({D}, {d_k})"),
-        ("Q, K, V", f"({n}, {d_k})"), ("QKᵀ/√d_k, softmax", f"({n}, {n})"),
-        (tr(f"{NS}.output"), f"({n}, {d_k})"),
-    ])
-with right:
-    code_panel(scaled_dot_product_attention)
-
-st.subheader(tr(f"{NS}.scale_title"))
-st.markdown(tr(f"{NS}.scale_text"))
-
-
 def scale_controls():
     return st.select_slider(tr(f"{NS}.width_label"), WIDTHS, value=64, key=f"{NS}.width",
                             bind="query-params")
-
-
-width = scale_controls()
 
 
 @st.cache_data(max_entries=64)
@@ -72,24 +40,59 @@ def scale_demo(width: int, seed: int) -> dict:
     return {name: t.numpy() for name, t in {**stats, **{f"curve_{k}": c for k, c in curve.items()}}.items()}
 
 
-demo = scale_demo(width, seed)
-c1, c2 = st.columns(2)
-with c1:
-    raw, scaled = tr(f"{NS}.raw"), tr(f"{NS}.scaled")
-    figure(histogram({raw: demo["scores_raw"], scaled: demo["scores_scaled"]},
-                     title=tr(f"{NS}.hist_fig", d_k=width), x_title=tr("common.score"),
-                     y_title=tr(f"{NS}.density")),
-           key=f"{NS}.hist")
-    st.caption(tr(f"{NS}.variance", d_k=width, raw=float(demo["scores_raw"].var()),
-                  scaled=float(demo["scores_scaled"].var())))
-with c2:
-    figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"]},
-                 title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
-                 log_x=True), key=f"{NS}.entropy")
-    st.caption(tr(f"{NS}.entropy_caption", max=float(torch.log(torch.tensor(256.0)))))
+@st.fragment
+def lesson_body():
+    """Reruns alone when one of its controls moves (st.fragment): the explorer
+    and the questions below are not sent or redrawn again."""
+    text, d_k, seed = text_controls()
+    dev = device()
+    D = 32
+    tokens, attn = toy.self_attention(text, D, d_k, seed, dev)
 
-st.subheader(tr(f"{NS}.batch_title"))
-st.markdown(tr(f"{NS}.batch_text"))
+    st.subheader(tr(f"{NS}.matrix_title"))
+    left, right = st.columns([3, 2])
+    with left:
+        hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
+        figure(heatmap(attn.weights, tokens, tokens, title=tr(f"{NS}.weights_fig", d_k=d_k),
+                       hover_names=hover),
+               key=f"{NS}.weights")
+        st.caption(tr(f"{NS}.read_matrix"))
+        n = len(tokens)
+        shapes_table([
+            ("X", f"({n}, {D})"), ("W_q, W_k", f"({D}, {d_k})"), ("W_v", f"({D}, {d_k})"),
+            ("Q, K, V", f"({n}, {d_k})"), ("QKᵀ/√d_k, softmax", f"({n}, {n})"),
+            (tr(f"{NS}.output"), f"({n}, {d_k})"),
+        ])
+    with right:
+        code_panel(scaled_dot_product_attention)
+
+    st.subheader(tr(f"{NS}.scale_title"))
+    st.markdown(tr(f"{NS}.scale_text"))
+
+
+    width = scale_controls()
+
+    demo = scale_demo(width, seed)
+    c1, c2 = st.columns(2)
+    with c1:
+        raw, scaled = tr(f"{NS}.raw"), tr(f"{NS}.scaled")
+        figure(histogram({raw: demo["scores_raw"], scaled: demo["scores_scaled"]},
+                         title=tr(f"{NS}.hist_fig", d_k=width), x_title=tr("common.score"),
+                         y_title=tr(f"{NS}.density")),
+               key=f"{NS}.hist")
+        st.caption(tr(f"{NS}.variance", d_k=width, raw=float(demo["scores_raw"].var()),
+                      scaled=float(demo["scores_scaled"].var())))
+    with c2:
+        figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"]},
+                     title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
+                     log_x=True), key=f"{NS}.entropy")
+        st.caption(tr(f"{NS}.entropy_caption", max=float(torch.log(torch.tensor(256.0)))))
+
+    st.subheader(tr(f"{NS}.batch_title"))
+    st.markdown(tr(f"{NS}.batch_text"))
+
+
+lesson_body()
 
 explorer(NS, open_by_default=False)
 

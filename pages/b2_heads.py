@@ -47,69 +47,76 @@ def heads_demo(text: str, d_model: int, n_heads: int, seed: int, dev: str) -> di
     }
 
 
-text, h, d, seed = text_controls()
-dev = device()
-demo = heads_demo(text, d, h, seed, dev)
-tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
-hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
+@st.fragment
+def lesson_body():
+    """Reruns alone when one of its controls moves (st.fragment): the explorer
+    and the questions below are not sent or redrawn again."""
+    text, h, d, seed = text_controls()
+    dev = device()
+    demo = heads_demo(text, d, h, seed, dev)
+    tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
+    hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
 
-st.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
-left, right = st.columns([3, 2])
-with left:
-    figure(head_grid(demo["weights"], tokens, titles=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
-                     cols=2, hover_names=hover, height_per_row=300 if h > 1 else 460),
-           key=f"{NS}.grid")
-    st.caption(tr(f"{NS}.read_grid"))
-with right:
-    code_panel(MultiHeadAttention.forward, seeded_mha)
+    st.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
+    left, right = st.columns([3, 2])
+    with left:
+        figure(head_grid(demo["weights"], tokens, titles=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
+                         cols=2, hover_names=hover, height_per_row=300 if h > 1 else 460),
+               key=f"{NS}.grid")
+        st.caption(tr(f"{NS}.read_grid"))
+    with right:
+        code_panel(MultiHeadAttention.forward, seeded_mha)
 
-st.subheader(tr(f"{NS}.reshape_title"))
-st.markdown(tr(f"{NS}.reshape_text"))
-s = demo["shapes"]
-
-
-def shape(t: tuple) -> str:
-    return "(" + ", ".join(str(v) for v in t) + ")"
+    st.subheader(tr(f"{NS}.reshape_title"))
+    st.markdown(tr(f"{NS}.reshape_text"))
+    s = demo["shapes"]
 
 
-left, right = st.columns([3, 2])
-with left:
-    b = s["x"][0]
-    shapes_table([
-        ("X", shape(s["x"])),
-        ("X W_q", shape((b, n, h * d_head))),
-        (".view(B, N, H, d_head)", shape((b, n, h, d_head))),
-        (".transpose(1, 2) → Q", shape(s["attn.q"])),
-        ("K, V", shape(s["attn.k"])),
-        ("QKᵀ/√d_head, softmax", shape(s["attn.weights"])),
-        (tr(f"{NS}.per_head_out"), shape(s["attn.q"])),
-        (".transpose(1, 2)", shape((b, n, h, d_head))),
-        (".reshape(B, N, H·d_head) → concat", shape(s["attn.concat"])),
-        ("concat · W_o", shape(s["attn.out"])),
-    ])
-    st.caption(tr(f"{NS}.round_trip", ok=tr(f"{NS}.yes") if demo["round_trip"] else tr(f"{NS}.no")))
-    figure(head_bands(demo["concat"], tokens, h, head_names=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
-                      title=tr(f"{NS}.concat_fig", n=n, d=d),
-                      hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))),
-           key=f"{NS}.concat")
-    st.caption(tr(f"{NS}.read_concat", d_head=d_head))
-with right:
-    code_panel(split_heads, merge_heads, height=640)
+    def shape(t: tuple) -> str:
+        return "(" + ", ".join(str(v) for v in t) + ")"
 
-st.subheader(tr(f"{NS}.params_title"))
-st.markdown(tr(f"{NS}.params_text"))
-counts = demo["params"]
-left, right = st.columns([3, 2])
-with left:
-    many, one = tr(f"{NS}.many_heads", h=h, d_head=d_head), tr(f"{NS}.one_head", d=d)
-    figure(bars(MATRICES[:-1] + [tr(f"{NS}.total")],
-                {many: [counts["heads"][m] for m in MATRICES], one: [counts["single"][m] for m in MATRICES]},
-                title=tr(f"{NS}.params_fig", d=d), y_title=tr(f"{NS}.parameters"), height=420),
-           key=f"{NS}.params")
-    st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,
-                  matrix=d * d, total=counts["heads"]["total"]))
-with right:
-    code_panel(parameter_counts, height=420)
+
+    left, right = st.columns([3, 2])
+    with left:
+        b = s["x"][0]
+        shapes_table([
+            ("X", shape(s["x"])),
+            ("X W_q", shape((b, n, h * d_head))),
+            (".view(B, N, H, d_head)", shape((b, n, h, d_head))),
+            (".transpose(1, 2) → Q", shape(s["attn.q"])),
+            ("K, V", shape(s["attn.k"])),
+            ("QKᵀ/√d_head, softmax", shape(s["attn.weights"])),
+            (tr(f"{NS}.per_head_out"), shape(s["attn.q"])),
+            (".transpose(1, 2)", shape((b, n, h, d_head))),
+            (".reshape(B, N, H·d_head) → concat", shape(s["attn.concat"])),
+            ("concat · W_o", shape(s["attn.out"])),
+        ])
+        st.caption(tr(f"{NS}.round_trip", ok=tr(f"{NS}.yes") if demo["round_trip"] else tr(f"{NS}.no")))
+        figure(head_bands(demo["concat"], tokens, h, head_names=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
+                          title=tr(f"{NS}.concat_fig", n=n, d=d),
+                          hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))),
+               key=f"{NS}.concat")
+        st.caption(tr(f"{NS}.read_concat", d_head=d_head))
+    with right:
+        code_panel(split_heads, merge_heads, height=640)
+
+    st.subheader(tr(f"{NS}.params_title"))
+    st.markdown(tr(f"{NS}.params_text"))
+    counts = demo["params"]
+    left, right = st.columns([3, 2])
+    with left:
+        many, one = tr(f"{NS}.many_heads", h=h, d_head=d_head), tr(f"{NS}.one_head", d=d)
+        figure(bars(MATRICES[:-1] + [tr(f"{NS}.total")],
+                    {many: [counts["heads"][m] for m in MATRICES], one: [counts["single"][m] for m in MATRICES]},
+                    title=tr(f"{NS}.params_fig", d=d), y_title=tr(f"{NS}.parameters"), height=420),
+               key=f"{NS}.params")
+        st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,
+                      matrix=d * d, total=counts["heads"]["total"]))
+    with right:
+        code_panel(parameter_counts, height=420)
+
+
+lesson_body()
 
 explorer(NS)
 

@@ -62,96 +62,103 @@ def leak(text: str, position: int, seed: int, dev: str) -> dict:
     return {k: v.cpu().numpy() for k, v in future_leak(text, position, LEAK_HEADS, seed, D, dev).items()}
 
 
-text, d_k, seed, causal = text_controls()
-dev = device()
-one = single(text, d_k, seed, causal, dev)
-tokens, n = one["tokens"], len(one["tokens"])
-hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
+@st.fragment
+def lesson_body():
+    """Reruns alone when one of its controls moves (st.fragment): the explorer
+    and the questions below are not sent or redrawn again."""
+    text, d_k, seed, causal = text_controls()
+    dev = device()
+    one = single(text, d_k, seed, causal, dev)
+    tokens, n = one["tokens"], len(one["tokens"])
+    hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
 
-# 1. mask -> scores + mask -> softmax
-st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
-c1, c2, c3 = st.columns(3)
-with c1:
-    figure(mask_matrix(one["mask"], tokens, tokens, title=tr(f"{NS}.mask_fig"),
-                       hover_names=(tr("common.query"), tr("common.key"), tr(f"{NS}.added"))), key=f"{NS}.mask")
-with c2:
-    figure(masked_scores(one["seen"], tokens, tokens, title=tr(f"{NS}.scores_fig"),
-                         hover_names=(tr("common.query"), tr("common.key"), tr("common.score"))), key=f"{NS}.scores")
-with c3:
-    figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover),
-           key=f"{NS}.weights")
-check = one["check"]
-st.caption(tr(f"{NS}.check", masked=check["masked"], largest=check["largest_masked"],
-              low=check["row_sum_min"], high=check["row_sum_max"]))
-left, right = st.columns([3, 2])
-with left:
-    st.markdown(tr(f"{NS}.steps_text"))
-    shapes_table([
-        ("X", f"({n}, {D})"), ("Q, K, V", f"({n}, {d_k})"), (tr(f"{NS}.mask_name"), f"({n}, {n})"),
-        ("QKᵀ/√d_k + M", f"({n}, {n})"), ("softmax", f"({n}, {n})"), (tr(f"{NS}.output"), f"({n}, {d_k})"),
-    ])
-with right:
-    code_panel(masked_attention, causal_mask, scaled_dot_product_attention, with_mask, height=560)
-
-# 2. a padded batch
-st.subheader(tr(f"{NS}.pad_title"))
-st.markdown(tr(f"{NS}.pad_text"))
-texts = phrases(text)
-if len(texts) < 2:
-    st.info(tr(f"{NS}.pad_fallback"))
-    texts = PAD_EXAMPLE
-elif len({len(t) for t in texts}) == 1:
-    st.info(tr(f"{NS}.pad_equal", n=len(texts[0])))
-    texts = PAD_EXAMPLE
-padded = batch(tuple(texts), d_k, seed, causal, dev)
-lengths = [len(t) for t in texts]
-b, n_max = len(texts), max(lengths)
-left, right = st.columns([3, 2])
-with left:
-    rows = [tr(f"{NS}.sequence", i=i + 1) for i in range(b)]
-    figure(mask_matrix([[j < length for j in range(n_max)] for length in lengths], rows,
-                       [str(j + 1) for j in range(n_max)], title=tr(f"{NS}.pad_mask_fig"),
-                       hover_names=(tr(f"{NS}.sequence_word"), tr(f"{NS}.position"), tr(f"{NS}.token")),
-                       cell_text=padded["tokens"], height=120 + 45 * b), key=f"{NS}.padding")
-    shapes_table([
-        (tr(f"{NS}.batch_name"), f"({b}, {n_max}, {D})"), (tr(f"{NS}.pad_mask_name"), f"({b}, 1, {n_max})"),
-        (tr(f"{NS}.combined_name") if causal else tr(f"{NS}.pad_mask_name"), f"({b}, {n_max}, {n_max})"),
-        ("softmax", f"({b}, {n_max}, {n_max})"),
-    ])
-with right:
-    code_panel(padding_mask, padded_attention, height=480)
-figure(batch_panels(padded["weights"], padded["tokens"],
-                    titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
-                    hover_names=hover, height=440), key=f"{NS}.batch")
-check = padded["check"]
-st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
-              low=check["row_sum_min"], high=check["row_sum_max"]))
-
-# 3. peeking at the future
-st.subheader(tr(f"{NS}.leak_title"))
-st.markdown(tr(f"{NS}.leak_text"))
-if n < 2:
-    st.info(tr(f"{NS}.leak_short"))
-else:
-    p = st.slider(tr(f"{NS}.position_label"), 2, n, max(2, (n + 1) // 2), key=f"{NS}.changed",
-                  bind="query-params")
-    moved = leak(text, p - 1, seed, dev)
-    new = change_token(text, p - 1)[p - 1]
+    # 1. mask -> scores + mask -> softmax
+    st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        figure(mask_matrix(one["mask"], tokens, tokens, title=tr(f"{NS}.mask_fig"),
+                           hover_names=(tr("common.query"), tr("common.key"), tr(f"{NS}.added"))), key=f"{NS}.mask")
+    with c2:
+        figure(masked_scores(one["seen"], tokens, tokens, title=tr(f"{NS}.scores_fig"),
+                             hover_names=(tr("common.query"), tr("common.key"), tr("common.score"))), key=f"{NS}.scores")
+    with c3:
+        figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover),
+               key=f"{NS}.weights")
+    check = one["check"]
+    st.caption(tr(f"{NS}.check", masked=check["masked"], largest=check["largest_masked"],
+                  low=check["row_sum_min"], high=check["row_sum_max"]))
     left, right = st.columns([3, 2])
     with left:
-        setting = "causal" if causal else "none"
-        figure(change_bars(tokens, moved[setting], p - 1,
-                           names=(tr(f"{NS}.before", p=p), tr(f"{NS}.after", p=p)),
-                           title=tr(f"{NS}.leak_fig", p=p, old=label(tokens[p - 1]), new=new,
-                                    mask=tr(f"{NS}.with_mask" if causal else f"{NS}.without_mask")),
-                           x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis")),
-               key=f"{NS}.leak")
-        m1, m2 = st.columns(2)
-        m1.metric(tr(f"{NS}.metric_causal", p=p), f"{float(moved['causal'][:p - 1].max()):.4f}")
-        m2.metric(tr(f"{NS}.metric_none", p=p), f"{float(moved['none'][:p - 1].max()):.4f}")
-        st.markdown(tr(f"{NS}.leak_read"))
+        st.markdown(tr(f"{NS}.steps_text"))
+        shapes_table([
+            ("X", f"({n}, {D})"), ("Q, K, V", f"({n}, {d_k})"), (tr(f"{NS}.mask_name"), f"({n}, {n})"),
+            ("QKᵀ/√d_k + M", f"({n}, {n})"), ("softmax", f"({n}, {n})"), (tr(f"{NS}.output"), f"({n}, {d_k})"),
+        ])
     with right:
-        code_panel(future_leak, change_token, height=480)
+        code_panel(masked_attention, causal_mask, scaled_dot_product_attention, with_mask, height=560)
+
+    # 2. a padded batch
+    st.subheader(tr(f"{NS}.pad_title"))
+    st.markdown(tr(f"{NS}.pad_text"))
+    texts = phrases(text)
+    if len(texts) < 2:
+        st.info(tr(f"{NS}.pad_fallback"))
+        texts = PAD_EXAMPLE
+    elif len({len(t) for t in texts}) == 1:
+        st.info(tr(f"{NS}.pad_equal", n=len(texts[0])))
+        texts = PAD_EXAMPLE
+    padded = batch(tuple(texts), d_k, seed, causal, dev)
+    lengths = [len(t) for t in texts]
+    b, n_max = len(texts), max(lengths)
+    left, right = st.columns([3, 2])
+    with left:
+        rows = [tr(f"{NS}.sequence", i=i + 1) for i in range(b)]
+        figure(mask_matrix([[j < length for j in range(n_max)] for length in lengths], rows,
+                           [str(j + 1) for j in range(n_max)], title=tr(f"{NS}.pad_mask_fig"),
+                           hover_names=(tr(f"{NS}.sequence_word"), tr(f"{NS}.position"), tr(f"{NS}.token")),
+                           cell_text=padded["tokens"], height=120 + 45 * b), key=f"{NS}.padding")
+        shapes_table([
+            (tr(f"{NS}.batch_name"), f"({b}, {n_max}, {D})"), (tr(f"{NS}.pad_mask_name"), f"({b}, 1, {n_max})"),
+            (tr(f"{NS}.combined_name") if causal else tr(f"{NS}.pad_mask_name"), f"({b}, {n_max}, {n_max})"),
+            ("softmax", f"({b}, {n_max}, {n_max})"),
+        ])
+    with right:
+        code_panel(padding_mask, padded_attention, height=480)
+    figure(batch_panels(padded["weights"], padded["tokens"],
+                        titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
+                        hover_names=hover, height=440), key=f"{NS}.batch")
+    check = padded["check"]
+    st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
+                  low=check["row_sum_min"], high=check["row_sum_max"]))
+
+    # 3. peeking at the future
+    st.subheader(tr(f"{NS}.leak_title"))
+    st.markdown(tr(f"{NS}.leak_text"))
+    if n < 2:
+        st.info(tr(f"{NS}.leak_short"))
+    else:
+        p = st.slider(tr(f"{NS}.position_label"), 2, n, max(2, (n + 1) // 2), key=f"{NS}.changed",
+                      bind="query-params")
+        moved = leak(text, p - 1, seed, dev)
+        new = change_token(text, p - 1)[p - 1]
+        left, right = st.columns([3, 2])
+        with left:
+            setting = "causal" if causal else "none"
+            figure(change_bars(tokens, moved[setting], p - 1,
+                               names=(tr(f"{NS}.before", p=p), tr(f"{NS}.after", p=p)),
+                               title=tr(f"{NS}.leak_fig", p=p, old=label(tokens[p - 1]), new=new,
+                                        mask=tr(f"{NS}.with_mask" if causal else f"{NS}.without_mask")),
+                               x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis")),
+                   key=f"{NS}.leak")
+            m1, m2 = st.columns(2)
+            m1.metric(tr(f"{NS}.metric_causal", p=p), f"{float(moved['causal'][:p - 1].max()):.4f}")
+            m2.metric(tr(f"{NS}.metric_none", p=p), f"{float(moved['none'][:p - 1].max()):.4f}")
+            st.markdown(tr(f"{NS}.leak_read"))
+        with right:
+            code_panel(future_leak, change_token, height=480)
+
+
+lesson_body()
 
 explorer(NS)
 

@@ -64,6 +64,7 @@ def _short(name: str) -> str:
     return label(tr(PATTERN_KEYS[name][0])) if name else ""
 
 
+@st.fragment
 def explorer(ns: str, open_by_default: bool = True) -> None:
     """The explorer section of lesson ``ns``; widget and figure keys are prefixed by ``ns``.
 
