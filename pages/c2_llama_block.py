@@ -76,188 +76,201 @@ def block_controls():
     return (text.text if not text.empty else DEFAULT_TEXT), layer, head, part or "attn_norm"
 
 
-text, layer, head, part = block_controls()
-st.subheader(tr(f"{NS}.block_title"))
-figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
-       key=f"{NS}.diagram")
-st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
+@st.fragment
+def block_sections():
+    """The block, the norms and SwiGLU share the prompt and the layer; they rerun alone
+    (st.fragment) when one of their controls moves, leaving the counter below untouched."""
+    text, layer, head, part = block_controls()
+    st.subheader(tr(f"{NS}.block_title"))
+    figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
+           key=f"{NS}.diagram")
+    st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
 
-data = traced(text, dev) if loaded else None
-if data is not None:
-    trace = Trace({k: torch.from_numpy(v) for k, v in data["tensors"].items()})
-    tokens, n = data["tokens"], len(data["tokens"])
-    n_rep = course.n_heads // course.n_kv_heads
-    matrix = part_matrix(trace, layer, part, head, n_rep)
-    left, right = st.columns([3, 2])
-    with left:
-        title = tr(f"{NS}.tensor_fig", name=f"blocks.{layer}.{part}", shape=tuple(matrix.shape))
-        if part == "attn.weights":
-            hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-            fig = heatmap(matrix, tokens, tokens, title=title, hover_names=hover, height=420)
+    data = traced(text, dev) if loaded else None
+    if data is not None:
+        trace = Trace({k: torch.from_numpy(v) for k, v in data["tensors"].items()})
+        tokens, n = data["tokens"], len(data["tokens"])
+        n_rep = course.n_heads // course.n_kv_heads
+        matrix = part_matrix(trace, layer, part, head, n_rep)
+        left, right = st.columns([3, 2])
+        with left:
+            title = tr(f"{NS}.tensor_fig", name=f"blocks.{layer}.{part}", shape=tuple(matrix.shape))
+            if part == "attn.weights":
+                hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
+                fig = heatmap(matrix, tokens, tokens, title=title, hover_names=hover, height=420)
+            else:
+                hover = (tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))
+                fig = tensor_heatmap(matrix, tokens, title=title, hover_names=hover)
+            figure(fig, key=f"{NS}.tensor")
+            if part in HEAD_PARTS:
+                kv = head // n_rep
+                st.caption(tr(f"{NS}.gqa_caption", head=head, kv=kv, n_rep=n_rep, h=course.n_heads,
+                              h_kv=course.n_kv_heads))
+            shapes_table([(f"blocks.{layer}.{p}", str(tuple(data["tensors"][f"blocks.{layer}.{p}"].shape)))
+                          for p in BLOCK_PARTS])
+        with right:
+            code_panel(*CODE.get(part, (MultiHeadAttention.forward,)))
+
+        st.subheader(tr(f"{NS}.stream_title"))
+        st.markdown(tr(f"{NS}.stream_text"))
+        stages = ["in"] + [f"{i}·{s}" for i in range(course.n_layers) for s in ("attn", "ffn")]
+        figure(stream_sizes(stages, data["stream"], data["added"],
+                            names=(tr(f"{NS}.stream_name"), tr(f"{NS}.added_name")),
+                            title=tr(f"{NS}.stream_fig", n=n), y_title="RMS"), key=f"{NS}.stream")
+        st.caption(tr(f"{NS}.stream_caption", first=float(data["stream"][0]), last=float(data["stream"][-1])))
+
+    # ---------------------------------------------------------------- RMSNorm vs LayerNorm
+    st.subheader(tr(f"{NS}.norm_title"))
+    st.markdown(tr(f"{NS}.norm_text"))
+
+
+    def norm_controls():
+        return st.slider(tr(f"{NS}.shift_label"), -3.0, 3.0, 0.0, 0.5, key=f"{NS}.shift", bind="query-params",
+                         help=tr(f"{NS}.shift_help"))
+
+
+    shift = norm_controls()
+
+
+    @st.cache_data(max_entries=128, show_spinner=False)
+    def norm_demo(text: str, layer: int, shift: float, use_model: bool, dev: str) -> dict:
+        """LayerNorm and RMSNorm of the residual stream entering ``layer`` (or of random vectors)."""
+        if use_model:
+            vectors = torch.from_numpy(traced(text, dev)["tensors"][f"blocks.{layer}.resid_pre"][0])  # (N, D)
         else:
-            hover = (tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))
-            fig = tensor_heatmap(matrix, tokens, title=title, hover_names=hover)
-        figure(fig, key=f"{NS}.tensor")
-        if part in HEAD_PARTS:
-            kv = head // n_rep
-            st.caption(tr(f"{NS}.gqa_caption", head=head, kv=kv, n_rep=n_rep, h=course.n_heads,
-                          h_kv=course.n_kv_heads))
-        shapes_table([(f"blocks.{layer}.{p}", str(tuple(data["tensors"][f"blocks.{layer}.{p}"].shape)))
-                      for p in BLOCK_PARTS])
-    with right:
-        code_panel(*CODE.get(part, (MultiHeadAttention.forward,)))
-
-    st.subheader(tr(f"{NS}.stream_title"))
-    st.markdown(tr(f"{NS}.stream_text"))
-    stages = ["in"] + [f"{i}·{s}" for i in range(course.n_layers) for s in ("attn", "ffn")]
-    figure(stream_sizes(stages, data["stream"], data["added"],
-                        names=(tr(f"{NS}.stream_name"), tr(f"{NS}.added_name")),
-                        title=tr(f"{NS}.stream_fig", n=n), y_title="RMS"), key=f"{NS}.stream")
-    st.caption(tr(f"{NS}.stream_caption", first=float(data["stream"][0]), last=float(data["stream"][-1])))
-
-# ---------------------------------------------------------------- RMSNorm vs LayerNorm
-st.subheader(tr(f"{NS}.norm_title"))
-st.markdown(tr(f"{NS}.norm_text"))
+            vectors = toy.embed_text(text, course.d_model, 0, dev)[1].cpu()                           # (N, D)
+        return {k: v.cpu().numpy() for k, v in compare_norms(vectors, shift).items()}
 
 
-def norm_controls():
-    return st.slider(tr(f"{NS}.shift_label"), -3.0, 3.0, 0.0, 0.5, key=f"{NS}.shift", bind="query-params",
-                     help=tr(f"{NS}.shift_help"))
-
-
-shift = norm_controls()
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def norm_demo(text: str, layer: int, shift: float, use_model: bool, dev: str) -> dict:
-    """LayerNorm and RMSNorm of the residual stream entering ``layer`` (or of random vectors)."""
-    if use_model:
-        vectors = torch.from_numpy(traced(text, dev)["tensors"][f"blocks.{layer}.resid_pre"][0])  # (N, D)
-    else:
-        vectors = toy.embed_text(text, course.d_model, 0, dev)[1].cpu()                           # (N, D)
-    return {k: v.cpu().numpy() for k, v in compare_norms(vectors, shift).items()}
-
-
-norms = norm_demo(text, layer, shift, data is not None, dev)
-vectors = norms["input"]
-source = tr(f"{NS}.vectors_model", layer=layer) if data is not None else tr(f"{NS}.vectors_toy")
-names = {"input": tr(f"{NS}.input_name"), "layer": "LayerNorm", "rms": "RMSNorm"}
-left, right = st.columns([3, 2])
-with left:
-    figure(norm_scatter({names[k]: (norms[f"{k}_mean"], norms[f"{k}_rms"]) for k in names},
-                        title=tr(f"{NS}.norm_fig"), x_title=tr(f"{NS}.mean_axis"), y_title="RMS", height=440),
-           key=f"{NS}.norms")
-    st.caption(tr(f"{NS}.norm_caption", source=source, shift=shift,
-                  ln_mean=float(norms["layer_largest_mean"]), rms_mean=float(norms["rms_largest_mean"])))
-    shapes_table([(tr(f"{NS}.input_name"), f"({vectors.shape[0]}, {vectors.shape[1]})"),
-                  ("mean, RMS", f"({vectors.shape[0]}, 1)"),
-                  ("LayerNorm, RMSNorm", f"({vectors.shape[0]}, {vectors.shape[1]})")])
-with right:
-    code_panel(layer_norm, rms_norm, compare_norms, height=560)
-
-
-def timing_controls():
-    c1, c2 = st.columns([2, 1])
-    with c1:
-        width = st.select_slider(tr(f"{NS}.timing_width"), TIMING_WIDTHS, value=1024, key=f"{NS}.twidth",
-                                 bind="query-params")
-    with c2:
-        st.write("")
-        pressed = st.button(tr(f"{NS}.timing_button"), key=f"{NS}.time", type="primary")
-    return width, pressed
-
-
-width, pressed = timing_controls()
-if pressed:
-    bar = st.progress(0.0, text=tr(f"{NS}.timing_running"))
-    st.session_state[f"{NS}.timing"] = {"width": width, "dev": dev, **time_norms(
-        1024, width, 30, dev, on_step=lambda f: bar.progress(f, text=tr(f"{NS}.timing_running")))}
-    bar.empty()
-result = st.session_state.get(f"{NS}.timing")
-if result:
-    c1, c2, c3 = st.columns(3)
-    c1.metric("LayerNorm", f"{result['layer_ms']:.3f} ms")
-    c2.metric("RMSNorm", f"{result['rms_ms']:.3f} ms")
-    c3.metric(tr(f"{NS}.ratio"), f"{result['ratio']:.2f}×")
-    st.caption(tr(f"{NS}.timing_caption", width=result["width"], dev=result["dev"], saving=100 * result["saving"]))
-else:
-    st.caption(tr(f"{NS}.timing_hint"))
-
-# ---------------------------------------------------------------- SwiGLU
-st.subheader(tr(f"{NS}.swiglu_title"))
-st.markdown(tr(f"{NS}.swiglu_text"))
-
-
-@st.cache_data(show_spinner=False)
-def curves_demo() -> dict:
-    return {k: v.numpy() for k, v in activation_curves().items()}
-
-
-curves = curves_demo()
-left, right = st.columns([3, 2])
-with left:
-    figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
-                 title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
-    st.caption(tr(f"{NS}.act_caption", low=float(curves["silu_min"]), at=float(curves["silu_argmin"])))
-with right:
-    code_panel(silu, gelu, relu, height=360)
-
-
-def gate_controls():
-    return st.slider(tr(f"{NS}.token_label"), 0, MAX_CHARS - 1, 7, key=f"{NS}.token", bind="query-params")
-
-
-if data is not None:
-    token = min(gate_controls(), n - 1)
-    gate = trace[f"blocks.{layer}.ffn.gate"][0, token]                                 # (F,)
-    up = trace[f"blocks.{layer}.ffn.up"][0, token]                                     # (F,)
-    effect = {k: v.numpy() for k, v in gate_effect(gate, up).items()}
+    norms = norm_demo(text, layer, shift, data is not None, dev)
+    vectors = norms["input"]
+    source = tr(f"{NS}.vectors_model", layer=layer) if data is not None else tr(f"{NS}.vectors_toy")
+    names = {"input": tr(f"{NS}.input_name"), "layer": "LayerNorm", "rms": "RMSNorm"}
     left, right = st.columns([3, 2])
     with left:
-        order = effect["order"]
-        figure(gate_bars(effect["gate"][order], effect["up"][order], effect["passed"][order],
-                         names=(tr(f"{NS}.up_name"), tr(f"{NS}.gate_name"), tr(f"{NS}.passed_name")),
-                         title=tr(f"{NS}.gate_fig", token=label(tokens[token]), layer=layer),
-                         x_title=tr(f"{NS}.unit_axis")), key=f"{NS}.gate")
-        st.caption(tr(f"{NS}.gate_caption", closed=100 * float(effect["closed_fraction"]),
-                      f=course.ffn_hidden))
+        figure(norm_scatter({names[k]: (norms[f"{k}_mean"], norms[f"{k}_rms"]) for k in names},
+                            title=tr(f"{NS}.norm_fig"), x_title=tr(f"{NS}.mean_axis"), y_title="RMS", height=440),
+               key=f"{NS}.norms")
+        st.caption(tr(f"{NS}.norm_caption", source=source, shift=shift,
+                      ln_mean=float(norms["layer_largest_mean"]), rms_mean=float(norms["rms_largest_mean"])))
+        shapes_table([(tr(f"{NS}.input_name"), f"({vectors.shape[0]}, {vectors.shape[1]})"),
+                      ("mean, RMS", f"({vectors.shape[0]}, 1)"),
+                      ("LayerNorm, RMSNorm", f"({vectors.shape[0]}, {vectors.shape[1]})")])
     with right:
-        code_panel(SwiGLU.forward, gate_effect, height=420)
-
-# ---------------------------------------------------------------- parameter counter
-st.subheader(tr(f"{NS}.params_title"))
-st.markdown(tr(f"{NS}.params_text"))
+        code_panel(layer_norm, rms_norm, compare_norms, height=560)
 
 
-def params_controls():
-    return st.selectbox(tr(f"{NS}.config_label"), configs.names(), index=0, key=f"{NS}.config",
-                        bind="query-params")
+    def timing_controls():
+        c1, c2 = st.columns([2, 1])
+        with c1:
+            width = st.select_slider(tr(f"{NS}.timing_width"), TIMING_WIDTHS, value=1024, key=f"{NS}.twidth",
+                                     bind="query-params")
+        with c2:
+            st.write("")
+            pressed = st.button(tr(f"{NS}.timing_button"), key=f"{NS}.time", type="primary")
+        return width, pressed
 
 
-arch = configs.get(params_controls() or configs.names()[0])
-total, active = param_breakdown(arch), param_breakdown(arch, active=True)
-unit = 1e9 if count_params(arch) >= 1e9 else 1e6
-series = {tr(f"{NS}.total_name"): [total[p] for p in PARTS]}
-if arch.is_moe:
-    series[tr(f"{NS}.active_name", k=arch.experts_per_token, e=arch.n_experts)] = [active[p] for p in PARTS]
-c1, c2, c3 = st.columns(3)
-c1.metric(tr(f"{NS}.total_name"), f"{count_params(arch):,}")
-c2.metric(tr(f"{NS}.active_metric"), f"{count_params(arch, active=True):,}")
-c3.metric(tr(f"{NS}.per_expert"), f"{expert_params(arch):,}")
-left, right = st.columns([3, 2])
-with left:
-    figure(breakdown_bars([tr(f"{COUNT_TEXT}.{p}") for p in PARTS], series, unit=unit,
-                          title=tr(f"{NS}.params_fig", name=arch.title),
-                          x_title=tr(f"{NS}.billions") if unit == 1e9 else tr(f"{NS}.millions")),
-           key=f"{NS}.params")
-    if arch.name == configs.COURSE and loaded:
-        st.caption(tr(f"{NS}.course_check", counted=numel(loaded[0]), formula=count_params(arch)))
-    st.markdown(tr(f"{NS}.config_row", v=arch.vocab_size, d=arch.d_model, l=arch.n_layers, h=arch.n_heads,
-                   h_kv=arch.n_kv_heads, d_head=arch.head_dim, f=arch.ffn_hidden, e=arch.n_experts,
-                   k=arch.experts_per_token)
-                + f" `norm={arch.norm}` `ffn={arch.ffn}` `tied={arch.tied_embeddings}` `bias={arch.bias}`"
-                  f" `rope_base={arch.rope_base}`")
-with right:
-    code_panel(param_breakdown, height=520)
+    width, pressed = timing_controls()
+    if pressed:
+        bar = st.progress(0.0, text=tr(f"{NS}.timing_running"))
+        st.session_state[f"{NS}.timing"] = {"width": width, "dev": dev, **time_norms(
+            1024, width, 30, dev, on_step=lambda f: bar.progress(f, text=tr(f"{NS}.timing_running")))}
+        bar.empty()
+    result = st.session_state.get(f"{NS}.timing")
+    if result:
+        c1, c2, c3 = st.columns(3)
+        c1.metric("LayerNorm", f"{result['layer_ms']:.3f} ms")
+        c2.metric("RMSNorm", f"{result['rms_ms']:.3f} ms")
+        c3.metric(tr(f"{NS}.ratio"), f"{result['ratio']:.2f}×")
+        st.caption(tr(f"{NS}.timing_caption", width=result["width"], dev=result["dev"], saving=100 * result["saving"]))
+    else:
+        st.caption(tr(f"{NS}.timing_hint"))
+
+    # ---------------------------------------------------------------- SwiGLU
+    st.subheader(tr(f"{NS}.swiglu_title"))
+    st.markdown(tr(f"{NS}.swiglu_text"))
+
+
+    @st.cache_data(show_spinner=False)
+    def curves_demo() -> dict:
+        return {k: v.numpy() for k, v in activation_curves().items()}
+
+
+    curves = curves_demo()
+    left, right = st.columns([3, 2])
+    with left:
+        figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
+                     title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
+        st.caption(tr(f"{NS}.act_caption", low=float(curves["silu_min"]), at=float(curves["silu_argmin"])))
+    with right:
+        code_panel(silu, gelu, relu, height=360)
+
+
+    def gate_controls():
+        return st.slider(tr(f"{NS}.token_label"), 0, MAX_CHARS - 1, 7, key=f"{NS}.token", bind="query-params")
+
+
+    if data is not None:
+        token = min(gate_controls(), n - 1)
+        gate = trace[f"blocks.{layer}.ffn.gate"][0, token]                                 # (F,)
+        up = trace[f"blocks.{layer}.ffn.up"][0, token]                                     # (F,)
+        effect = {k: v.numpy() for k, v in gate_effect(gate, up).items()}
+        left, right = st.columns([3, 2])
+        with left:
+            order = effect["order"]
+            figure(gate_bars(effect["gate"][order], effect["up"][order], effect["passed"][order],
+                             names=(tr(f"{NS}.up_name"), tr(f"{NS}.gate_name"), tr(f"{NS}.passed_name")),
+                             title=tr(f"{NS}.gate_fig", token=label(tokens[token]), layer=layer),
+                             x_title=tr(f"{NS}.unit_axis")), key=f"{NS}.gate")
+            st.caption(tr(f"{NS}.gate_caption", closed=100 * float(effect["closed_fraction"]),
+                          f=course.ffn_hidden))
+        with right:
+            code_panel(SwiGLU.forward, gate_effect, height=420)
+
+
+block_sections()
+
+@st.fragment
+def counter_section():
+    """The parameter counter reruns alone when its model changes (st.fragment)."""
+    # ---------------------------------------------------------------- parameter counter
+    st.subheader(tr(f"{NS}.params_title"))
+    st.markdown(tr(f"{NS}.params_text"))
+
+
+    def params_controls():
+        return st.selectbox(tr(f"{NS}.config_label"), configs.names(), index=0, key=f"{NS}.config",
+                            bind="query-params")
+
+
+    arch = configs.get(params_controls() or configs.names()[0])
+    total, active = param_breakdown(arch), param_breakdown(arch, active=True)
+    unit = 1e9 if count_params(arch) >= 1e9 else 1e6
+    series = {tr(f"{NS}.total_name"): [total[p] for p in PARTS]}
+    if arch.is_moe:
+        series[tr(f"{NS}.active_name", k=arch.experts_per_token, e=arch.n_experts)] = [active[p] for p in PARTS]
+    c1, c2, c3 = st.columns(3)
+    c1.metric(tr(f"{NS}.total_name"), f"{count_params(arch):,}")
+    c2.metric(tr(f"{NS}.active_metric"), f"{count_params(arch, active=True):,}")
+    c3.metric(tr(f"{NS}.per_expert"), f"{expert_params(arch):,}")
+    left, right = st.columns([3, 2])
+    with left:
+        figure(breakdown_bars([tr(f"{COUNT_TEXT}.{p}") for p in PARTS], series, unit=unit,
+                              title=tr(f"{NS}.params_fig", name=arch.title),
+                              x_title=tr(f"{NS}.billions") if unit == 1e9 else tr(f"{NS}.millions")),
+               key=f"{NS}.params")
+        if arch.name == configs.COURSE and loaded:
+            st.caption(tr(f"{NS}.course_check", counted=numel(loaded[0]), formula=count_params(arch)))
+        st.markdown(tr(f"{NS}.config_row", v=arch.vocab_size, d=arch.d_model, l=arch.n_layers, h=arch.n_heads,
+                       h_kv=arch.n_kv_heads, d_head=arch.head_dim, f=arch.ffn_hidden, e=arch.n_experts,
+                       k=arch.experts_per_token)
+                    + f" `norm={arch.norm}` `ffn={arch.ffn}` `tied={arch.tied_embeddings}` `bias={arch.bias}`"
+                      f" `rope_base={arch.rope_base}`")
+    with right:
+        code_panel(param_breakdown, height=520)
+
+
+counter_section()
 
 try_this(NS, [("try1", 2), ("try2", 1), ("try3", 0)])
