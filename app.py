@@ -3,9 +3,14 @@
 Run with:  streamlit run app.py
 """
 import streamlit as st
+import torch
 
 from ui.course import PARTS, ROOT
 from ui.frame import language_and_device_controls, tr
+
+# The lessons' tensors are tiny: one thread per script run is as fast as two, and it leaves the
+# other core to the next student's run (and, on a laptop, to the browser drawing the figures).
+torch.set_num_threads(1)
 
 st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", page_icon="🔬", layout="wide")
 

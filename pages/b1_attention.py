@@ -1,6 +1,7 @@
 """B1 · Scaled dot-product attention."""
+import math
+
 import streamlit as st
-import torch
 
 from core import toy
 from core.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
@@ -86,7 +87,7 @@ def lesson_body():
         figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"]},
                      title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
                      log_x=True), key=f"{NS}.entropy")
-        st.caption(tr(f"{NS}.entropy_caption", max=float(torch.log(torch.tensor(256.0)))))
+        st.caption(tr(f"{NS}.entropy_caption", max=math.log(256)))
 
     st.subheader(tr(f"{NS}.batch_title"))
     st.markdown(tr(f"{NS}.batch_text"))

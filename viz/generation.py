@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from viz.common import array, label, make
+from viz.common import array, make, unique_labels
 
 CHOSEN, OTHER, CUT = "#d62728", "#4c78a8", "#c7c7c7"
 
@@ -14,7 +14,7 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
     """One bar per candidate token, likeliest first: the model's probability, and over it a
     thin bar for the probability the draw actually used (after temperature/top-k/top-p).
     The chosen token's bar is red; tokens the sampler cut (probability 0) are grey."""
-    labels = [f"{i + 1}. {label(t)}" for i, t in enumerate(tokens)]
+    labels = unique_labels(tokens)  # likeliest first, left to right
     colours = [CHOSEN if i == chosen else (OTHER if s > 0 else CUT) for i, s in enumerate(sample_probs)]
     tok_name, model_name, sample_name = hover_names
     data = [
