@@ -160,6 +160,6 @@ def lesson_body():
 
 lesson_body()
 
-explorer(NS)
+explorer(NS, open_by_default=False)
 
 try_this(NS, [("try1", 1), ("try2", 1), ("try3", 1)])

@@ -8,6 +8,8 @@ from ui import explorer as explorer_ui
 from ui import model as model_ui
 
 PAGE = "b2_heads.py"
+# The explorer starts closed (it costs redraw time); these tests open it through the URL.
+OPEN = {"b2.ex_open": "true"}
 
 
 def _check(at, n, h, d):
@@ -30,7 +32,7 @@ def _check(at, n, h, d):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b2_controls_and_figures(lang):
-    at = open_lesson(PAGE, lang)
+    at = open_lesson(PAGE, lang, OPEN)
     _check(at, 11, 4, 32)                                                # 「君不见，黄河之水天上来」
     d = 32
     for h in (1, 8):
@@ -54,7 +56,7 @@ def test_b2_controls_and_figures(lang):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b2_explorer(lang):
-    at = open_lesson(PAGE, lang)
+    at = open_lesson(PAGE, lang, OPEN)
     n = len("君不见，黄河之水天上来，奔流到海不复回。") + 1
     for layer in (1, 4):
         for head in (1, 4):
@@ -89,7 +91,7 @@ def test_explorer_without_the_model(tmp_path, monkeypatch):
     model_ui._load.clear()
     explorer_ui.traced.clear()
     try:
-        at = open_lesson(PAGE, "en")
+        at = open_lesson(PAGE, "en", OPEN)
         assert any("train_course_model.py" in e.value for e in at.error)  # why, and the rebuild command
         assert all("b2.ex_fig" not in el.proto.id for el in at.get("plotly_chart"))
         trace_array(figure_by_key(at, "b2.grid"), 0, "z")                 # the lesson itself still runs
@@ -100,7 +102,7 @@ def test_explorer_without_the_model(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽"])
 def test_b2_bad_text(text):
-    at = open_lesson(PAGE, "en")
+    at = open_lesson(PAGE, "en", OPEN)
     at.text_input(key="b2.text").set_value(text).run()
     assert_ok(at)
     w = trace_array(figure_by_key(at, "b2.grid"), 0, "z")
@@ -118,6 +120,6 @@ def test_b2_bad_text(text):
 
 
 def test_b2_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"b2.heads": "3", "b2.d_model": "abc", "b2.seed": "1e99", "b2.ex_layer": "0",
+    at = open_lesson(PAGE, "zh", {**OPEN, "b2.heads": "3", "b2.d_model": "abc", "b2.seed": "1e99", "b2.ex_layer": "0",
                                   "b2.ex_grid": "yes please", "lang": "zh"})
     _check(at, 11, 4, 32)

@@ -5,6 +5,8 @@ import pytest
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "b3_masks.py"
+# The explorer starts closed (it costs redraw time); these tests open it through the URL.
+OPEN = {"b3.ex_open": "true"}
 
 
 def _z(at, key, index=0):
@@ -27,7 +29,7 @@ def _check_single(at, n, causal):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b3_controls_and_figures(lang):
-    at = open_lesson(PAGE, lang)
+    at = open_lesson(PAGE, lang, OPEN)
     _check_single(at, 11, causal=True)                                # 「君不见，黄河之水天上来」
 
     for d_k in (1, 64):
@@ -69,7 +71,7 @@ def test_b3_controls_and_figures(lang):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b3_explorer(lang):
-    at = open_lesson(PAGE, lang)
+    at = open_lesson(PAGE, lang, OPEN)
     for layer in (1, 4):
         for head in (1, 4):
             at.slider(key="b3.ex_layer").set_value(layer).run()
@@ -87,7 +89,7 @@ def test_b3_explorer(lang):
 
 @pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽", "，。！"])
 def test_b3_bad_text(text):
-    at = open_lesson(PAGE, "en")
+    at = open_lesson(PAGE, "en", OPEN)
     at.text_input(key="b3.text").set_value(text).run()
     assert_ok(at)
     w = _z(at, "b3.weights")
@@ -105,7 +107,7 @@ def test_b3_bad_text(text):
 
 
 def test_b3_equal_phrases_fall_back_to_an_unequal_batch():
-    at = open_lesson(PAGE, "en")
+    at = open_lesson(PAGE, "en", OPEN)
     at.text_input(key="b3.text").set_value("床前明月光，疑是地上霜").run()
     assert_ok(at)
     assert any("padding" in i.value for i in at.info)
@@ -114,7 +116,7 @@ def test_b3_equal_phrases_fall_back_to_an_unequal_batch():
 
 
 def test_b3_one_character():
-    at = open_lesson(PAGE, "zh")
+    at = open_lesson(PAGE, "zh", OPEN)
     at.text_input(key="b3.text").set_value("河").run()
     assert_ok(at)
     assert _z(at, "b3.weights").shape == (1, 1)
@@ -122,6 +124,6 @@ def test_b3_one_character():
 
 
 def test_b3_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"b3.d_k": "0", "b3.seed": "-5", "b3.causal": "maybe", "b3.changed": "x",
+    at = open_lesson(PAGE, "zh", {**OPEN, "b3.d_k": "0", "b3.seed": "-5", "b3.causal": "maybe", "b3.changed": "x",
                                   "b3.ex_layer": "99", "b3.ex_head": "<b>", "b3.ex_grid": "2", "lang": "zh"})
     _check_single(at, 11, causal=True)
