@@ -91,16 +91,21 @@ def browser_medians(slugs: list[str], presses: int) -> dict[str, float | None]:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)
+            page.goto(url)  # the server's first session (see tests/browser/conftest.py)
             page.wait_for_selector('[data-testid="stMain"] h1', timeout=60000)
+            page.close()
             for slug in slugs:
+                # A fresh tab per lesson, as a student opening a shared link.
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
                 page.goto(f"{url}/{slug}")
                 page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
                 page.wait_for_timeout(1500)
                 if page.locator(SLIDER).count() == 0:
                     out[slug] = None
+                    page.close()
                     continue
                 out[slug] = statistics.median(press_times(page, presses))
+                page.close()
             browser.close()
     finally:
         proc.terminate()

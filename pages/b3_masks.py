@@ -29,18 +29,20 @@ header(NS)
 
 
 def text_controls():
-    c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
+    c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, LIMIT, tr(f"{NS}.text_label"))
     with c2:
-        d_k = st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
-    with c3:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
                                bind="query-params", help=tr("common.seed_help"))
-    with c4:
+    with c3:
         causal = st.toggle(tr(f"{NS}.causal_label"), value=True, key=f"{NS}.causal", bind="query-params",
                            help=tr(f"{NS}.causal_help"))
-    return (text.text if not text.empty else DEFAULT_TEXT), d_k, int(seed), causal
+    return (text.text if not text.empty else DEFAULT_TEXT), int(seed), causal
+
+
+def width_controls():
+    return st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
 
 
 @st.cache_data(max_entries=64)
@@ -62,12 +64,12 @@ def leak(text: str, position: int, seed: int, dev: str) -> dict:
     return {k: v.cpu().numpy() for k, v in future_leak(text, position, LEAK_HEADS, seed, D, dev).items()}
 
 
+# The text, the seed and the mask switch change everything: a full run. d_k and the changed
+# position each touch one part: those parts are fragments and rerun alone.
 @st.fragment
-def lesson_body():
-    """Reruns alone when one of its controls moves (st.fragment): the explorer
-    and the questions below are not sent or redrawn again."""
-    text, d_k, seed, causal = text_controls()
-    dev = device()
+def mask_sections(text: str, seed: int, causal: bool, dev: str):
+    """Sections 1 and 2 (one text, a padded batch); rerun alone when d_k moves."""
+    d_k = width_controls()
     one = single(text, d_k, seed, causal, dev)
     tokens, n = one["tokens"], len(one["tokens"])
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
@@ -131,7 +133,13 @@ def lesson_body():
     st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
                   low=check["row_sum_min"], high=check["row_sum_max"]))
 
-    # 3. peeking at the future
+
+
+@st.fragment
+def leak_section(text: str, seed: int, causal: bool, dev: str):
+    """Section 3 (peeking at the future); reruns alone when the changed position moves."""
+    tokens = single(text, 8, seed, causal, dev)["tokens"]      # the characters; d_k plays no part here
+    n = len(tokens)
     st.subheader(tr(f"{NS}.leak_title"))
     st.markdown(tr(f"{NS}.leak_text"))
     if n < 2:
@@ -158,7 +166,10 @@ def lesson_body():
             code_panel(future_leak, change_token, height=480)
 
 
-lesson_body()
+text, seed, causal = text_controls()
+dev = device()
+mask_sections(text, seed, causal, dev)
+leak_section(text, seed, causal, dev)
 
 explorer(NS, open_by_default=False)
 
