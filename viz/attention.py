@@ -54,33 +54,45 @@ def head_grid(
     hover_names: tuple[str, str, str] = ("query", "key", "weight"),
     height_per_row: int = 260,
 ) -> go.Figure:
-    """One small 0..1 heatmap per head; ``weights`` is (H, N, N)."""
+    """One small 0..1 heatmap per head, ``weights`` is (H, N, N): one trace per head, all on
+    one pair of axes, each panel shifted by its place in the grid.
+
+    One axis pair instead of H subplots: the browser lays out and redraws a grid of many
+    heads several times faster (a slider that changes H rebuilds every panel).
+    """
     w = array(weights)
     h = w.shape[0]
     cols = min(cols, h)
     rows = -(-h // cols)
-    labels = unique_labels(tokens)
-    show = len(tokens) <= 16
-    gap_x, gap_y = (0.05 if show else 0.03), 0.3 / rows
-    width, height = (1 - gap_x * (cols - 1)) / cols, (1 - gap_y * (rows - 1)) / rows
-    data, layout, notes = [], {}, []
-    for i in range(h):
+    shown = [pool(w[i], 64 * 64) for i in range(h)]
+    n, factor = shown[0][0].shape[0], shown[0][1]
+    gap = max(1.5, 0.15 * n)                                    # blank space between panels, in cells
+    step = n + gap
+    query, key, value = hover_names
+    labels = unique_labels(tokens) if factor == 1 else [str(j * factor) for j in range(n)]
+    cells = [[f"{labels[r]} → {labels[c]}" for c in range(n)] for r in range(n)]
+    data, notes = [], []
+    for i, (z, _) in enumerate(shown):
         r, c = divmod(i, cols)
-        z, factor = pool(w[i], 64 * 64)
-        axis = labels if factor == 1 else array(np.arange(z.shape[0]) * factor)
-        suffix = "" if i == 0 else str(i + 1)
-        data.append({"type": "heatmap", "z": z, "x": axis, "y": axis, "zmin": 0, "zmax": 1,
-                     "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "hovertemplate": hover(*hover_names),
-                     "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
-        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
-        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "showticklabels": show,
-                                    "tickangle": 0, "tickfont": {"size": 11}}
-        layout[f"yaxis{suffix}"] = {"domain": [y1 - height, y1], "anchor": f"x{suffix}", "autorange": "reversed",
-                                    "showticklabels": show and c == 0, "tickfont": {"size": 11}}
-        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+        data.append({"type": "heatmap", "z": z, "x0": c * step, "dx": 1, "y0": r * step, "dy": 1,
+                     "zmin": 0, "zmax": 1, "colorscale": WEIGHTS_SCALE, "showscale": i == 0,
+                     "customdata": cells if n <= 32 else None,
+                     "hovertemplate": (f"{titles[i]}<br>{query} → {key}: %{{customdata}}<br>{value}: %{{z:.3f}}"
+                                       "<extra></extra>") if n <= 32 else hover(*hover_names)})
+        notes.append({"text": titles[i], "x": c * step + (n - 1) / 2, "y": r * step - 0.6, "xref": "x", "yref": "y",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
-    layout["annotations"] = notes
-    layout["margin"] = {"t": 40}
+    show = len(tokens) <= 16
+    ticks_x = [c * step + j for c in range(cols) for j in range(n)] if show else []
+    ticks_y = [r * step + j for r in range(rows) for j in range(n)] if show else []
+    layout = {
+        "xaxis": {"tickvals": ticks_x, "ticktext": labels * cols if show else [], "tickangle": 0,
+                  "tickfont": {"size": 11}, "showgrid": False, "zeroline": False,
+                  "range": [-0.5, cols * step - gap - 0.5]},
+        "yaxis": {"tickvals": ticks_y, "ticktext": labels * rows if show else [], "tickfont": {"size": 11},
+                  "showgrid": False, "zeroline": False, "range": [rows * step - gap - 0.5, -1.8]},
+        "annotations": notes,
+        "margin": {"t": 20},
+    }
     return make(data, layout, None, height_per_row * rows + 60)
 
 
