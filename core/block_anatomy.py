@@ -25,13 +25,15 @@ HEAD_PARTS = ("attn.q", "attn.k", "attn.v", "attn.weights")    # these have a he
 
 
 @torch.no_grad()
-def trace_prompt(model: torch.nn.Module, tokenizer, text: str, device: str = "cpu") -> tuple[list[str], Trace]:
-    """Run the model once on ``text`` (cut to its context length) and record every intermediate.
+def trace_prompt(model: torch.nn.Module, tokenizer, text: str, device: str = "cpu",
+                 bos: bool = False) -> tuple[list[str], Trace]:
+    """Run the model once on ``text`` (``<bos>`` first if asked, cut to its context length)
+    and record every intermediate.
 
     Example: tokens, tr = trace_prompt(model, tok, "君不见") -> tokens == ["君", "不", "见"],
              tr["blocks.0.attn_norm"].shape == (1, 3, D)
     """
-    ids = tokenizer.encode(text)[: model.config.max_seq_len] or [tokenizer.bos_id]
+    ids = tokenizer.encode(text, bos=bos)[: model.config.max_seq_len] or [tokenizer.bos_id]
     trace = Trace()
     model(torch.tensor([ids], device=device), trace=trace)           # logits (1, N, V), not needed here
     return tokenizer.tokens(ids), trace

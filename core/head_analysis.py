@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.trace import Trace
+from core.block_anatomy import trace_prompt
 
 PATTERNS = ("previous", "self", "first", "punctuation", "previous_line")
 SPECIAL = ("<pad>", "<bos>", "<eos>", "<unk>")
@@ -171,14 +171,12 @@ def dominant_pattern(prof: HeadProfile, min_lift: float = 2.0) -> list[list[str]
 
 
 @torch.no_grad()
-def model_attention(model: torch.nn.Module, tokenizer, text: str, device: str = "cpu"
+def model_attention(model: torch.nn.Module, tokenizer, text: str, device: str = "cpu", bos: bool = True
                     ) -> tuple[list[str], torch.Tensor]:
     """Run the course model on ``<bos>`` + text and return its tokens and the attention
     weights of every layer, stacked: (L, H, N, N), read from the trace the model records
     under ``blocks.{i}.attn.weights``."""
-    ids = torch.tensor([tokenizer.encode(text, bos=True)], device=device)   # (1, N)
-    trace = Trace()
-    model(ids, trace=trace)
+    tokens, trace = trace_prompt(model, tokenizer, text, device, bos=bos)
     n_layers = len(model.blocks)
     weights = torch.stack([trace[f"blocks.{i}.attn.weights"][0] for i in range(n_layers)])  # (L, H, N, N)
-    return tokenizer.tokens(ids[0].tolist()), weights
+    return tokens, weights

@@ -1,11 +1,10 @@
 """D4 · Grouped-query and multi-query attention: query heads share key/value heads."""
 import streamlit as st
-import torch
 
 from core import configs
+from core.head_analysis import model_attention
 from core.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.mha import MultiHeadAttention, repeat_kv
-from core.trace import Trace
 from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.attention import head_grid
@@ -94,13 +93,8 @@ loaded = course_model(device())
 def course_attention(prompt: str, dev: str) -> dict:
     """Every layer's attention weights (L, H, N, N) on ``prompt``, as the model computed them."""
     model, tok = course_model(dev)
-    ids = tok.encode(prompt)[: model.config.max_seq_len]
-    trace = Trace()
-    with torch.inference_mode():
-        model(torch.tensor([ids], device=dev), trace=trace)
-    n_layers = model.config.n_layers
-    weights = torch.cat([trace[f"blocks.{i}.attn.weights"] for i in range(n_layers)])   # (L, H, N, N)
-    return {"weights": weights.float().cpu().numpy(), "tokens": tok.tokens(ids)}
+    tokens, weights = model_attention(model, tok, prompt, dev, bos=False)                # (L, H, N, N)
+    return {"weights": weights.float().cpu().numpy(), "tokens": tokens}
 
 
 if loaded is not None:
