@@ -94,6 +94,21 @@ class Step:
     cache_length: int          # positions in the KV cache after this step (0 without a cache)
     finished: bool             # EOS drawn or max_new_tokens reached
 
+    @property
+    def rank(self) -> int:
+        """Where the chosen token stood in the model's own ranking (1 = likeliest)."""
+        return int((self.model_probs > self.model_probs[self.chosen]).sum()) + 1
+
+    @property
+    def kept(self) -> int:
+        """How many tokens survived temperature/top-k/top-p (could have been drawn)."""
+        return int((self.probs > 0).sum())
+
+    @property
+    def best(self) -> int:
+        """The token greedy decoding would have taken."""
+        return int(self.model_probs.argmax())
+
 
 class Generation:
     """A generation in progress. It owns its KV cache and random generator, so two

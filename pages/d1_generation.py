@@ -25,14 +25,12 @@ def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: 
     steps = []
     while not gen.done:
         s = gen.step()
-        ranked = s.model_probs.argsort(descending=True)
         steps.append({
             "tokens": [c.token for c in s.top], "ids": [c.id for c in s.top],
             "model": [c.model_prob for c in s.top], "sample": [c.sample_prob for c in s.top],
             "chosen": s.chosen, "chosen_token": s.chosen_token,
             "chosen_model": float(s.model_probs[s.chosen]), "chosen_sample": float(s.probs[s.chosen]),
-            "rank": int((ranked == s.chosen).nonzero()[0, 0]) + 1,
-            "kept": int((s.probs > 0).sum()), "best_token": tok.tokens([int(ranked[0])])[0],
+            "rank": s.rank, "kept": s.kept, "best_token": tok.tokens([s.best])[0],
             "fed": s.fed, "cache": s.cache_length, "eos": s.chosen == tok.eos_id,
         })
     p = gen.prompt

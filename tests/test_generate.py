@@ -123,3 +123,12 @@ def test_generation_stops_at_eos():
     gen = Generation(m, TOK, "ab", max_new_tokens=5)
     step = gen.step()
     assert step.chosen == TOK.eos_id and step.finished and gen.done and gen.text == ""
+
+
+def test_step_rank_kept_and_best():
+    from core.generate import Step
+    model_probs = torch.tensor([0.1, 0.6, 0.3])
+    probs = torch.tensor([0.0, 0.0, 1.0])             # top-p cut the rest, the draw took token 2
+    s = Step(index=0, fed=1, model_probs=model_probs, probs=probs, top=[], chosen=2, chosen_token="c",
+             cache_length=1, finished=False)
+    assert (s.rank, s.kept, s.best) == (2, 1, 1)
