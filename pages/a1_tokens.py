@@ -50,53 +50,60 @@ def bpe_controls():
     return k, corpus or "sample"
 
 
-text, scheme = text_controls()
-k, corpus = bpe_controls()
-with st.spinner(tr(f"{NS}.training")):
-    bpe, chars, lengths = trained(corpus)
-k_used = min(k, len(bpe.merges))
-shown = views(text, corpus, k)
+@st.fragment
+def lesson_body():
+    """Every section of the lesson; its controls rerun it alone (st.fragment), so the
+    questions below are neither sent nor drawn again when a slider moves."""
+    text, scheme = text_controls()
+    k, corpus = bpe_controls()
+    with st.spinner(tr(f"{NS}.training")):
+        bpe, chars, lengths = trained(corpus)
+    k_used = min(k, len(bpe.merges))
+    shown = views(text, corpus, k)
 
-st.subheader(tr(f"{NS}.ids_title"))
-st.markdown(tr(f"{NS}.ids_text"))
-view = shown[scheme]
-left, right = st.columns([3, 2])
-with left:
-    figure(chips(view.tokens, view.ids, view.special, title=tr(f"{NS}.chips_fig", scheme=scheme, n=len(view.ids)),
-                 hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position"))), key=f"{NS}.chips")
-    if scheme == "char" and any(t == "<unk>" for t in view.tokens):
-        st.info(tr(f"{NS}.has_unk"))
-    st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(len(view.ids)), tr(f"{NS}.col_token"): view.tokens,
-                               "id": view.ids}), hide_index=True, height=240, key=f"{NS}.id_table")
-    n = len(view.ids)
-    shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
-                  (tr(f"{NS}.with_specials"), f"BOS + {n - 2} + EOS")])
-with right:
-    code_panel(tokenize, ByteBPE.encode, height=460)
+    st.subheader(tr(f"{NS}.ids_title"))
+    st.markdown(tr(f"{NS}.ids_text"))
+    view = shown[scheme]
+    left, right = st.columns([3, 2])
+    with left:
+        figure(chips(view.tokens, view.ids, view.special, title=tr(f"{NS}.chips_fig", scheme=scheme, n=len(view.ids)),
+                     hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position"))), key=f"{NS}.chips")
+        if scheme == "char" and any(t == "<unk>" for t in view.tokens):
+            st.info(tr(f"{NS}.has_unk"))
+        st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(len(view.ids)), tr(f"{NS}.col_token"): view.tokens,
+                                   "id": view.ids}), hide_index=True, height=240, key=f"{NS}.id_table")
+        n = len(view.ids)
+        shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
+                      (tr(f"{NS}.with_specials"), f"BOS + {n - 2} + EOS")])
+    with right:
+        code_panel(tokenize, ByteBPE.encode, height=460)
 
-st.subheader(tr(f"{NS}.bpe_title"))
-st.markdown(tr(f"{NS}.bpe_text"))
-left, right = st.columns([3, 2])
-with left:
-    figure(merge_curve(lengths, k_used, title=tr(f"{NS}.curve_fig", corpus=corpus), x_title=tr(f"{NS}.merge_step"),
-                       y_title=tr(f"{NS}.corpus_tokens")), key=f"{NS}.curve")
-    rows = [{tr(f"{NS}.col_step"): m.step, tr(f"{NS}.col_pair"): f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}",
-             tr(f"{NS}.col_ids"): f"({m.pair[0]}, {m.pair[1]})", tr(f"{NS}.col_count"): m.count,
-             tr(f"{NS}.col_new"): m.new_id, tr(f"{NS}.col_token"): bpe.token_text(m.new_id)}
-            for m in reversed(bpe.merges[:k_used])]
-    st.markdown(tr(f"{NS}.table_caption", k=k_used))
-    st.dataframe(pd.DataFrame(rows, columns=[tr(f"{NS}.col_{c}") for c in ("step", "pair", "ids", "count", "new", "token")]),
-                 hide_index=True, height=260, key=f"{NS}.merge_table")
-    if k > len(bpe.merges):
-        st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))
-with right:
-    code_panel(pair_counts, best_pair, merge, ByteBPE.train, height=520)
+    st.subheader(tr(f"{NS}.bpe_title"))
+    st.markdown(tr(f"{NS}.bpe_text"))
+    left, right = st.columns([3, 2])
+    with left:
+        figure(merge_curve(lengths, k_used, title=tr(f"{NS}.curve_fig", corpus=corpus), x_title=tr(f"{NS}.merge_step"),
+                           y_title=tr(f"{NS}.corpus_tokens")), key=f"{NS}.curve")
+        rows = [{tr(f"{NS}.col_step"): m.step, tr(f"{NS}.col_pair"): f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}",
+                 tr(f"{NS}.col_ids"): f"({m.pair[0]}, {m.pair[1]})", tr(f"{NS}.col_count"): m.count,
+                 tr(f"{NS}.col_new"): m.new_id, tr(f"{NS}.col_token"): bpe.token_text(m.new_id)}
+                for m in reversed(bpe.merges[:k_used])]
+        st.markdown(tr(f"{NS}.table_caption", k=k_used))
+        st.dataframe(pd.DataFrame(rows, columns=[tr(f"{NS}.col_{c}") for c in ("step", "pair", "ids", "count", "new", "token")]),
+                     hide_index=True, height=260, key=f"{NS}.merge_table")
+        if k > len(bpe.merges):
+            st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))
+    with right:
+        code_panel(pair_counts, best_pair, merge, ByteBPE.train, height=520)
 
-st.subheader(tr(f"{NS}.count_title"))
-st.markdown(tr(f"{NS}.count_text"))
-names = [tr(f"{NS}.scheme_char"), tr(f"{NS}.scheme_byte"), tr(f"{NS}.scheme_bpe", k=k_used)]
-numbers = [len(shown[s].ids) - 2 for s in SCHEMES]
-figure(counts(names, numbers, title=tr(f"{NS}.count_fig"), y_title=tr(f"{NS}.tokens_axis")), key=f"{NS}.counts")
-st.caption(tr(f"{NS}.count_caption", chars=numbers[0], bytes=numbers[1], bpe=numbers[2]))
+    st.subheader(tr(f"{NS}.count_title"))
+    st.markdown(tr(f"{NS}.count_text"))
+    names = [tr(f"{NS}.scheme_char"), tr(f"{NS}.scheme_byte"), tr(f"{NS}.scheme_bpe", k=k_used)]
+    numbers = [len(shown[s].ids) - 2 for s in SCHEMES]
+    figure(counts(names, numbers, title=tr(f"{NS}.count_fig"), y_title=tr(f"{NS}.tokens_axis")), key=f"{NS}.counts")
+    st.caption(tr(f"{NS}.count_caption", chars=numbers[0], bytes=numbers[1], bpe=numbers[2]))
+
+
+lesson_body()
 
 try_this(NS, [("try1", 2), ("try2", 1), ("try3", 0)])

@@ -47,37 +47,50 @@ def heads_demo(text: str, d_model: int, n_heads: int, seed: int, dev: str) -> di
     }
 
 
+def shape(t: tuple) -> str:
+    return "(" + ", ".join(str(v) for v in t) + ")"
+
+
+# The page's fixed parts are laid out once; the fragment below refills only the slots that
+# depend on the controls, so a slider move re-sends the figures, not the prose and the code.
+controls = st.container()
+grid_head = st.container()
+left, right = st.columns([3, 2])
+grid_slot = left.container()
+with right:
+    code_panel(MultiHeadAttention.forward, seeded_mha)
+st.subheader(tr(f"{NS}.reshape_title"))
+st.markdown(tr(f"{NS}.reshape_text"))
+left, right = st.columns([3, 2])
+reshape_slot = left.container()
+with right:
+    code_panel(split_heads, merge_heads, height=640)
+st.subheader(tr(f"{NS}.params_title"))
+st.markdown(tr(f"{NS}.params_text"))
+left, right = st.columns([3, 2])
+params_slot = left.container()
+with right:
+    code_panel(parameter_counts, height=420)
+
+
 @st.fragment
 def lesson_body():
-    """Reruns alone when one of its controls moves (st.fragment): the explorer
-    and the questions below are not sent or redrawn again."""
-    text, h, d, seed = text_controls()
+    """Reruns alone when one of its controls moves (st.fragment), and writes only into the
+    slots above: the code panels, the prose, the explorer and the questions stay put."""
+    with controls:
+        text, h, d, seed = text_controls()
     dev = device()
     demo = heads_demo(text, d, h, seed, dev)
     tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-
-    st.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
-    left, right = st.columns([3, 2])
-    with left:
+    grid_head.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
+    with grid_slot:
         figure(head_grid(demo["weights"], tokens, titles=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
                          cols=2, hover_names=hover, height_per_row=300 if h > 1 else 460),
                key=f"{NS}.grid")
         st.caption(tr(f"{NS}.read_grid"))
-    with right:
-        code_panel(MultiHeadAttention.forward, seeded_mha)
-
-    st.subheader(tr(f"{NS}.reshape_title"))
-    st.markdown(tr(f"{NS}.reshape_text"))
     s = demo["shapes"]
-
-
-    def shape(t: tuple) -> str:
-        return "(" + ", ".join(str(v) for v in t) + ")"
-
-
-    left, right = st.columns([3, 2])
-    with left:
+    with reshape_slot:
         b = s["x"][0]
         shapes_table([
             ("X", shape(s["x"])),
@@ -97,23 +110,17 @@ def lesson_body():
                           hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))),
                key=f"{NS}.concat")
         st.caption(tr(f"{NS}.read_concat", d_head=d_head))
-    with right:
-        code_panel(split_heads, merge_heads, height=640)
-
-    st.subheader(tr(f"{NS}.params_title"))
-    st.markdown(tr(f"{NS}.params_text"))
     counts = demo["params"]
-    left, right = st.columns([3, 2])
-    with left:
-        many, one = tr(f"{NS}.many_heads", h=h, d_head=d_head), tr(f"{NS}.one_head", d=d)
+    with params_slot:
+        # The figure names no H: it does not change when H moves (the counts don't), so moving H
+        # redraws two figures, not three. The caption below gives the numbers.
+        many, one = tr(f"{NS}.many_heads"), tr(f"{NS}.one_head")
         figure(bars(MATRICES[:-1] + [tr(f"{NS}.total")],
                     {many: [counts["heads"][m] for m in MATRICES], one: [counts["single"][m] for m in MATRICES]},
                     title=tr(f"{NS}.params_fig", d=d), y_title=tr(f"{NS}.parameters"), height=420),
                key=f"{NS}.params")
         st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,
                       matrix=d * d, total=counts["heads"]["total"]))
-    with right:
-        code_panel(parameter_counts, height=420)
 
 
 lesson_body()

@@ -89,8 +89,8 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
 
 
 def figure(fig, key: str) -> None:
-    """A chart with a stable key. theme=None: the figure carries its own small template
-    (viz.common.TEMPLATE); Streamlit's client-side theming doubled the redraw time."""
+    """A chart with a stable key. theme=None: the figure carries its own look
+    (viz.common.LOOK); Streamlit's client-side theming doubled the redraw time."""
     st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False, "responsive": True})
 
 

@@ -112,9 +112,13 @@ def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_titl
 
 
 def lines(x, series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
-          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool = True) -> go.Figure:
-    """Several named lines over the same x."""
-    data = [{"type": "scatter", "x": array(x), "y": array(y), "name": name,
+          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool | None = None) -> go.Figure:
+    """Several named lines over the same x. Markers by default only up to 40 points: each marker
+    is a shape of its own for the browser to draw (hundreds of them cost tens of ms a redraw)."""
+    x = array(x)
+    if markers is None:
+        markers = len(x) <= 40
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name,
              "mode": "lines+markers" if markers else "lines"} for name, y in series.items()]
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear"},
               "yaxis": {"title": {"text": y_title}}}

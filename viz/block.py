@@ -112,15 +112,20 @@ def tensor_heatmap(values, row_tokens: list[str], *, title: str, hover_names: tu
 def gate_bars(gate, up, passed, *, names: tuple[str, str, str], title: str, x_title: str,
               height: int = 360) -> go.Figure:
     """Per hidden unit, in the order given (the caller sorts them by gate): the value x w3
-    (trace 0), the gate SiLU(x w1) (trace 1, a line) and what passes, their product (trace 2)."""
+    (trace 0), the gate SiLU(x w1) (trace 1, a line) and what passes, their product (trace 2).
+
+    The values are drawn as filled steps, one bar-wide step per unit, rather than as bars: one
+    outline per series instead of one shape per unit (2 x 344 shapes cost ~35 ms a redraw)."""
     units = array(np.arange(len(up)))
+    step = {"type": "scatter", "x": units, "mode": "lines", "fill": "tozeroy", "line": {"shape": "hvh", "width": 0}}
     data = [
-        {"type": "bar", "x": units, "y": array(up), "name": names[0], "marker": {"color": "#c7c7c7"}},
-        {"type": "scatter", "x": units, "y": array(gate), "name": names[1], "mode": "lines+markers",
-         "line": {"color": "#2ca02c", "width": 1}, "marker": {"size": 4}},
-        {"type": "bar", "x": units, "y": array(passed), "name": names[2], "marker": {"color": "#d62728"}},
+        {**step, "y": array(up), "name": names[0], "fillcolor": "#c7c7c7", "line": {**step["line"], "color": "#c7c7c7"}},
+        {"type": "scatter", "x": units, "y": array(gate), "name": names[1], "mode": "lines",
+         "line": {"color": "#2ca02c", "width": 2}},
+        {**step, "y": array(passed), "name": names[2], "fillcolor": "rgba(214, 39, 40, 0.85)",
+         "line": {**step["line"], "color": "#d62728"}},
     ]
-    layout = {"barmode": "overlay", "bargap": 0.15, "xaxis": {"title": {"text": x_title}}}
+    layout = {"xaxis": {"title": {"text": x_title}}}
     return make(data, layout, title, height)
 
 

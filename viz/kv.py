@@ -84,7 +84,9 @@ def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: 
                log_y: bool = False, height: int = 360) -> go.Figure:
     """Cost per step against context length, one line per way of decoding (cached first)."""
     colours = [CACHED_COLOUR, FULL_COLOUR]
-    data = [{"type": "scatter", "x": array(x), "y": array(y), "name": name, "mode": "lines+markers",
+    x = array(x)
+    mode = "lines+markers" if len(x) <= 40 else "lines"   # markers are drawn one by one
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": mode,
              "line": {"color": colours[i % 2]}} for i, (name, y) in enumerate(series.items())]
     y_axis = {"title": {"text": y_title}, **({"type": "log", "dtick": 1} if log_y else {})}
     layout = {"xaxis": {"title": {"text": x_title}}, "yaxis": y_axis}
