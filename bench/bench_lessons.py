@@ -5,7 +5,8 @@
 
     python -m bench.bench_lessons [--runs 20] [--presses 10] [--only b1,c3] [--no-browser]
 Budgets: script <= 50 ms, redraw <= 150 ms. Numbers on these shared 2-core machines are noisy:
-compare rows measured in the same run.
+compare rows measured in the same run. The last row, "floor", is a page with one slider and
+one small heatmap (bench/floor_app.py): what Streamlit and plotly.js cost on this machine now.
 """
 from __future__ import annotations
 
@@ -72,11 +73,10 @@ def press_times(page, presses: int) -> list[float]:
     return times
 
 
-def browser_medians(slugs: list[str], presses: int) -> dict[str, float | None]:
+def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: int = 8765) -> dict[str, float | None]:
     from playwright.sync_api import sync_playwright
 
-    port = 8765
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / app),
                              "--server.port", str(port), "--server.headless", "true"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -92,7 +92,8 @@ def browser_medians(slugs: list[str], presses: int) -> dict[str, float | None]:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(url)  # the server's first session (see tests/browser/conftest.py)
-            page.wait_for_selector('[data-testid="stMain"] h1', timeout=60000)
+            page.wait_for_selector('[data-testid="stMain"] h1, [data-testid="stMain"] .js-plotly-plot',
+                                   timeout=60000)
             page.close()
             for slug in slugs:
                 # A fresh tab per lesson, as a student opening a shared link.
@@ -124,11 +125,14 @@ def main() -> None:
                if not args.only or lesson.ns in args.only.split(",")]
     scripts = {lesson.ns: script_median_ms(lesson.file, args.runs) for lesson in lessons}
     redraw = {} if args.no_browser else browser_medians([lesson.url_path for lesson in lessons], args.presses)
+    floor = None if args.no_browser else browser_medians([""], args.presses, "bench/floor_app.py", 8766)[""]
     print(f"{'lesson':<8}{'script median (ms)':>20}{'slider->redraw median (ms)':>30}")
     for lesson in lessons:
         r = redraw.get(lesson.url_path)
         r_text = "n/a" if r is None else f"{r:.0f}"
         print(f"{lesson.code:<8}{scripts[lesson.ns]:>20.1f}{r_text:>30}")
+    if floor is not None:
+        print(f"{'floor':<8}{'':>20}{floor:>30.0f}   (bench/floor_app.py: one slider, one 11x11 heatmap)")
 
 
 if __name__ == "__main__":

@@ -41,18 +41,32 @@ def scale_demo(width: int, seed: int) -> dict:
     return {name: t.numpy() for name, t in {**stats, **{f"curve_{k}": c for k, c in curve.items()}}.items()}
 
 
+# The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
+# the slots that depend on its controls, so a slider move re-sends the figures, not the page.
+slot = {"controls": st.container()}
+st.subheader(tr(f"{NS}.matrix_title"))
+left, right = st.columns([3, 2])
+slot["matrix"] = left.container()
+with right:
+    code_panel(scaled_dot_product_attention)
+st.subheader(tr(f"{NS}.scale_title"))
+st.markdown(tr(f"{NS}.scale_text"))
+slot["scale"] = st.container()
+st.subheader(tr(f"{NS}.batch_title"))
+st.markdown(tr(f"{NS}.batch_text"))
+
+
 @st.fragment
 def lesson_body():
-    """Reruns alone when one of its controls moves (st.fragment): the explorer
-    and the questions below are not sent or redrawn again."""
-    text, d_k, seed = text_controls()
+    """Reruns alone when one of its controls moves (st.fragment) and writes only into the
+    slots above: the prose, the code, the explorer and the questions stay as they are."""
+    with slot["controls"]:
+        text, d_k, seed = text_controls()
     dev = device()
     D = 32
     tokens, attn = toy.self_attention(text, D, d_k, seed, dev)
 
-    st.subheader(tr(f"{NS}.matrix_title"))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["matrix"]:
         hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
         figure(heatmap(attn.weights, tokens, tokens, title=tr(f"{NS}.weights_fig", d_k=d_k),
                        hover_names=hover),
@@ -64,33 +78,24 @@ def lesson_body():
             ("Q, K, V", f"({n}, {d_k})"), ("QKᵀ/√d_k, softmax", f"({n}, {n})"),
             (tr(f"{NS}.output"), f"({n}, {d_k})"),
         ])
-    with right:
-        code_panel(scaled_dot_product_attention)
 
-    st.subheader(tr(f"{NS}.scale_title"))
-    st.markdown(tr(f"{NS}.scale_text"))
-
-
-    width = scale_controls()
-
-    demo = scale_demo(width, seed)
-    c1, c2 = st.columns(2)
-    with c1:
-        raw, scaled = tr(f"{NS}.raw"), tr(f"{NS}.scaled")
-        figure(histogram({raw: demo["scores_raw"], scaled: demo["scores_scaled"]},
-                         title=tr(f"{NS}.hist_fig", d_k=width), x_title=tr("common.score"),
-                         y_title=tr(f"{NS}.density")),
-               key=f"{NS}.hist")
-        st.caption(tr(f"{NS}.variance", d_k=width, raw=float(demo["scores_raw"].var()),
-                      scaled=float(demo["scores_scaled"].var())))
-    with c2:
-        figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"]},
-                     title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
-                     log_x=True), key=f"{NS}.entropy")
-        st.caption(tr(f"{NS}.entropy_caption", max=math.log(256)))
-
-    st.subheader(tr(f"{NS}.batch_title"))
-    st.markdown(tr(f"{NS}.batch_text"))
+    with slot["scale"]:
+        width = scale_controls()
+        demo = scale_demo(width, seed)
+        c1, c2 = st.columns(2)
+        with c1:
+            raw, scaled = tr(f"{NS}.raw"), tr(f"{NS}.scaled")
+            figure(histogram({raw: demo["scores_raw"], scaled: demo["scores_scaled"]},
+                             title=tr(f"{NS}.hist_fig", d_k=width), x_title=tr("common.score"),
+                             y_title=tr(f"{NS}.density")),
+                   key=f"{NS}.hist")
+            st.caption(tr(f"{NS}.variance", d_k=width, raw=float(demo["scores_raw"].var()),
+                          scaled=float(demo["scores_scaled"].var())))
+        with c2:
+            figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"]},
+                         title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
+                         log_x=True), key=f"{NS}.entropy")
+            st.caption(tr(f"{NS}.entropy_caption", max=math.log(256)))
 
 
 lesson_body()

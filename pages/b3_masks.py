@@ -64,56 +64,78 @@ def leak(text: str, position: int, seed: int, dev: str) -> dict:
     return {k: v.cpu().numpy() for k, v in future_leak(text, position, LEAK_HEADS, seed, D, dev).items()}
 
 
+def padded_texts(text: str) -> list[str]:
+    """The phrases of the text as a batch, or a fixed example (with a note) when they can't show padding."""
+    texts = phrases(text)
+    if len(texts) < 2:
+        st.info(tr(f"{NS}.pad_fallback"))
+        return PAD_EXAMPLE
+    if len({len(t) for t in texts}) == 1:
+        st.info(tr(f"{NS}.pad_equal", n=len(texts[0])))
+        return PAD_EXAMPLE
+    return texts
+
+
+def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
+    """Sections 1 and 2 without what d_k changes: the prose and the code, laid out once per full
+    run, with an empty slot for each part that mask_sections draws."""
+    slots = {"controls": st.container()}
+    st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
+    c1, c2, c3 = st.columns(3)
+    slots.update(mask=c1.container(), scores=c2.container(), weights=c3.container(), check=st.container())
+    left, right = st.columns([3, 2])
+    with left:
+        st.markdown(tr(f"{NS}.steps_text"))
+        slots["shapes"] = st.container()
+    with right:
+        code_panel(masked_attention, causal_mask, scaled_dot_product_attention, with_mask, height=560)
+    st.subheader(tr(f"{NS}.pad_title"))
+    st.markdown(tr(f"{NS}.pad_text"))
+    texts = padded_texts(text)
+    left, right = st.columns([3, 2])
+    slots["padding"] = left.container()
+    with right:
+        code_panel(padding_mask, padded_attention, height=480)
+    slots["batch"] = st.container()
+    return slots, texts
+
+
 # The text, the seed and the mask switch change everything: a full run. d_k and the changed
-# position each touch one part: those parts are fragments and rerun alone.
+# position each touch one part: those parts are fragments and rerun alone (d_k's fragment draws
+# only into the slots of mask_layout, so its rerun re-sends the figures, not the prose and code).
 @st.fragment
-def mask_sections(text: str, seed: int, causal: bool, dev: str):
+def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: bool, dev: str):
     """Sections 1 and 2 (one text, a padded batch); rerun alone when d_k moves."""
-    d_k = width_controls()
+    with slots["controls"]:
+        d_k = width_controls()
     one = single(text, d_k, seed, causal, dev)
     tokens, n = one["tokens"], len(one["tokens"])
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
 
     # 1. mask -> scores + mask -> softmax
-    st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
-    c1, c2, c3 = st.columns(3)
-    with c1:
+    with slots["mask"]:
         figure(mask_matrix(one["mask"], tokens, tokens, title=tr(f"{NS}.mask_fig"),
                            hover_names=(tr("common.query"), tr("common.key"), tr(f"{NS}.added"))), key=f"{NS}.mask")
-    with c2:
+    with slots["scores"]:
         figure(masked_scores(one["seen"], tokens, tokens, title=tr(f"{NS}.scores_fig"),
                              hover_names=(tr("common.query"), tr("common.key"), tr("common.score"))), key=f"{NS}.scores")
-    with c3:
+    with slots["weights"]:
         figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover),
                key=f"{NS}.weights")
     check = one["check"]
-    st.caption(tr(f"{NS}.check", masked=check["masked"], largest=check["largest_masked"],
-                  low=check["row_sum_min"], high=check["row_sum_max"]))
-    left, right = st.columns([3, 2])
-    with left:
-        st.markdown(tr(f"{NS}.steps_text"))
+    slots["check"].caption(tr(f"{NS}.check", masked=check["masked"], largest=check["largest_masked"],
+                              low=check["row_sum_min"], high=check["row_sum_max"]))
+    with slots["shapes"]:
         shapes_table([
             ("X", f"({n}, {D})"), ("Q, K, V", f"({n}, {d_k})"), (tr(f"{NS}.mask_name"), f"({n}, {n})"),
             ("QKᵀ/√d_k + M", f"({n}, {n})"), ("softmax", f"({n}, {n})"), (tr(f"{NS}.output"), f"({n}, {d_k})"),
         ])
-    with right:
-        code_panel(masked_attention, causal_mask, scaled_dot_product_attention, with_mask, height=560)
 
     # 2. a padded batch
-    st.subheader(tr(f"{NS}.pad_title"))
-    st.markdown(tr(f"{NS}.pad_text"))
-    texts = phrases(text)
-    if len(texts) < 2:
-        st.info(tr(f"{NS}.pad_fallback"))
-        texts = PAD_EXAMPLE
-    elif len({len(t) for t in texts}) == 1:
-        st.info(tr(f"{NS}.pad_equal", n=len(texts[0])))
-        texts = PAD_EXAMPLE
     padded = batch(tuple(texts), d_k, seed, causal, dev)
     lengths = [len(t) for t in texts]
     b, n_max = len(texts), max(lengths)
-    left, right = st.columns([3, 2])
-    with left:
+    with slots["padding"]:
         rows = [tr(f"{NS}.sequence", i=i + 1) for i in range(b)]
         figure(mask_matrix([[j < length for j in range(n_max)] for length in lengths], rows,
                            [str(j + 1) for j in range(n_max)], title=tr(f"{NS}.pad_mask_fig"),
@@ -124,15 +146,13 @@ def mask_sections(text: str, seed: int, causal: bool, dev: str):
             (tr(f"{NS}.combined_name") if causal else tr(f"{NS}.pad_mask_name"), f"({b}, {n_max}, {n_max})"),
             ("softmax", f"({b}, {n_max}, {n_max})"),
         ])
-    with right:
-        code_panel(padding_mask, padded_attention, height=480)
-    figure(batch_panels(padded["weights"], padded["tokens"],
-                        titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
-                        hover_names=hover, height=440), key=f"{NS}.batch")
-    check = padded["check"]
-    st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
-                  low=check["row_sum_min"], high=check["row_sum_max"]))
-
+    with slots["batch"]:
+        figure(batch_panels(padded["weights"], padded["tokens"],
+                            titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
+                            hover_names=hover, height=440), key=f"{NS}.batch")
+        check = padded["check"]
+        st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
+                      low=check["row_sum_min"], high=check["row_sum_max"]))
 
 
 @st.fragment
@@ -168,7 +188,7 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
 
 text, seed, causal = text_controls()
 dev = device()
-mask_sections(text, seed, causal, dev)
+mask_sections(*mask_layout(text, causal), text, seed, causal, dev)
 leak_section(text, seed, causal, dev)
 
 explorer(NS, open_by_default=False)

@@ -76,101 +76,43 @@ def block_controls():
     return (text.text if not text.empty else DEFAULT_TEXT), layer, head, part or "attn_norm"
 
 
-@st.fragment
-def block_sections():
-    """The block, the norms and SwiGLU share the prompt and the layer; they rerun alone
-    (st.fragment) when one of their controls moves, leaving the counter below untouched."""
-    text, layer, head, part = block_controls()
-    st.subheader(tr(f"{NS}.block_title"))
-    figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
-           key=f"{NS}.diagram")
-    st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
-
-    data = traced(text, dev) if loaded else None
-    if data is not None:
-        trace = Trace({k: torch.from_numpy(v) for k, v in data["tensors"].items()})
-        tokens, n = data["tokens"], len(data["tokens"])
-        n_rep = course.n_heads // course.n_kv_heads
-        matrix = part_matrix(trace, layer, part, head, n_rep)
-        left, right = st.columns([3, 2])
-        with left:
-            title = tr(f"{NS}.tensor_fig", name=f"blocks.{layer}.{part}", shape=tuple(matrix.shape))
-            if part == "attn.weights":
-                hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-                fig = heatmap(matrix, tokens, tokens, title=title, hover_names=hover, height=420)
-            else:
-                hover = (tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))
-                fig = tensor_heatmap(matrix, tokens, title=title, hover_names=hover)
-            figure(fig, key=f"{NS}.tensor")
-            if part in HEAD_PARTS:
-                kv = head // n_rep
-                st.caption(tr(f"{NS}.gqa_caption", head=head, kv=kv, n_rep=n_rep, h=course.n_heads,
-                              h_kv=course.n_kv_heads))
-            shapes_table([(f"blocks.{layer}.{p}", str(tuple(data["tensors"][f"blocks.{layer}.{p}"].shape)))
-                          for p in BLOCK_PARTS])
-        with right:
-            code_panel(*CODE.get(part, (MultiHeadAttention.forward,)))
-
-        st.subheader(tr(f"{NS}.stream_title"))
-        st.markdown(tr(f"{NS}.stream_text"))
-        stages = ["in"] + [f"{i}·{s}" for i in range(course.n_layers) for s in ("attn", "ffn")]
-        figure(stream_sizes(stages, data["stream"], data["added"],
-                            names=(tr(f"{NS}.stream_name"), tr(f"{NS}.added_name")),
-                            title=tr(f"{NS}.stream_fig", n=n), y_title="RMS"), key=f"{NS}.stream")
-        st.caption(tr(f"{NS}.stream_caption", first=float(data["stream"][0]), last=float(data["stream"][-1])))
-
-    # ---------------------------------------------------------------- RMSNorm vs LayerNorm
-    st.subheader(tr(f"{NS}.norm_title"))
-    st.markdown(tr(f"{NS}.norm_text"))
+@st.cache_data(max_entries=128, show_spinner=False)
+def norm_demo(text: str, layer: int, shift: float, use_model: bool, dev: str) -> dict:
+    """LayerNorm and RMSNorm of the residual stream entering ``layer`` (or of random vectors)."""
+    if use_model:
+        vectors = torch.from_numpy(traced(text, dev)["tensors"][f"blocks.{layer}.resid_pre"][0])  # (N, D)
+    else:
+        vectors = toy.embed_text(text, course.d_model, 0, dev)[1].cpu()                           # (N, D)
+    return {k: v.cpu().numpy() for k, v in compare_norms(vectors, shift).items()}
 
 
-    def norm_controls():
-        return st.slider(tr(f"{NS}.shift_label"), -3.0, 3.0, 0.0, 0.5, key=f"{NS}.shift", bind="query-params",
-                         help=tr(f"{NS}.shift_help"))
+@st.cache_data(show_spinner=False)
+def curves_demo() -> dict:
+    return {k: v.numpy() for k, v in activation_curves().items()}
 
 
-    shift = norm_controls()
+def norm_controls():
+    return st.slider(tr(f"{NS}.shift_label"), -3.0, 3.0, 0.0, 0.5, key=f"{NS}.shift", bind="query-params",
+                     help=tr(f"{NS}.shift_help"))
 
 
-    @st.cache_data(max_entries=128, show_spinner=False)
-    def norm_demo(text: str, layer: int, shift: float, use_model: bool, dev: str) -> dict:
-        """LayerNorm and RMSNorm of the residual stream entering ``layer`` (or of random vectors)."""
-        if use_model:
-            vectors = torch.from_numpy(traced(text, dev)["tensors"][f"blocks.{layer}.resid_pre"][0])  # (N, D)
-        else:
-            vectors = toy.embed_text(text, course.d_model, 0, dev)[1].cpu()                           # (N, D)
-        return {k: v.cpu().numpy() for k, v in compare_norms(vectors, shift).items()}
+def timing_controls():
+    c1, c2 = st.columns([2, 1])
+    with c1:
+        width = st.select_slider(tr(f"{NS}.timing_width"), TIMING_WIDTHS, value=1024, key=f"{NS}.twidth",
+                                 bind="query-params")
+    with c2:
+        st.write("")
+        pressed = st.button(tr(f"{NS}.timing_button"), key=f"{NS}.time", type="primary")
+    return width, pressed
 
 
-    norms = norm_demo(text, layer, shift, data is not None, dev)
-    vectors = norms["input"]
-    source = tr(f"{NS}.vectors_model", layer=layer) if data is not None else tr(f"{NS}.vectors_toy")
-    names = {"input": tr(f"{NS}.input_name"), "layer": "LayerNorm", "rms": "RMSNorm"}
-    left, right = st.columns([3, 2])
-    with left:
-        figure(norm_scatter({names[k]: (norms[f"{k}_mean"], norms[f"{k}_rms"]) for k in names},
-                            title=tr(f"{NS}.norm_fig"), x_title=tr(f"{NS}.mean_axis"), y_title="RMS", height=440),
-               key=f"{NS}.norms")
-        st.caption(tr(f"{NS}.norm_caption", source=source, shift=shift,
-                      ln_mean=float(norms["layer_largest_mean"]), rms_mean=float(norms["rms_largest_mean"])))
-        shapes_table([(tr(f"{NS}.input_name"), f"({vectors.shape[0]}, {vectors.shape[1]})"),
-                      ("mean, RMS", f"({vectors.shape[0]}, 1)"),
-                      ("LayerNorm, RMSNorm", f"({vectors.shape[0]}, {vectors.shape[1]})")])
-    with right:
-        code_panel(layer_norm, rms_norm, compare_norms, height=560)
+def gate_controls():
+    return st.slider(tr(f"{NS}.token_label"), 0, MAX_CHARS - 1, 7, key=f"{NS}.token", bind="query-params")
 
 
-    def timing_controls():
-        c1, c2 = st.columns([2, 1])
-        with c1:
-            width = st.select_slider(tr(f"{NS}.timing_width"), TIMING_WIDTHS, value=1024, key=f"{NS}.twidth",
-                                     bind="query-params")
-        with c2:
-            st.write("")
-            pressed = st.button(tr(f"{NS}.timing_button"), key=f"{NS}.time", type="primary")
-        return width, pressed
-
-
+def timing_section():
+    """Times the two norms on a button (a live benchmark is too slow for every run)."""
     width, pressed = timing_controls()
     if pressed:
         bar = st.progress(0.0, text=tr(f"{NS}.timing_running"))
@@ -187,37 +129,113 @@ def block_sections():
     else:
         st.caption(tr(f"{NS}.timing_hint"))
 
-    # ---------------------------------------------------------------- SwiGLU
-    st.subheader(tr(f"{NS}.swiglu_title"))
-    st.markdown(tr(f"{NS}.swiglu_text"))
 
-
-    @st.cache_data(show_spinner=False)
-    def curves_demo() -> dict:
-        return {k: v.numpy() for k, v in activation_curves().items()}
-
-
-    curves = curves_demo()
+# The page's fixed parts (prose, most code panels, the activation curves, the timing) are laid
+# out once; the fragment below refills only the slots that depend on its controls, so moving
+# the block, the part, the shift or the token re-sends the figures, not the whole page.
+slot = {"controls": st.container()}
+st.subheader(tr(f"{NS}.block_title"))
+slot["diagram"] = st.container()
+if loaded:
     left, right = st.columns([3, 2])
-    with left:
-        figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
-                     title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
-        st.caption(tr(f"{NS}.act_caption", low=float(curves["silu_min"]), at=float(curves["silu_argmin"])))
+    slot["tensor"], slot["tensor_code"] = left.container(), right.container()
+    st.subheader(tr(f"{NS}.stream_title"))
+    st.markdown(tr(f"{NS}.stream_text"))
+    slot["stream"] = st.container()
+
+# ---------------------------------------------------------------- RMSNorm vs LayerNorm
+st.subheader(tr(f"{NS}.norm_title"))
+st.markdown(tr(f"{NS}.norm_text"))
+slot["norm_controls"] = st.container()
+left, right = st.columns([3, 2])
+slot["norms"] = left.container()
+with right:
+    code_panel(layer_norm, rms_norm, compare_norms, height=560)
+timing_section()
+
+# ---------------------------------------------------------------- SwiGLU
+st.subheader(tr(f"{NS}.swiglu_title"))
+st.markdown(tr(f"{NS}.swiglu_text"))
+curves = curves_demo()
+left, right = st.columns([3, 2])
+with left:
+    figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
+                 title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
+    st.caption(tr(f"{NS}.act_caption", low=float(curves["silu_min"]), at=float(curves["silu_argmin"])))
+with right:
+    code_panel(silu, gelu, relu, height=360)
+if loaded:
+    slot["gate_controls"] = st.container()
+    left, right = st.columns([3, 2])
+    slot["gate"] = left.container()
     with right:
-        code_panel(silu, gelu, relu, height=360)
+        code_panel(SwiGLU.forward, gate_effect, height=420)
 
 
-    def gate_controls():
-        return st.slider(tr(f"{NS}.token_label"), 0, MAX_CHARS - 1, 7, key=f"{NS}.token", bind="query-params")
+@st.fragment
+def block_sections():
+    """The block, the norms and the SwiGLU gate share the prompt and the layer. They rerun
+    alone (st.fragment) when one of their controls moves, and write only into the slots above."""
+    with slot["controls"]:
+        text, layer, head, part = block_controls()
+    with slot["diagram"]:
+        figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
+               key=f"{NS}.diagram")
+        st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
 
+    data = traced(text, dev) if loaded else None
+    if data is not None:
+        trace = Trace({k: torch.from_numpy(v) for k, v in data["tensors"].items()})
+        tokens, n = data["tokens"], len(data["tokens"])
+        n_rep = course.n_heads // course.n_kv_heads
+        matrix = part_matrix(trace, layer, part, head, n_rep)
+        with slot["tensor"]:
+            title = tr(f"{NS}.tensor_fig", name=f"blocks.{layer}.{part}", shape=tuple(matrix.shape))
+            if part == "attn.weights":
+                hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
+                fig = heatmap(matrix, tokens, tokens, title=title, hover_names=hover, height=420)
+            else:
+                hover = (tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))
+                fig = tensor_heatmap(matrix, tokens, title=title, hover_names=hover)
+            figure(fig, key=f"{NS}.tensor")
+            if part in HEAD_PARTS:
+                kv = head // n_rep
+                st.caption(tr(f"{NS}.gqa_caption", head=head, kv=kv, n_rep=n_rep, h=course.n_heads,
+                              h_kv=course.n_kv_heads))
+            shapes_table([(f"blocks.{layer}.{p}", str(tuple(data["tensors"][f"blocks.{layer}.{p}"].shape)))
+                          for p in BLOCK_PARTS])
+        with slot["tensor_code"]:
+            code_panel(*CODE.get(part, (MultiHeadAttention.forward,)))
+        with slot["stream"]:
+            stages = ["in"] + [f"{i}·{s}" for i in range(course.n_layers) for s in ("attn", "ffn")]
+            figure(stream_sizes(stages, data["stream"], data["added"],
+                                names=(tr(f"{NS}.stream_name"), tr(f"{NS}.added_name")),
+                                title=tr(f"{NS}.stream_fig", n=n), y_title="RMS"), key=f"{NS}.stream")
+            st.caption(tr(f"{NS}.stream_caption", first=float(data["stream"][0]), last=float(data["stream"][-1])))
+
+    with slot["norm_controls"]:
+        shift = norm_controls()
+    norms = norm_demo(text, layer, shift, data is not None, dev)
+    vectors = norms["input"]
+    source = tr(f"{NS}.vectors_model", layer=layer) if data is not None else tr(f"{NS}.vectors_toy")
+    names = {"input": tr(f"{NS}.input_name"), "layer": "LayerNorm", "rms": "RMSNorm"}
+    with slot["norms"]:
+        figure(norm_scatter({names[k]: (norms[f"{k}_mean"], norms[f"{k}_rms"]) for k in names},
+                            title=tr(f"{NS}.norm_fig"), x_title=tr(f"{NS}.mean_axis"), y_title="RMS", height=440),
+               key=f"{NS}.norms")
+        st.caption(tr(f"{NS}.norm_caption", source=source, shift=shift,
+                      ln_mean=float(norms["layer_largest_mean"]), rms_mean=float(norms["rms_largest_mean"])))
+        shapes_table([(tr(f"{NS}.input_name"), f"({vectors.shape[0]}, {vectors.shape[1]})"),
+                      ("mean, RMS", f"({vectors.shape[0]}, 1)"),
+                      ("LayerNorm, RMSNorm", f"({vectors.shape[0]}, {vectors.shape[1]})")])
 
     if data is not None:
-        token = min(gate_controls(), n - 1)
+        with slot["gate_controls"]:
+            token = min(gate_controls(), n - 1)
         gate = trace[f"blocks.{layer}.ffn.gate"][0, token]                                 # (F,)
         up = trace[f"blocks.{layer}.ffn.up"][0, token]                                     # (F,)
         effect = {k: v.numpy() for k, v in gate_effect(gate, up).items()}
-        left, right = st.columns([3, 2])
-        with left:
+        with slot["gate"]:
             order = effect["order"]
             figure(gate_bars(effect["gate"][order], effect["up"][order], effect["passed"][order],
                              names=(tr(f"{NS}.up_name"), tr(f"{NS}.gate_name"), tr(f"{NS}.passed_name")),
@@ -225,11 +243,10 @@ def block_sections():
                              x_title=tr(f"{NS}.unit_axis")), key=f"{NS}.gate")
             st.caption(tr(f"{NS}.gate_caption", closed=100 * float(effect["closed_fraction"]),
                           f=course.ffn_hidden))
-        with right:
-            code_panel(SwiGLU.forward, gate_effect, height=420)
 
 
 block_sections()
+
 
 @st.fragment
 def counter_section():

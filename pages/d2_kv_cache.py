@@ -83,44 +83,55 @@ def calculator_controls():
 
 
 # 1 · Step through decoding ----------------------------------------------------------------------
+# Each section lays out its fixed parts (the code) once; a fragment refills only the slots that
+# depend on its controls, so a slider move re-sends that section's figure, not the page.
 st.subheader(tr(f"{NS}.steps_title"))
 if loaded is not None:
     model, tok = loaded
     mc = model.config
-    text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"))
-    step, layer, head = step_controls(mc.n_layers, mc.n_heads)
-    run = replay("" if text.empty else text.text, dev)
-    if step >= len(run["steps"]):
-        st.info(tr(f"{NS}.eos_note", n=len(run["steps"])))
-        step = len(run["steps"]) - 1
-    steps = [CacheStep(s["fed"], s["chosen"], *(torch.from_numpy(s[n]) for n in ("q", "k", "v", "weights")))
-             for s in run["steps"]]
-    seen = cache_history(steps, layer, head, step)
-    fed = steps[step].fed
-    tokens = run["prompt"] + run["chosen"][:step]
-    s_len, d_head = seen["k"].shape
-    before, now = "".join(tokens[: s_len - fed]), "".join(tokens[s_len - fed:])
-    st.markdown(tr(f"{NS}.sequence", before=plain(before), now=plain(now), next=plain(run["chosen"][step])))
-
+    step_slots = {"controls": st.container()}
     left, right = st.columns([3, 2])
-    with left:
-        titles = (tr(f"{NS}.panel_q"), tr(f"{NS}.panel_k", g=seen["kv_head"]), tr(f"{NS}.panel_v", g=seen["kv_head"]),
-                  tr(f"{NS}.panel_w"))
-        figure(cache_step(seen["q"], seen["k"], seen["v"], seen["weights"], fed, tokens, titles=titles,
-                          value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
-                          hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-               key=f"{NS}.fig")
-        st.caption(tr(f"{NS}.step_caption", t=step, fed=fed, s=s_len, p=len(run["prompt"]), layers=mc.n_layers,
-                      g=seen["kv_head"], head=head))
-        shapes_table([
-            (tr(f"{NS}.fed_row"), f"(1, {fed})"),
-            ("q", f"(1, {mc.n_heads}, {fed}, {d_head})"),
-            ("k, v " + tr(f"{NS}.new_rows"), f"(1, {mc.n_kv_heads}, {fed}, {d_head})"),
-            ("cache.layers[i].k, .v", f"(1, {mc.n_kv_heads}, {s_len}, {d_head})"),
-            (tr(f"{NS}.weights_row"), f"(1, {mc.n_heads}, {fed}, {s_len})"),
-        ])
+    step_slots["figure"] = left.container()
     with right:
         code_panel(LayerKV.append, Generation.step, height=620)
+
+    @st.fragment
+    def step_section():
+        """Reruns alone when the prompt, the step, the layer or the head changes."""
+        with step_slots["controls"]:
+            text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"))
+            step, layer, head = step_controls(mc.n_layers, mc.n_heads)
+            run = replay("" if text.empty else text.text, dev)
+            if step >= len(run["steps"]):
+                st.info(tr(f"{NS}.eos_note", n=len(run["steps"])))
+                step = len(run["steps"]) - 1
+            steps = [CacheStep(s["fed"], s["chosen"], *(torch.from_numpy(s[n]) for n in ("q", "k", "v", "weights")))
+                     for s in run["steps"]]
+            seen = cache_history(steps, layer, head, step)
+            fed = steps[step].fed
+            tokens = run["prompt"] + run["chosen"][:step]
+            s_len, d_head = seen["k"].shape
+            before, now = "".join(tokens[: s_len - fed]), "".join(tokens[s_len - fed:])
+            st.markdown(tr(f"{NS}.sequence", before=plain(before), now=plain(now), next=plain(run["chosen"][step])))
+
+        with step_slots["figure"]:
+            titles = (tr(f"{NS}.panel_q"), tr(f"{NS}.panel_k", g=seen["kv_head"]),
+                      tr(f"{NS}.panel_v", g=seen["kv_head"]), tr(f"{NS}.panel_w"))
+            figure(cache_step(seen["q"], seen["k"], seen["v"], seen["weights"], fed, tokens, titles=titles,
+                              value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
+                              hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
+                   key=f"{NS}.fig")
+            st.caption(tr(f"{NS}.step_caption", t=step, fed=fed, s=s_len, p=len(run["prompt"]), layers=mc.n_layers,
+                          g=seen["kv_head"], head=head))
+            shapes_table([
+                (tr(f"{NS}.fed_row"), f"(1, {fed})"),
+                ("q", f"(1, {mc.n_heads}, {fed}, {d_head})"),
+                ("k, v " + tr(f"{NS}.new_rows"), f"(1, {mc.n_kv_heads}, {fed}, {d_head})"),
+                ("cache.layers[i].k, .v", f"(1, {mc.n_kv_heads}, {s_len}, {d_head})"),
+                (tr(f"{NS}.weights_row"), f"(1, {mc.n_heads}, {fed}, {s_len})"),
+            ])
+
+    step_section()
 
 # 2 · What it saves: counted and measured -------------------------------------------------------------
 st.subheader(tr(f"{NS}.cost_title"))
@@ -158,26 +169,37 @@ with c2:
 # 3 · What it costs: memory ----------------------------------------------------------------------------
 st.subheader(tr(f"{NS}.memory_title"))
 st.markdown(tr(f"{NS}.memory_text"))
-cfg, dtype, batch, context = calculator_controls()
-per_value = DTYPE_BYTES[dtype]
+memory_slots = {"controls": st.container()}
 left, right = st.columns([3, 2])
-with left:
-    xs = [context * i // 64 for i in range(65)]
-    kv = [kv_cache_bytes(cfg, n, batch, per_value) / 2**30 for n in xs]
-    weights = count_params(cfg) * per_value / 2**30
-    series = {tr(f"{NS}.kv_line"): kv, tr(f"{NS}.total_line"): [weights + g for g in kv]}
-    figure(memory_lines(xs, series, [(f"{gb:g} GB · {cards}", gb) for gb, cards in roofline.memory_sizes()],
-                        title=tr(f"{NS}.memory_fig", model=cfg.title, dtype=dtype, b=batch),
-                        x_title=tr(f"{NS}.tokens_axis"), y_title="GiB"), key=f"{NS}.memory")
-    total = kv_cache_bytes(cfg, context, batch, per_value)
-    st.latex(rf"""\begin{{aligned}} M_{{KV}} &= \underbrace{{2}}_{{K,V}} \times \underbrace{{{cfg.n_layers}}}_{{L}}
-             \times \underbrace{{{cfg.n_kv_heads}}}_{{H_{{kv}}}} \times \underbrace{{{cfg.head_dim}}}_{{d_{{head}}}}
-             \times \underbrace{{{context:,}}}_{{T}} \times \underbrace{{{batch}}}_{{B}}
-             \times \underbrace{{{per_value:g}}}_{{b:\ \text{{{dtype}}}}} \\
-             &= {total:,}\ \text{{B}} \approx {gib_text(total / 2**30)}\ \text{{GiB}} \end{{aligned}}""".replace(",", "{,}"))
-    st.caption(tr(f"{NS}.memory_caption", per_token=kv_cache_bytes(cfg, 1, 1, per_value) / 1024,
-                  weights=weights, model=cfg.title))
+memory_slots["figure"] = left.container()
 with right:
     code_panel(kv_cache_bytes, height=380)
+
+
+@st.fragment
+def memory_section():
+    """Reruns alone when the model, the number format, the batch or the context changes."""
+    with memory_slots["controls"]:
+        cfg, dtype, batch, context = calculator_controls()
+    per_value = DTYPE_BYTES[dtype]
+    with memory_slots["figure"]:
+        xs = [context * i // 64 for i in range(65)]
+        kv = [kv_cache_bytes(cfg, n, batch, per_value) / 2**30 for n in xs]
+        weights = count_params(cfg) * per_value / 2**30
+        series = {tr(f"{NS}.kv_line"): kv, tr(f"{NS}.total_line"): [weights + g for g in kv]}
+        figure(memory_lines(xs, series, [(f"{gb:g} GB · {cards}", gb) for gb, cards in roofline.memory_sizes()],
+                            title=tr(f"{NS}.memory_fig", model=cfg.title, dtype=dtype, b=batch),
+                            x_title=tr(f"{NS}.tokens_axis"), y_title="GiB"), key=f"{NS}.memory")
+        total = kv_cache_bytes(cfg, context, batch, per_value)
+        st.latex(rf"""\begin{{aligned}} M_{{KV}} &= \underbrace{{2}}_{{K,V}} \times \underbrace{{{cfg.n_layers}}}_{{L}}
+                 \times \underbrace{{{cfg.n_kv_heads}}}_{{H_{{kv}}}} \times \underbrace{{{cfg.head_dim}}}_{{d_{{head}}}}
+                 \times \underbrace{{{context:,}}}_{{T}} \times \underbrace{{{batch}}}_{{B}}
+                 \times \underbrace{{{per_value:g}}}_{{b:\ \text{{{dtype}}}}} \\
+                 &= {total:,}\ \text{{B}} \approx {gib_text(total / 2**30)}\ \text{{GiB}} \end{{aligned}}""".replace(",", "{,}"))
+        st.caption(tr(f"{NS}.memory_caption", per_token=kv_cache_bytes(cfg, 1, 1, per_value) / 1024,
+                      weights=weights, model=cfg.title))
+
+
+memory_section()
 
 try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])
