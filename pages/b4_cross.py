@@ -47,34 +47,41 @@ def shape(t: tuple) -> str:
     return "(" + ", ".join(str(v) for v in t) + ")"
 
 
-target, source, h, seed = text_controls()
-demo = cross_demo(target, source, h, seed, device())
-tgt, src, s = demo["target"], demo["source"], demo["shapes"]
-n_t, n_s = len(tgt), len(src)
-if demo["cut"]:
-    st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
+@st.fragment
+def lesson_body():
+    """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
+    are neither sent nor drawn again."""
+    target, source, h, seed = text_controls()
+    demo = cross_demo(target, source, h, seed, device())
+    tgt, src, s = demo["target"], demo["source"], demo["shapes"]
+    n_t, n_s = len(tgt), len(src)
+    if demo["cut"]:
+        st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
 
-st.subheader(tr(f"{NS}.matrix_title", n_t=n_t, n_s=n_s))
-left, right = st.columns([3, 2])
-with left:
-    figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)],
-                     cols=2, hover_names=(tr(f"{NS}.query_target"), tr(f"{NS}.key_source"), tr("common.weight")),
-                     height_per_row=max(320, 26 * n_t + 90)),
-           key=f"{NS}.cross")
-    st.caption(tr(f"{NS}.read_matrix"))
-    shapes_table([
-        (tr(f"{NS}.target_x"), shape((1, n_t, D))),
-        (tr(f"{NS}.source_c"), shape((1, n_s, D))),
-        ("Q = X W_q", shape(s["attn.q"])),
-        ("K = C W_k, V = C W_v", shape(s["attn.k"])),
-        ("QKᵀ/√d_head, softmax", shape(s["attn.weights"])),
-        ("concat", shape(s["attn.concat"])),
-        (tr(f"{NS}.output"), shape(s["attn.out"])),
-    ])
-with right:
-    code_panel(cross_attention, embed_tokens, word_tokens, MultiHeadAttention.forward, height=720)
+    st.subheader(tr(f"{NS}.matrix_title", n_t=n_t, n_s=n_s))
+    left, right = st.columns([3, 2])
+    with left:
+        figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)],
+                         cols=2, hover_names=(tr(f"{NS}.query_target"), tr(f"{NS}.key_source"), tr("common.weight")),
+                         height_per_row=max(320, 26 * n_t + 90)),
+               key=f"{NS}.cross")
+        st.caption(tr(f"{NS}.read_matrix"))
+        shapes_table([
+            (tr(f"{NS}.target_x"), shape((1, n_t, D))),
+            (tr(f"{NS}.source_c"), shape((1, n_s, D))),
+            ("Q = X W_q", shape(s["attn.q"])),
+            ("K = C W_k, V = C W_v", shape(s["attn.k"])),
+            ("QKᵀ/√d_head, softmax", shape(s["attn.weights"])),
+            ("concat", shape(s["attn.concat"])),
+            (tr(f"{NS}.output"), shape(s["attn.out"])),
+        ])
+    with right:
+        code_panel(cross_attention, embed_tokens, word_tokens, MultiHeadAttention.forward, height=720)
 
-st.subheader(tr(f"{NS}.where_title"))
-st.markdown(tr(f"{NS}.where_text"))
+    st.subheader(tr(f"{NS}.where_title"))
+    st.markdown(tr(f"{NS}.where_text"))
+
+
+lesson_body()
 
 try_this(NS, [("try1", 1), ("try2", 1), ("try3", 0)])

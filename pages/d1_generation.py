@@ -69,54 +69,61 @@ def sampling_controls():
     return temperature, top_k, top_p, int(seed)
 
 
-if loaded is not None:
-    prompt = prompt_controls()
-    step_row, sampling_row = st.container(), st.container()
-    with sampling_row:
-        temperature, top_k, top_p, seed = sampling_controls()
-    run = trajectory(prompt, temperature, top_k, top_p, seed, device())
-    with step_row:  # drawn above the sampling controls, computed after them
-        n_steps = min(step_controls(len(run["steps"])), len(run["steps"]))
+@st.fragment
+def lesson_body():
+    """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
+    are neither sent nor drawn again."""
+    if loaded is not None:
+        prompt = prompt_controls()
+        step_row, sampling_row = st.container(), st.container()
+        with sampling_row:
+            temperature, top_k, top_p, seed = sampling_controls()
+        run = trajectory(prompt, temperature, top_k, top_p, seed, device())
+        with step_row:  # drawn above the sampling controls, computed after them
+            n_steps = min(step_controls(len(run["steps"])), len(run["steps"]))
 
-    if not prompt:
-        st.info(tr(f"{NS}.bos_note"))
-    if run["unknown"]:
-        st.warning(tr(f"{NS}.unknown_note", n=run["unknown"]))
-    if run["dropped"]:
-        st.warning(tr(f"{NS}.dropped_note", n=run["dropped"]))
+        if not prompt:
+            st.info(tr(f"{NS}.bos_note"))
+        if run["unknown"]:
+            st.warning(tr(f"{NS}.unknown_note", n=run["unknown"]))
+        if run["dropped"]:
+            st.warning(tr(f"{NS}.dropped_note", n=run["dropped"]))
 
-    shown = run["steps"][:n_steps]
-    new_text = "".join(s["chosen_token"] for s in shown if not s["eos"])
-    prompt_text = "".join(t for t in run["prompt_tokens"] if t != "<bos>")
-    written = f":red[**{plain(new_text)}**]" if new_text else ""
-    st.markdown(f"### {plain(prompt_text) or '∅'}{written}" + (" ⏹" if shown and shown[-1]["eos"] else ""))
-    st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
+        shown = run["steps"][:n_steps]
+        new_text = "".join(s["chosen_token"] for s in shown if not s["eos"])
+        prompt_text = "".join(t for t in run["prompt_tokens"] if t != "<bos>")
+        written = f":red[**{plain(new_text)}**]" if new_text else ""
+        st.markdown(f"### {plain(prompt_text) or '∅'}{written}" + (" ⏹" if shown and shown[-1]["eos"] else ""))
+        st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
 
-    left, right = st.columns([3, 2])
-    with left:
-        if n_steps == 0:
-            s, chosen, title = run["steps"][0], None, tr(f"{NS}.bars_next")
-        else:
-            s = run["steps"][n_steps - 1]
-            title = tr(f"{NS}.bars_title", k=n_steps)
-            chosen = s["ids"].index(s["chosen"]) if s["chosen"] in s["ids"] else SHOW
-        tokens, model_p, sample_p = list(s["tokens"]), list(s["model"]), list(s["sample"])
-        if chosen == SHOW:  # drawn from outside the top list: add it at the end
-            tokens.append(s["chosen_token"])
-            model_p.append(s["chosen_model"])
-            sample_p.append(s["chosen_sample"])
-        names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
-        figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
-                                hover_names=(tr(f"{NS}.token"), *names)), key=f"{NS}.bars")
-        if n_steps:
-            if temperature <= 0:
-                why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])
+        left, right = st.columns([3, 2])
+        with left:
+            if n_steps == 0:
+                s, chosen, title = run["steps"][0], None, tr(f"{NS}.bars_next")
             else:
-                why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
-                         rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
-            st.markdown(why)
-            st.caption(tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
-    with right:
-        code_panel(sampling_probs, Generation.step)
+                s = run["steps"][n_steps - 1]
+                title = tr(f"{NS}.bars_title", k=n_steps)
+                chosen = s["ids"].index(s["chosen"]) if s["chosen"] in s["ids"] else SHOW
+            tokens, model_p, sample_p = list(s["tokens"]), list(s["model"]), list(s["sample"])
+            if chosen == SHOW:  # drawn from outside the top list: add it at the end
+                tokens.append(s["chosen_token"])
+                model_p.append(s["chosen_model"])
+                sample_p.append(s["chosen_sample"])
+            names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
+            figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
+                                    hover_names=(tr(f"{NS}.token"), *names)), key=f"{NS}.bars")
+            if n_steps:
+                if temperature <= 0:
+                    why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])
+                else:
+                    why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
+                             rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
+                st.markdown(why)
+                st.caption(tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
+        with right:
+            code_panel(sampling_probs, Generation.step)
+
+
+lesson_body()
 
 try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])

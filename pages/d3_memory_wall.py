@@ -34,77 +34,94 @@ def workload_controls():
     return batch, context, configs.get(model), roofline.get(gpu), dtype or "fp16"
 
 
-batch, context, cfg, gpu, dtype = workload_controls()
-per_value = DTYPE_BYTES[dtype]
-
-# 1 · The hierarchy ----------------------------------------------------------------------
+# The page's fixed parts (titles, prose, the code) are laid out once; the fragment below
+# refills only the slots that depend on the workload, so a control re-sends the figures only.
+slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.hierarchy_title"))
-levels = roofline.hierarchy(gpu)
 left, right = st.columns([3, 2])
-with left:
-    figure(hierarchy_chart([tr(LEVELS[lv["level"]]) for lv in levels], [lv["bytes"] for lv in levels],
-                           [lv["bytes_per_s"] for lv in levels],
-                           titles=(tr(f"{NS}.capacity"), tr(f"{NS}.bandwidth"))),
-           key=f"{NS}.hierarchy")
-with right:
-    st.markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title, sram=human(levels[0]["bytes"], "B"),
-                   hbm=human(levels[1]["bytes"], "B"), ratio=levels[0]["bytes_per_s"] / levels[1]["bytes_per_s"],
-                   host=levels[1]["bytes_per_s"] / levels[2]["bytes_per_s"]))
-
-# 2 · Prefill and decode on the roofline --------------------------------------------------
+slot["hierarchy"], slot["hierarchy_text"] = left.container(), right.container()
 st.subheader(tr(f"{NS}.roofline_title"))
 st.markdown(tr(f"{NS}.roofline_text"))
-pd = prefill_and_decode(cfg, context, batch, per_value, per_value)
-placed = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in pd.items()}
 left, right = st.columns([3, 2])
-with left:
-    points = [{"name": tr(POINTS[name], n=context, b=batch), "intensity": p["intensity"],
-               "tflops": p["tflops"], "symbol": "diamond" if name == "prefill" else "circle"}
-              for name, p in placed.items()]
-    figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[],
-                          title=tr(f"{NS}.roofline_fig", gpu=gpu.title, model=cfg.title),
-                          x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
-                          ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
-           key=f"{NS}.roofline")
-    dec, pre = placed["decode"], placed["prefill"]
-    bound = tr(f"{NS}.memory_bound") if dec["memory_bound"] else tr(f"{NS}.compute_bound")
-    st.markdown(tr(f"{NS}.decode_numbers", ms=dec["seconds"] * 1e3, tps=batch / dec["seconds"],
-                   pct=100 * dec["tflops"] / gpu.peak_tflops, i=dec["intensity"], bound=bound))
-    st.markdown(tr(f"{NS}.prefill_numbers", ms=pre["seconds"] * 1e3, i=pre["intensity"],
-                   pct=100 * pre["tflops"] / gpu.peak_tflops))
-    weights = count_params(cfg) * per_value
-    cache = kv_cache_bytes(cfg, context, batch, per_value)
-    need = roofline.gpus_needed(gpu, weights + cache)
-    holds = tr(f"{NS}.holds", weights=human(weights, "B"), cache=human(cache, "B"), gpu=gpu.title, n=need)
-    (st.warning if need > 1 else st.caption)(holds)
+slot["roofline"] = left.container()
 with right:
     code_panel(step_flops, step_bytes, roofline.attainable_tflops, height=560)
-
-# 3 · What GQA, MQA and smaller cache values move -----------------------------------------
 st.subheader(tr(f"{NS}.moves_title"))
 st.markdown(tr(f"{NS}.moves_text"))
-rows = decode_variants(cfg, context, batch, per_value)
-moved = [roofline.place(gpu, r["flops"], r["bytes"]) for r in rows]
-ids = [r["id"] for r in rows]
-heads_chain = [ids.index(n) for n in ("mha", "gqa", "mqa") if n in ids]
-own = ids.index("gqa") if "gqa" in ids else ids.index("mha" if cfg.n_kv_heads == cfg.n_heads else "mqa")
-dtype_chain = [own, ids.index("int8"), ids.index("int4")]
-arrows = list(zip(heads_chain, heads_chain[1:], strict=False)) + list(zip(dtype_chain, dtype_chain[1:],
-                                                                           strict=False))
-figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps,
-                      [{"name": tr(VARIANTS[r["id"]], h=r["n_kv_heads"]), "intensity": m["intensity"],
-                        "tflops": m["tflops"]} for r, m in zip(rows, moved, strict=True)],
-                      arrows=arrows, title=tr(f"{NS}.moves_fig", b=batch, n=context, model=cfg.title),
-                      x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
-                      ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
-       key=f"{NS}.moves")
-columns = [tr(f"{NS}.col_variant"), tr(f"{NS}.col_cache"), tr(f"{NS}.col_ms"), tr(f"{NS}.col_tps")]
-table = [f"| {' | '.join(columns)} |", "|---|---:|---:|---:|"]
-for r, m in zip(rows, moved, strict=True):
-    cache = human(r["kv_bytes"], "B")
-    table.append(f"| {tr(VARIANTS[r['id']], h=r['n_kv_heads'])} | {cache} | {m['seconds'] * 1e3:.2f} "
-                 f"| {batch / m['seconds']:,.0f} |")
-st.markdown("\n".join(table))
-st.caption(tr(f"{NS}.moves_caption"))
+slot["moves"] = st.container()
+
+
+@st.fragment
+def workload_sections():
+    """Every section follows the workload row; it reruns alone (st.fragment) when one of its
+    controls moves, leaving the titles, the prose, the code and the questions as they are."""
+    with slot["controls"]:
+        batch, context, cfg, gpu, dtype = workload_controls()
+    per_value = DTYPE_BYTES[dtype]
+
+    # 1 · The hierarchy ----------------------------------------------------------------------
+    levels = roofline.hierarchy(gpu)
+    with slot["hierarchy"]:
+        figure(hierarchy_chart([tr(LEVELS[lv["level"]]) for lv in levels], [lv["bytes"] for lv in levels],
+                               [lv["bytes_per_s"] for lv in levels],
+                               titles=(tr(f"{NS}.capacity"), tr(f"{NS}.bandwidth"))),
+               key=f"{NS}.hierarchy")
+    slot["hierarchy_text"].markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title, sram=human(levels[0]["bytes"], "B"),
+                                       hbm=human(levels[1]["bytes"], "B"),
+                                       ratio=levels[0]["bytes_per_s"] / levels[1]["bytes_per_s"],
+                                       host=levels[1]["bytes_per_s"] / levels[2]["bytes_per_s"]))
+
+    # 2 · Prefill and decode on the roofline --------------------------------------------------
+    pd = prefill_and_decode(cfg, context, batch, per_value, per_value)
+    placed = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in pd.items()}
+    with slot["roofline"]:
+        points = [{"name": tr(POINTS[name], n=context, b=batch), "intensity": p["intensity"],
+                   "tflops": p["tflops"], "symbol": "diamond" if name == "prefill" else "circle"}
+                  for name, p in placed.items()]
+        figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[],
+                              title=tr(f"{NS}.roofline_fig", gpu=gpu.title, model=cfg.title),
+                              x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
+                              ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
+               key=f"{NS}.roofline")
+        dec, pre = placed["decode"], placed["prefill"]
+        bound = tr(f"{NS}.memory_bound") if dec["memory_bound"] else tr(f"{NS}.compute_bound")
+        st.markdown(tr(f"{NS}.decode_numbers", ms=dec["seconds"] * 1e3, tps=batch / dec["seconds"],
+                       pct=100 * dec["tflops"] / gpu.peak_tflops, i=dec["intensity"], bound=bound))
+        st.markdown(tr(f"{NS}.prefill_numbers", ms=pre["seconds"] * 1e3, i=pre["intensity"],
+                       pct=100 * pre["tflops"] / gpu.peak_tflops))
+        weights = count_params(cfg) * per_value
+        cache = kv_cache_bytes(cfg, context, batch, per_value)
+        need = roofline.gpus_needed(gpu, weights + cache)
+        holds = tr(f"{NS}.holds", weights=human(weights, "B"), cache=human(cache, "B"), gpu=gpu.title, n=need)
+        (st.warning if need > 1 else st.caption)(holds)
+
+    # 3 · What GQA, MQA and smaller cache values move -----------------------------------------
+    rows = decode_variants(cfg, context, batch, per_value)
+    moved = [roofline.place(gpu, r["flops"], r["bytes"]) for r in rows]
+    ids = [r["id"] for r in rows]
+    heads_chain = [ids.index(n) for n in ("mha", "gqa", "mqa") if n in ids]
+    own = ids.index("gqa") if "gqa" in ids else ids.index("mha" if cfg.n_kv_heads == cfg.n_heads else "mqa")
+    dtype_chain = [own, ids.index("int8"), ids.index("int4")]
+    arrows = list(zip(heads_chain, heads_chain[1:], strict=False)) + list(zip(dtype_chain, dtype_chain[1:],
+                                                                               strict=False))
+    with slot["moves"]:
+        figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps,
+                              [{"name": tr(VARIANTS[r["id"]], h=r["n_kv_heads"]), "intensity": m["intensity"],
+                                "tflops": m["tflops"]} for r, m in zip(rows, moved, strict=True)],
+                              arrows=arrows, title=tr(f"{NS}.moves_fig", b=batch, n=context, model=cfg.title),
+                              x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
+                              ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
+               key=f"{NS}.moves")
+        columns = [tr(f"{NS}.col_variant"), tr(f"{NS}.col_cache"), tr(f"{NS}.col_ms"), tr(f"{NS}.col_tps")]
+        table = [f"| {' | '.join(columns)} |", "|---|---:|---:|---:|"]
+        for r, m in zip(rows, moved, strict=True):
+            cache = human(r["kv_bytes"], "B")
+            table.append(f"| {tr(VARIANTS[r['id']], h=r['n_kv_heads'])} | {cache} | {m['seconds'] * 1e3:.2f} "
+                         f"| {batch / m['seconds']:,.0f} |")
+        st.markdown("\n".join(table))
+        st.caption(tr(f"{NS}.moves_caption"))
+
+
+workload_sections()
 
 try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])
