@@ -40,6 +40,9 @@ def heatmap(
              "xgap": 1, "ygap": 1, **scale}
     layout = {"yaxis": {"autorange": "reversed", "type": kind},
               "xaxis": {"side": "top", "type": kind, "tickangle": 0}}
+    if kind == "category" and max(z.shape) <= 16:
+        # Every token named, even in a narrow panel with a colour bar (plotly would skip every other).
+        layout["xaxis"]["dtick"] = layout["yaxis"]["dtick"] = 1
     if title:
         layout["margin"] = {"t": 90}
     return make([trace], layout, title, height)

@@ -12,10 +12,12 @@ BLOCKED_COLOUR = "#3b3b3b"   # masked: dark, reads as "closed"
 MINUS_INF = "−∞"
 
 
-def _square_layout() -> dict:
-    # Keys along the top (read like a table), queries down the side, first query on top.
-    return {"yaxis": {"autorange": "reversed", "type": "category"},
-            "xaxis": {"side": "top", "type": "category", "tickangle": 0},
+def _square_layout(n: int) -> dict:
+    """Keys along the top (read like a table), queries down the side, first query on top; up to
+    16 tokens every one is named, even in a narrow panel (plotly would skip every other)."""
+    every = {"dtick": 1} if n <= 16 else {}
+    return {"yaxis": {"autorange": "reversed", "type": "category", **every},
+            "xaxis": {"side": "top", "type": "category", "tickangle": 0, **every},
             "margin": {"t": 90}}
 
 
@@ -41,7 +43,7 @@ def mask_matrix(
              "text": text, "texttemplate": "%{text}", "textfont": {"size": 14 if max(ok.shape) <= 8 else 11},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
                               "<extra></extra>"}
-    return make([trace], _square_layout(), title, height)
+    return make([trace], _square_layout(max(trace["z"].shape)), title, height)
 
 
 def masked_scores(
@@ -69,7 +71,7 @@ def masked_scores(
              "colorbar": {"thickness": 12}, "text": text, "texttemplate": "%{text}", "textfont": {"size": 12 if write else 10},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
                               "<extra></extra>"}
-    return make([trace], _square_layout(), title, height)
+    return make([trace], _square_layout(max(trace["z"].shape)), title, height)
 
 
 def batch_panels(
