@@ -42,47 +42,54 @@ def kind_of(h: int, h_kv: int) -> str:
     return "mha" if h_kv == h else ("mqa" if h_kv == 1 else "gqa")
 
 
-cfg, h_kv, context = sharing_controls()
-kind = kind_of(cfg.n_heads, h_kv)
-groups = kv_groups(cfg.n_heads, h_kv)
+@st.fragment
+def sharing_sections():
+    """Sections 1 and 2 follow the model, H_kv and the context; they rerun alone (st.fragment)
+    when one of those moves, leaving the course model's heads and the questions as they are."""
+    cfg, h_kv, context = sharing_controls()
+    kind = kind_of(cfg.n_heads, h_kv)
+    groups = kv_groups(cfg.n_heads, h_kv)
 
-# 1 · Who reads what -----------------------------------------------------------------------
-st.subheader(tr(f"{NS}.map_title"))
-left, right = st.columns([3, 2])
-with left:
-    figure(head_map(groups, row_names=(tr(f"{NS}.query_heads"), tr(f"{NS}.kv_row")),
-                    hover_names=(tr(f"{NS}.query_head"), tr(f"{NS}.kv_head")),
-                    title=tr(f"{NS}.map_fig", model=cfg.title, kind=tr(KINDS[kind]), h=cfg.n_heads, h_kv=h_kv)),
-           key=f"{NS}.diagram")
-    st.markdown(tr(f"{NS}.map_caption", h=cfg.n_heads, h_kv=h_kv, g=cfg.n_heads // h_kv, own=cfg.n_kv_heads))
-    shapes_table([
-        ("Q = X W_q", f"(B, {cfg.n_heads}, N, {cfg.head_dim})"),
-        ("K, V = X W_k, X W_v", f"(B, {h_kv}, S, {cfg.head_dim})"),
-        (tr(f"{NS}.cache_row"), f"({cfg.n_layers}, 2, B, {h_kv}, S, {cfg.head_dim})"),
-        ("repeat_kv(K), repeat_kv(V)", f"(B, {cfg.n_heads}, S, {cfg.head_dim})"),
-        ("softmax(QKᵀ/√d_head)", f"(B, {cfg.n_heads}, N, S)"),
-    ])
-with right:
-    code_panel(repeat_kv, kv_groups, height=460)
+    # 1 · Who reads what -----------------------------------------------------------------------
+    st.subheader(tr(f"{NS}.map_title"))
+    left, right = st.columns([3, 2])
+    with left:
+        figure(head_map(groups, row_names=(tr(f"{NS}.query_heads"), tr(f"{NS}.kv_row")),
+                        hover_names=(tr(f"{NS}.query_head"), tr(f"{NS}.kv_head")),
+                        title=tr(f"{NS}.map_fig", model=cfg.title, kind=tr(KINDS[kind]), h=cfg.n_heads, h_kv=h_kv)),
+               key=f"{NS}.diagram")
+        st.markdown(tr(f"{NS}.map_caption", h=cfg.n_heads, h_kv=h_kv, g=cfg.n_heads // h_kv, own=cfg.n_kv_heads))
+        shapes_table([
+            ("Q = X W_q", f"(B, {cfg.n_heads}, N, {cfg.head_dim})"),
+            ("K, V = X W_k, X W_v", f"(B, {h_kv}, S, {cfg.head_dim})"),
+            (tr(f"{NS}.cache_row"), f"({cfg.n_layers}, 2, B, {h_kv}, S, {cfg.head_dim})"),
+            ("repeat_kv(K), repeat_kv(V)", f"(B, {cfg.n_heads}, S, {cfg.head_dim})"),
+            ("softmax(QKᵀ/√d_head)", f"(B, {cfg.n_heads}, N, S)"),
+        ])
+    with right:
+        code_panel(repeat_kv, kv_groups, height=460)
 
-# 2 · What it saves --------------------------------------------------------------------------
-st.subheader(tr(f"{NS}.cache_title"))
-st.markdown(tr(f"{NS}.cache_text"))
-sizes = cache_bytes_by_kv_heads(cfg, context)
-choices = list(sizes)
-gib = [sizes[c] / 2**30 for c in choices]
-labels = [f"{c} · {tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]
-left, right = st.columns([3, 2])
-with left:
-    figure(cache_bars(labels, gib, choices.index(h_kv), title=tr(f"{NS}.cache_fig", model=cfg.title, n=context),
-                      y_title="GiB", text=[f"{g:,.3g} GiB" for g in gib]),
-           key=f"{NS}.cache")
-    chosen = sizes[h_kv]
-    st.latex(rf"2 \times {cfg.n_layers} \times {h_kv} \times {cfg.head_dim} \times {context:,} \times 2"
-             rf"\ \text{{B}} = {chosen:,}\ \text{{B}} \approx {chosen / 2**30:.3g}\ \text{{GiB}}".replace(",", "{,}"))
-    st.caption(tr(f"{NS}.cache_caption", mha=sizes[cfg.n_heads] / 2**30, ratio=cfg.n_heads // h_kv))
-with right:
-    code_panel(kv_cache_bytes, cache_bytes_by_kv_heads, height=420)
+    # 2 · What it saves --------------------------------------------------------------------------
+    st.subheader(tr(f"{NS}.cache_title"))
+    st.markdown(tr(f"{NS}.cache_text"))
+    sizes = cache_bytes_by_kv_heads(cfg, context)
+    choices = list(sizes)
+    gib = [sizes[c] / 2**30 for c in choices]
+    labels = [f"{c} · {tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]
+    left, right = st.columns([3, 2])
+    with left:
+        figure(cache_bars(labels, gib, choices.index(h_kv), title=tr(f"{NS}.cache_fig", model=cfg.title, n=context),
+                          y_title="GiB", text=[f"{g:,.3g} GiB" for g in gib]),
+               key=f"{NS}.cache")
+        chosen = sizes[h_kv]
+        st.latex(rf"2 \times {cfg.n_layers} \times {h_kv} \times {cfg.head_dim} \times {context:,} \times 2"
+                 rf"\ \text{{B}} = {chosen:,}\ \text{{B}} \approx {chosen / 2**30:.3g}\ \text{{GiB}}".replace(",", "{,}"))
+        st.caption(tr(f"{NS}.cache_caption", mha=sizes[cfg.n_heads] / 2**30, ratio=cfg.n_heads // h_kv))
+    with right:
+        code_panel(kv_cache_bytes, cache_bytes_by_kv_heads, height=420)
+
+
+sharing_sections()
 
 # 3 · The course model's shared heads ------------------------------------------------------------
 st.subheader(tr(f"{NS}.model_title"))
@@ -97,26 +104,32 @@ def course_attention(prompt: str, dev: str) -> dict:
     return {"weights": weights.float().cpu().numpy(), "tokens": tokens}
 
 
-if loaded is not None:
-    model, _ = loaded
-    mc = model.config
-    st.markdown(tr(f"{NS}.model_text", h=mc.n_heads, h_kv=mc.n_kv_heads, g=mc.n_heads // mc.n_kv_heads))
-    c1, c2 = st.columns([3, 1])
-    with c1:
-        text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 64, tr(f"{NS}.prompt_label"))
-    with c2:
-        layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, mc.n_layers - 1, key=f"{NS}.layer",
-                          bind="query-params")
-    run = course_attention(DEFAULT_PROMPT if text.empty else text.text, device())
-    model_groups = kv_groups(mc.n_heads, mc.n_kv_heads)
-    titles = [tr(f"{NS}.head_title", q=h, kv=g) for h, g in enumerate(model_groups)]
-    left, right = st.columns([3, 2])
-    with left:
-        figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
-                         hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-               key=f"{NS}.maps")
-        st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
-    with right:
-        code_panel(MultiHeadAttention.forward, height=560)
+@st.fragment
+def model_section():
+    """Section 3 reruns alone (st.fragment) when its prompt or layer changes."""
+    if loaded is not None:
+        model, _ = loaded
+        mc = model.config
+        st.markdown(tr(f"{NS}.model_text", h=mc.n_heads, h_kv=mc.n_kv_heads, g=mc.n_heads // mc.n_kv_heads))
+        c1, c2 = st.columns([3, 1])
+        with c1:
+            text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 64, tr(f"{NS}.prompt_label"))
+        with c2:
+            layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, mc.n_layers - 1, key=f"{NS}.layer",
+                              bind="query-params")
+        run = course_attention(DEFAULT_PROMPT if text.empty else text.text, device())
+        model_groups = kv_groups(mc.n_heads, mc.n_kv_heads)
+        titles = [tr(f"{NS}.head_title", q=h, kv=g) for h, g in enumerate(model_groups)]
+        left, right = st.columns([3, 2])
+        with left:
+            figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
+                             hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
+                   key=f"{NS}.maps")
+            st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
+        with right:
+            code_panel(MultiHeadAttention.forward, height=560)
+
+
+model_section()
 
 try_this(NS, [("try1", 1), ("try2", 2), ("try3", 0)])
