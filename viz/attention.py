@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, make, pool, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, line_mode, make, pool, unique_labels
 
 
 def hover(query: str, key: str, value: str, fmt: str = ".3f") -> str:
@@ -116,13 +116,10 @@ def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_titl
 
 def lines(x, series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
           y_title: str = "", log_x: bool = False, height: int = 360, markers: bool | None = None) -> go.Figure:
-    """Several named lines over the same x. Markers by default only up to 40 points: each marker
-    is a shape of its own for the browser to draw (hundreds of them cost tens of ms a redraw)."""
+    """Several named lines over the same x; markers by default only on short lines (line_mode)."""
     x = array(x)
-    if markers is None:
-        markers = len(x) <= 40
-    data = [{"type": "scatter", "x": x, "y": array(y), "name": name,
-             "mode": "lines+markers" if markers else "lines"} for name, y in series.items()]
+    mode = line_mode(len(x)) if markers is None else ("lines+markers" if markers else "lines")
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": mode} for name, y in series.items()]
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear"},
               "yaxis": {"title": {"text": y_title}}}
     return make(data, layout, title, height)

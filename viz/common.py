@@ -87,6 +87,15 @@ AXIS_LOOK = {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "linecolor": "#
 _AXIS_KEY = re.compile(r"^[xy]axis\d*$")
 
 
+def line_mode(n_points: int) -> str:
+    """Plotly scatter mode for a line of ``n_points``: markers only on short lines. Each marker
+    is a shape of its own for the browser to draw; hundreds cost tens of ms a redraw.
+
+    Example: line_mode(11) -> "lines+markers"; line_mode(200) -> "lines"
+    """
+    return "lines+markers" if n_points <= 40 else "lines"
+
+
 def _text_width(text: str) -> int:
     """Rough width in half-em units: CJK and full-width characters count two.
 
@@ -154,7 +163,9 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         **LOOK,
         "font": {"family": FONT, "size": 15, "color": "#31333F"},
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 60 if title else 10, "b": 10},
+        # r: room for half of a last tick label at the right end of an axis (ticklabeloverflow
+        # "allow" shows it rather than hiding it).
+        "margin": {"l": 10, "r": 24, "t": 60 if title else 10, "b": 10},
         "hoverlabel": {"font": {"family": FONT, "size": 15}, "bgcolor": "white"},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
         "template": "none",  # no template object: see LOOK

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, make
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, line_mode, make
 
 # Work the cache saves: drawn in greys, so the eye goes to what a cached step computes.
 GHOST_SCALE = [[0.0, "#f4f4f4"], [1.0, "#8c8c8c"]]
@@ -85,8 +85,7 @@ def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: 
     """Cost per step against context length, one line per way of decoding (cached first)."""
     colours = [CACHED_COLOUR, FULL_COLOUR]
     x = array(x)
-    mode = "lines+markers" if len(x) <= 40 else "lines"   # markers are drawn one by one
-    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": mode,
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": line_mode(len(x)),
              "line": {"color": colours[i % 2]}} for i, (name, y) in enumerate(series.items())]
     y_axis = {"title": {"text": y_title}, **({"type": "log", "dtick": 1} if log_y else {})}
     layout = {"xaxis": {"title": {"text": x_title}}, "yaxis": y_axis}

@@ -28,7 +28,7 @@ def human(n: float, unit: str, base: int = 1000) -> str:
 
 def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict], *,
                    title: str | None, x_title: str, y_title: str, roof_name: str, ridge_text: str,
-                   arrows: list[tuple[int, int]] = (), height: int = 460) -> go.Figure:
+                   arrows: list[tuple[int, int]] = (), height: int = 520) -> go.Figure:
     """Log-log roofline min(peak, I × bandwidth) and one marker per point.
 
     ``points``: dicts with name, intensity (FLOPs/byte) and tflops (attained); ``arrows``
@@ -62,8 +62,9 @@ def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict]
                         "dtick": 1},
               "yaxis": {"type": "log", "title": {"text": y_title}, "dtick": 1,
                         "range": [math.log10(y_lo), math.log10(peak_tflops * 3)]},
-              "annotations": notes, "legend": {"orientation": "h", "y": -0.18, "yanchor": "top"},
-              "margin": {"b": 40}}
+              # The legend sits at the very bottom of the figure, under the axis title (up to two rows).
+              "annotations": notes, "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+              "margin": {"b": 120}}
     return make(data, layout, title, height)
 
 

@@ -1,0 +1,42 @@
+"""The shared figure look: what keeps a redraw to one drawing, and what the browser is sent."""
+import numpy as np
+
+from viz.attention import heatmap, lines
+from viz.common import _axis_keys, _revision, line_mode, make
+
+
+def test_no_template_object_and_a_data_revision():
+    fig = heatmap(np.eye(3, dtype=np.float32), list("abc"), list("abc"), title="t").to_plotly_json()
+    layout = fig["layout"]
+    assert not isinstance(layout.get("template"), dict) or not layout["template"].get("layout")
+    assert layout["paper_bgcolor"] == "white" and layout["xaxis"]["ticklabeloverflow"] == "allow"
+    assert len(layout["datarevision"]) == 8
+
+
+def test_revision_follows_the_data():
+    a = [{"type": "heatmap", "z": np.eye(3, dtype=np.float32)}]
+    b = [{"type": "heatmap", "z": np.eye(3, dtype=np.float32) * 2}]
+    assert _revision(a) == _revision([dict(a[0])])
+    assert _revision(a) != _revision(b)
+    assert _revision([{"type": "bar", "y": ["x", "y"]}]) != _revision([{"type": "bar", "y": ["x", "z"]}])
+
+
+def test_every_axis_gets_the_look():
+    assert _axis_keys([{"xaxis": "x2", "yaxis": "y3"}], {"xaxis4": {}}) == {"xaxis", "yaxis", "xaxis2", "yaxis3", "xaxis4"}
+    fig = make([{"type": "bar", "x": ["a"], "y": [1], "xaxis": "x2", "yaxis": "y2"}]).to_plotly_json()
+    assert fig["layout"]["yaxis2"]["gridcolor"] == fig["layout"]["yaxis"]["gridcolor"]
+
+
+def test_markers_only_on_short_lines():
+    assert line_mode(40) == "lines+markers" and line_mode(41) == "lines"
+    short = lines([1, 2, 3], {"a": np.ones(3)}).to_plotly_json()["data"][0]
+    long = lines(np.arange(100), {"a": np.ones(100)}).to_plotly_json()["data"][0]
+    assert short["mode"] == "lines+markers" and long["mode"] == "lines"
+    assert lines(np.arange(100), {"a": np.ones(100)}, markers=True).to_plotly_json()["data"][0]["mode"] == "lines+markers"
+
+
+def test_short_token_axes_name_every_token():
+    fig = heatmap(np.eye(16, dtype=np.float32), list("abcdefghijklmnop"), list("abcdefghijklmnop")).to_plotly_json()
+    assert fig["layout"]["xaxis"]["dtick"] == 1 and fig["layout"]["yaxis"]["dtick"] == 1
+    fig = heatmap(np.eye(17, dtype=np.float32), list("abcdefghijklmnopq"), list("abcdefghijklmnopq")).to_plotly_json()
+    assert "dtick" not in fig["layout"]["xaxis"]
