@@ -45,12 +45,20 @@ def script_median_ms(page_file: str, runs: int) -> float:
     return statistics.median(times)
 
 
-SIGNATURE = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .map(el => JSON.stringify([(el.data || []).map(t => [t.z, t.y, t.x, t.marker && t.marker.color]), el.layout && el.layout.title])).join('|')"""
-WAIT_FOR_CHANGE = """async (before) => {
-  const sig = """ + SIGNATURE + """;
+# What each plot on the page is showing: plotly.js replaces a plot's data and layout objects
+# whenever it draws a new figure, so comparing the objects themselves (not their contents,
+# which would cost the page a JSON dump of every array on every frame) finds the change.
+SIGNATURE = """() => { window.__shown = Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .map(el => [el, el.data, el.layout]); return window.__shown.length; }"""
+WAIT_FOR_CHANGE = """async () => {
+  const changed = () => {
+    const now = Array.from(document.querySelectorAll('.js-plotly-plot'));
+    if (now.length !== window.__shown.length) return true;
+    return now.some((el, i) => { const [was, data, layout] = window.__shown[i];
+                                 return el !== was || el.data !== data || el.layout !== layout; });
+  };
   const limit = performance.now() + 10000;
-  while (sig() === before) {
+  while (!changed()) {
     if (performance.now() > limit) throw new Error('figure did not change');
     await new Promise(r => requestAnimationFrame(r));
   }
@@ -65,10 +73,10 @@ def press_times(page, presses: int) -> list[float]:
     times = []
     for i in range(presses):
         slider.focus()
-        before = page.evaluate(SIGNATURE)
+        page.evaluate(SIGNATURE)   # what each plot shows now
         page.evaluate("() => { window.__t0 = performance.now(); }")
         page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-        times.append(page.evaluate(WAIT_FOR_CHANGE, before))
+        times.append(page.evaluate(WAIT_FOR_CHANGE))
         page.wait_for_timeout(300)
     return times
 

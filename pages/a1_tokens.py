@@ -50,22 +50,40 @@ def bpe_controls():
     return k, corpus or "sample"
 
 
+# The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
+# the slots that depend on its controls, so a slider move re-sends the figures, not the page.
+slot = {"controls": st.container()}
+st.subheader(tr(f"{NS}.ids_title"))
+st.markdown(tr(f"{NS}.ids_text"))
+left, right = st.columns([3, 2])
+slot["ids"] = left.container()
+with right:
+    code_panel(tokenize, ByteBPE.encode, height=460)
+st.subheader(tr(f"{NS}.bpe_title"))
+st.markdown(tr(f"{NS}.bpe_text"))
+left, right = st.columns([3, 2])
+slot["merges"] = left.container()
+with right:
+    code_panel(pair_counts, best_pair, merge, ByteBPE.train, height=520)
+st.subheader(tr(f"{NS}.count_title"))
+st.markdown(tr(f"{NS}.count_text"))
+slot["counts"] = st.container()
+
+
 @st.fragment
 def lesson_body():
-    """Every section of the lesson; its controls rerun it alone (st.fragment), so the
-    questions below are neither sent nor drawn again when a slider moves."""
-    text, scheme = text_controls()
-    k, corpus = bpe_controls()
-    with st.spinner(tr(f"{NS}.training")):
-        bpe, chars, lengths = trained(corpus)
+    """Reruns alone when one of its controls moves (st.fragment) and writes only into the
+    slots above: the prose, the code and the questions stay as they are."""
+    with slot["controls"]:
+        text, scheme = text_controls()
+        k, corpus = bpe_controls()
+        with st.spinner(tr(f"{NS}.training")):   # the first look at a corpus trains its BPE
+            bpe, chars, lengths = trained(corpus)
     k_used = min(k, len(bpe.merges))
     shown = views(text, corpus, k)
 
-    st.subheader(tr(f"{NS}.ids_title"))
-    st.markdown(tr(f"{NS}.ids_text"))
     view = shown[scheme]
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["ids"]:
         figure(chips(view.tokens, view.ids, view.special, title=tr(f"{NS}.chips_fig", scheme=scheme, n=len(view.ids)),
                      hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position"))), key=f"{NS}.chips")
         if scheme == "char" and any(t == "<unk>" for t in view.tokens):
@@ -75,13 +93,8 @@ def lesson_body():
         n = len(view.ids)
         shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
                       (tr(f"{NS}.with_specials"), f"BOS + {n - 2} + EOS")])
-    with right:
-        code_panel(tokenize, ByteBPE.encode, height=460)
 
-    st.subheader(tr(f"{NS}.bpe_title"))
-    st.markdown(tr(f"{NS}.bpe_text"))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["merges"]:
         figure(merge_curve(lengths, k_used, title=tr(f"{NS}.curve_fig", corpus=corpus), x_title=tr(f"{NS}.merge_step"),
                            y_title=tr(f"{NS}.corpus_tokens")), key=f"{NS}.curve")
         rows = [{tr(f"{NS}.col_step"): m.step, tr(f"{NS}.col_pair"): f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}",
@@ -93,15 +106,12 @@ def lesson_body():
                      hide_index=True, height=260, key=f"{NS}.merge_table")
         if k > len(bpe.merges):
             st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))
-    with right:
-        code_panel(pair_counts, best_pair, merge, ByteBPE.train, height=520)
 
-    st.subheader(tr(f"{NS}.count_title"))
-    st.markdown(tr(f"{NS}.count_text"))
-    names = [tr(f"{NS}.scheme_char"), tr(f"{NS}.scheme_byte"), tr(f"{NS}.scheme_bpe", k=k_used)]
-    numbers = [len(shown[s].ids) - 2 for s in SCHEMES]
-    figure(counts(names, numbers, title=tr(f"{NS}.count_fig"), y_title=tr(f"{NS}.tokens_axis")), key=f"{NS}.counts")
-    st.caption(tr(f"{NS}.count_caption", chars=numbers[0], bytes=numbers[1], bpe=numbers[2]))
+    with slot["counts"]:
+        names = [tr(f"{NS}.scheme_char"), tr(f"{NS}.scheme_byte"), tr(f"{NS}.scheme_bpe", k=k_used)]
+        numbers = [len(shown[s].ids) - 2 for s in SCHEMES]
+        figure(counts(names, numbers, title=tr(f"{NS}.count_fig"), y_title=tr(f"{NS}.tokens_axis")), key=f"{NS}.counts")
+        st.caption(tr(f"{NS}.count_caption", chars=numbers[0], bytes=numbers[1], bpe=numbers[2]))
 
 
 lesson_body()

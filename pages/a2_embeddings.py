@@ -99,28 +99,17 @@ def neighbour_controls(n_chars: int):
 
 
 model, tok, problem = course_model()
-text, choice = text_controls(tables=model is not None)
-hover = (tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
 
+# The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
+# the slots that depend on its controls, so a slider move re-sends the figures, not the page.
+slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.lookup_title"))
 if model is None:
     st.warning(tr(f"{NS}.no_model", command=REBUILD))
     st.caption(problem)
-    rows = random_rows(text, choice, device())
-    v, d, kind = len(set(text)) + 4, FALLBACK_D, tr(f"{NS}.random_table", seed=choice)
-else:
-    rows = prompt_rows(choice, text, device())
-    (v, d), kind = weight_table(choice).shape, tr(f"{NS}.trained_table", table=choice)
-tokens = rows["tokens"]
 st.markdown(tr(f"{NS}.lookup_text"))
 left, right = st.columns([3, 2])
-with left:
-    figure(matrix(rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=kind), hover_names=hover),
-           key=f"{NS}.matrix")
-    if model is not None and tok.unk_id in rows["ids"]:
-        st.info(tr(f"{NS}.has_unk"))
-    shapes_table([(tr(f"{NS}.ids"), f"({len(tokens)},)"), (tr(f"{NS}.table"), f"({v}, {d})"),
-                  ("X = E[ids]", f"({len(tokens)}, {d})")])
+slot["lookup"] = left.container()
 with right:
     code_panel(lookup, height=300)
 
@@ -129,25 +118,57 @@ st.markdown(tr(f"{NS}.near_text"))
 if model is None:
     st.info(tr(f"{NS}.needs_model"))
 else:
-    k, char, top = neighbour_controls(len(tok) - 4)
-    if not tok.is_known(char):
-        st.warning(tr(f"{NS}.unknown_char", char=char, default=DEFAULT_CHAR))
-        char = DEFAULT_CHAR
-    row = tok.stoi[char]
-    found, sims = neighbours_of(choice, row, k, top, device())
+    slot["near_controls"] = st.container()
     left, right = st.columns([2, 3])
-    with left:
-        figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found)),
-                          x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
+    slot["near"] = left.container()
     with right:
         code_panel(nearest, height=420)
-
     st.subheader(tr(f"{NS}.map_title"))
     st.markdown(tr(f"{NS}.map_text"))
+    left, right = st.columns([3, 2])
+    slot["map"] = left.container()
+    with right:
+        code_panel(pca_2d, height=520)
+
+
+@st.fragment
+def lesson_body():
+    """Reruns alone when one of its controls moves (st.fragment) and writes only into the
+    slots above: the prose, the code and the questions stay as they are."""
+    with slot["controls"]:
+        text, choice = text_controls(tables=model is not None)
+    hover = (tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
+    if model is None:
+        rows = random_rows(text, choice, device())
+        v, d, kind = len(set(text)) + 4, FALLBACK_D, tr(f"{NS}.random_table", seed=choice)
+    else:
+        rows = prompt_rows(choice, text, device())
+        (v, d), kind = weight_table(choice).shape, tr(f"{NS}.trained_table", table=choice)
+    tokens = rows["tokens"]
+    with slot["lookup"]:
+        figure(matrix(rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=kind),
+                      hover_names=hover), key=f"{NS}.matrix")
+        if model is not None and tok.unk_id in rows["ids"]:
+            st.info(tr(f"{NS}.has_unk"))
+        shapes_table([(tr(f"{NS}.ids"), f"({len(tokens)},)"), (tr(f"{NS}.table"), f"({v}, {d})"),
+                      ("X = E[ids]", f"({len(tokens)}, {d})")])
+    if model is None:
+        return
+
+    with slot["near_controls"]:
+        k, char, top = neighbour_controls(len(tok) - 4)
+        if not tok.is_known(char):
+            st.warning(tr(f"{NS}.unknown_char", char=char, default=DEFAULT_CHAR))
+            char = DEFAULT_CHAR
+    row = tok.stoi[char]
+    found, sims = neighbours_of(choice, row, k, top, device())
+    with slot["near"]:
+        figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found)),
+                          x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
+
     known = [i for i in dict.fromkeys(rows["ids"]) if i >= 4]      # the prompt's characters, once each
     points = map_points(choice, top, (*known, row))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["map"]:
         ex1, ex2 = points["explained"]
         n = len(points["tokens"])
         figure(pca_map(points["coords"], points["tokens"], points["placed"][:-1], tok.tokens(known),
@@ -156,7 +177,8 @@ else:
                        axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})")), key=f"{NS}.pca")
         shapes_table([(tr(f"{NS}.searched"), f"({n}, {d})"), ("V[:, :2]", f"({d}, 2)"),
                       (tr(f"{NS}.map_points"), f"({n}, 2)")])
-    with right:
-        code_panel(pca_2d, height=520)
+
+
+lesson_body()
 
 try_this(NS, [("try1", 1), ("try2", 0), ("try3", 1)])

@@ -107,63 +107,75 @@ with left:
 with right:
     code_panel(equivariance, height=520)
 
+# Sections 2-5: their fixed parts (prose, the code) are laid out once; the fragment below
+# refills only the slots that depend on its controls.
+slot = {}
+st.subheader(tr(f"{NS}.table_title"))                              # 2. The table
+st.markdown(tr(f"{NS}.table_text"))
+slot["table_controls"] = st.container()
+left, right = st.columns([3, 2])
+slot["table"] = left.container()
+with right:
+    code_panel(sinusoidal, height=520)
+st.subheader(tr(f"{NS}.waves_title"))                              # 3. One dimension at a time
+st.markdown(tr(f"{NS}.waves_text"))
+slot["waves"] = st.container()
+st.subheader(tr(f"{NS}.offset_title"))                             # 4. Distance, not place
+st.markdown(tr(f"{NS}.offset_text"))
+slot["offset_controls"] = st.container()
+left, right = st.columns([3, 2])
+slot["offsets"] = left.container()
+with right:
+    code_panel(offset_similarity, height=360)
+st.subheader(tr(f"{NS}.input_title"))                              # 5. What the first block reads
+st.markdown(tr(f"{NS}.input_text"))
+slot["input_controls"] = st.container()
+left, right = st.columns([3, 2])
+slot["input"] = left.container()
+with right:
+    code_panel(first_block_input, height=360)
+
+
 @st.fragment
 def encoding_sections():
     """Sections 2-5 share the table's size; they rerun alone (st.fragment) when one of their
-    controls moves, so the order experiment above is not redrawn."""
-    # 2. The table --------------------------------------------------------------------------------
-    st.subheader(tr(f"{NS}.table_title"))
-    st.markdown(tr(f"{NS}.table_text"))
-    n_pos, d = table_controls()
+    controls moves, and write only into the slots above."""
+    with slot["table_controls"]:
+        n_pos, d = table_controls()
     table = table_demo(n_pos, d, dev)
     names = (tr(f"{NS}.position"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["table"]:
         figure(pe_table(table["pe"], title=tr(f"{NS}.table_fig", p=n_pos, d=d), names=names), key=f"{NS}.pe")
         shapes_table([("PE", f"({n_pos}, {d})"), ("ω_i", f"({d // 2},)")])
-    with right:
-        code_panel(sinusoidal, height=520)
 
-    # 3. One dimension at a time ------------------------------------------------------------------
-    st.subheader(tr(f"{NS}.waves_title"))
-    st.markdown(tr(f"{NS}.waves_text"))
-    dims = wave_controls(d)
-    x_smooth, smooth, x_int, samples = wave_demo(n_pos, d, tuple(dims))
-    lam = table["wavelengths"]
-    labels = [tr(f"{NS}.wave_name", j=j, kind="sin" if j % 2 == 0 else "cos", lam=float(lam[j])) for j in dims]
-    figure(waves(x_smooth, dict(zip(labels, smooth.T, strict=True)), x_int, dict(zip(labels, samples.T, strict=True)),
-                 title=tr(f"{NS}.waves_fig"), x_title=tr(f"{NS}.position"), y_title="PE"), key=f"{NS}.waves")
+    with slot["waves"]:
+        dims = wave_controls(d)
+        x_smooth, smooth, x_int, samples = wave_demo(n_pos, d, tuple(dims))
+        lam = table["wavelengths"]
+        labels = [tr(f"{NS}.wave_name", j=j, kind="sin" if j % 2 == 0 else "cos", lam=float(lam[j])) for j in dims]
+        figure(waves(x_smooth, dict(zip(labels, smooth.T, strict=True)), x_int, dict(zip(labels, samples.T, strict=True)),
+                     title=tr(f"{NS}.waves_fig"), x_title=tr(f"{NS}.position"), y_title="PE"), key=f"{NS}.waves")
 
-    # 4. Distance, not place ----------------------------------------------------------------------
-    st.subheader(tr(f"{NS}.offset_title"))
-    st.markdown(tr(f"{NS}.offset_text"))
-    p = offset_controls(n_pos)
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["offset_controls"]:
+        p = offset_controls(n_pos)
+    with slot["offsets"]:
         curves = {tr(f"{NS}.from_p", p=start): dots for start, dots in offset_demo(n_pos, d, p, dev).items()}
         figure(offsets(curves, title=tr(f"{NS}.offset_fig", d=d), x_title=tr(f"{NS}.offset_axis"),
                        y_title="PE(p) · PE(p + k)"), key=f"{NS}.offsets")
         st.caption(tr(f"{NS}.offset_caption", half=d // 2))
-    with right:
-        code_panel(offset_similarity, height=360)
 
-    # 5. What the first block reads ---------------------------------------------------------------
-    st.subheader(tr(f"{NS}.input_title"))
-    st.markdown(tr(f"{NS}.input_text"))
-    line = text_box(f"{NS}.line", DEFAULT_LINE, 32, tr(f"{NS}.line_label"))
+    with slot["input_controls"]:
+        line = text_box(f"{NS}.line", DEFAULT_LINE, 32, tr(f"{NS}.line_label"))
     line_text = line.text if not line.empty else DEFAULT_LINE
     block = input_demo(line_text, d, seed, dev)
     line_tokens = block["tokens"]
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["input"]:
         figure(side_by_side([(tr(f"{NS}.emb"), block["emb"], line_tokens), ("PE", block["pe"], line_tokens),
                              (tr(f"{NS}.sum"), block["x0"], line_tokens)],
                             names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")),
                             height=max(320, 140 + 24 * len(line_tokens))), key=f"{NS}.input")
         shapes_table([("E[ids]", f"({len(line_tokens)}, {d})"), (f"PE[:{len(line_tokens)}]", f"({len(line_tokens)}, {d})"),
                       ("x₀ = E[ids] + PE", f"({len(line_tokens)}, {d})")])
-    with right:
-        code_panel(first_block_input, height=360)
 
 
 encoding_sections()

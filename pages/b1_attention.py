@@ -16,16 +16,15 @@ WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 header(NS)
 
 
-def text_controls():
+def text_controls() -> tuple[str, int, st.delta_generator.DeltaGenerator]:
+    """The text and the seed (a change redraws the page) and a slot for d_k (its fragment's)."""
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
-    with c2:
-        d_k = st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
     with c3:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
                                bind="query-params", help=tr("common.seed_help"))
-    return (text.text if not text.empty else DEFAULT_TEXT), d_k, int(seed)
+    return (text.text if not text.empty else DEFAULT_TEXT), int(seed), c2.container()
 
 
 def scale_controls():
@@ -41,9 +40,12 @@ def scale_demo(width: int, seed: int) -> dict:
     return {name: t.numpy() for name, t in {**stats, **{f"curve_{k}": c for k, c in curve.items()}}.items()}
 
 
-# The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
-# the slots that depend on its controls, so a slider move re-sends the figures, not the page.
-slot = {"controls": st.container()}
+# The page's fixed parts (prose, the code) are laid out once; each fragment below refills only
+# its own slots, so a slider move re-sends its figures, not the page. The text and the seed
+# change both sections: they rerun the page.
+text, seed, d_k_slot = text_controls()
+dev = device()
+slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
 left, right = st.columns([3, 2])
 slot["matrix"] = left.container()
@@ -57,15 +59,12 @@ st.markdown(tr(f"{NS}.batch_text"))
 
 
 @st.fragment
-def lesson_body():
-    """Reruns alone when one of its controls moves (st.fragment) and writes only into the
-    slots above: the prose, the code, the explorer and the questions stay as they are."""
-    with slot["controls"]:
-        text, d_k, seed = text_controls()
-    dev = device()
+def matrix_section(text: str, seed: int, dev: str):
+    """Section 1; reruns alone when d_k moves."""
+    with d_k_slot:
+        d_k = st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
     D = 32
     tokens, attn = toy.self_attention(text, D, d_k, seed, dev)
-
     with slot["matrix"]:
         hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
         figure(heatmap(attn.weights, tokens, tokens, title=tr(f"{NS}.weights_fig", d_k=d_k),
@@ -79,6 +78,10 @@ def lesson_body():
             (tr(f"{NS}.output"), f"({n}, {d_k})"),
         ])
 
+
+@st.fragment
+def scale_section(seed: int):
+    """Section 2; reruns alone when the width moves."""
     with slot["scale"]:
         width = scale_controls()
         demo = scale_demo(width, seed)
@@ -98,7 +101,8 @@ def lesson_body():
             st.caption(tr(f"{NS}.entropy_caption", max=math.log(256)))
 
 
-lesson_body()
+matrix_section(text, seed, dev)
+scale_section(seed)
 
 explorer(NS, open_by_default=False)
 

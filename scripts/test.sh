@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The browser tests drive Debian's Chromium; Chinese needs a CJK font to draw as text.
-if ! [ -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qiE "noto sans cjk|wenquanyi"; then
+# (grep without -q reads all of fc-list: with pipefail, an early exit would fail the pipe)
+if ! [ -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -iE "noto sans cjk|wenquanyi" >/dev/null; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -q
     $SUDO apt-get install -y -q chromium fonts-noto-cjk

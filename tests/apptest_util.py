@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from ui.chart import NAME as CHART_NAME
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 60  # the first run imports torch
 
@@ -54,16 +56,30 @@ def decode(value):
     return value
 
 
+def charts(at: AppTest) -> list:
+    """The chart elements (ui/chart.py) of the last run, in page order."""
+    return [el for el in at.get("bidi_component") if el.proto.component_name == CHART_NAME]
+
+
+def chart_spec(el) -> str:
+    """The figure JSON a chart element carries to the browser."""
+    return json.loads(el.proto.json)["figure"]
+
+
+def chart_keys(at: AppTest) -> list[str]:
+    return [el.proto.id for el in charts(at)]
+
+
 def figures(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [json.loads(chart_spec(el)) for el in charts(at)]
 
 
 def figure_by_key(at: AppTest, key: str) -> dict:
     """The figure drawn with ``ui.frame.figure(fig, key=...)``."""
-    for el in at.get("plotly_chart"):
-        if el.proto.id and key in el.proto.id:
-            return json.loads(el.proto.spec)
-    raise KeyError(f"no plotly chart with key {key!r}; have {[el.proto.id for el in at.get('plotly_chart')]}")
+    for el in charts(at):
+        if el.proto.id.endswith("-" + key) or key in el.proto.id:
+            return json.loads(chart_spec(el))
+    raise KeyError(f"no chart with key {key!r}; have {chart_keys(at)}")
 
 
 def trace_array(fig: dict, index: int, field: str) -> np.ndarray:
@@ -71,4 +87,4 @@ def trace_array(fig: dict, index: int, field: str) -> np.ndarray:
 
 
 def chart_bytes(at: AppTest) -> list[int]:
-    return [len(el.proto.spec) for el in at.get("plotly_chart")]
+    return [len(chart_spec(el)) for el in charts(at)]

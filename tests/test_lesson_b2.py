@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import core.model
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
 from ui import explorer as explorer_ui
 from ui import model as model_ui
 
@@ -79,7 +79,7 @@ def test_b2_explorer(lang):
 
 def test_explorer_on_b1():
     at = open_lesson("b1_attention.py", "zh")
-    assert not at.get("plotly_chart") or all("b1.ex_fig" not in el.proto.id for el in at.get("plotly_chart"))
+    assert all("b1.ex_fig" not in k for k in chart_keys(at))
     at.toggle(key="b1.ex_open").set_value(True).run()                      # closed on B1 until opened
     assert_ok(at)
     w = trace_array(figure_by_key(at, "b1.ex_fig_head"), 0, "z")
@@ -93,7 +93,7 @@ def test_explorer_without_the_model(tmp_path, monkeypatch):
     try:
         at = open_lesson(PAGE, "en", OPEN)
         assert any("train_course_model.py" in e.value for e in at.error)  # why, and the rebuild command
-        assert all("b2.ex_fig" not in el.proto.id for el in at.get("plotly_chart"))
+        assert all("b2.ex_fig" not in k for k in chart_keys(at))
         trace_array(figure_by_key(at, "b2.grid"), 0, "z")                 # the lesson itself still runs
     finally:
         model_ui._load.clear()

@@ -15,6 +15,7 @@ import torch
 
 import i18n
 from core.text import CleanText, clean_text
+from ui.chart import chart
 
 LANG_KEY = "lang"
 DEVICE_KEY = "device"
@@ -89,9 +90,9 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
 
 
 def figure(fig, key: str) -> None:
-    """A chart with a stable key. theme=None: the figure carries its own look
-    (viz.common.LOOK); Streamlit's client-side theming doubled the redraw time."""
-    st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False, "responsive": True})
+    """A chart with a stable key: the next run with the same key updates the same plot in
+    the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
+    chart(fig, key)
 
 
 def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:

@@ -84,6 +84,8 @@ COLORWAY = ["#0068c9", "#ff4b4b", "#29b09d", "#ff8700", "#6d3fc0", "#83c9ff", "#
 LOOK = {"colorway": COLORWAY, "paper_bgcolor": "white", "plot_bgcolor": "white"}
 AXIS_LOOK = {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "linecolor": "#c8c8c8",
              "ticklabeloverflow": "allow"}
+COLORBAR_LOOK = {"ticklabeloverflow": "allow"}
+_COLORBAR_TRACES = {"heatmap", "contour", "histogram2d"}
 _AXIS_KEY = re.compile(r"^[xy]axis\d*$")
 
 
@@ -180,6 +182,10 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
             base[key] = {**base[key], **value}
         else:
             base[key] = value
+    for trace in data:
+        # A colour bar has an axis of its own: same reason as AXIS_LOOK (~3 ms a colour bar).
+        if trace.get("type") in _COLORBAR_TRACES and trace.get("showscale", True):
+            trace["colorbar"] = {**COLORBAR_LOOK, **(trace.get("colorbar") or {})}
     room = _margins(data, base)
     base["margin"] = {**base["margin"], "l": max(base["margin"].get("l", 0), room["l"]),
                       "b": max(base["margin"].get("b", 0), room["b"])}

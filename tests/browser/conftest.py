@@ -92,7 +92,7 @@ def settle(page, timeout_ms: int = 30000) -> None:
     # Charts and code blocks draw after the script finishes: wait for every skeleton to go.
     page.wait_for_function(
         """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
-            && Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+            && Array.from(document.querySelectorAll('.anatomy-chart'))
                    .every(el => el.querySelector('.main-svg'))""",
         timeout=timeout_ms,
     )

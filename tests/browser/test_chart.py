@@ -1,0 +1,31 @@
+"""The chart component in a real Chromium: plotly.js comes from this app's server, and a
+slider move redraws the chart in place (same element, new figure), not a new chart."""
+from __future__ import annotations
+
+from tests.browser.conftest import settle
+
+REMEMBER = """() => { window.__hosts = Array.from(document.querySelectorAll('.anatomy-chart'));
+    window.__data = window.__hosts.map(el => el.data); return window.__hosts.length; }"""
+CHANGED = """() => window.__hosts.some((el, i) => el.data !== window.__data[i])"""
+
+
+def test_chart_redraws_in_place(chromium_browser, server_url):
+    page = chromium_browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server_url}/attention?lang=zh")
+    settle(page)
+    scripts = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    assert any("/app/static/plotly.min.js" in url for url in scripts), scripts
+    assert page.evaluate(REMEMBER) >= 3
+    slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(CHANGED, timeout=15000)
+    settle(page)
+    # The charts on the page are the very elements that were there before the move.
+    assert page.evaluate("() => Array.from(document.querySelectorAll('.anatomy-chart'))"
+                         ".every((el, i) => el === window.__hosts[i])")
+    assert page.evaluate("() => window.__hosts.every(el => el.querySelector('.main-svg'))")
+    assert not errors, errors
+    page.close()

@@ -1,0 +1,68 @@
+// One plotly chart that stays on the page across reruns (see ui/chart.py).
+// Streamlit calls this function on mount and again whenever the figure changes; the
+// chart's <div> is kept, so a new figure is a Plotly.react on the same plot, not a new one.
+
+const CONFIG = { displaylogo: false, responsive: false };
+
+// plotly.js is loaded once per browser tab, from this app's own server (no internet).
+function loadPlotly(src) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!window.__anatomyPlotly) {
+    window.__anatomyPlotly = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = src;
+      script.onload = () => resolve(window.Plotly);
+      script.onerror = () => {
+        window.__anatomyPlotly = null;
+        reject(new Error("plotly.js did not load from " + src));
+      };
+      document.head.appendChild(script);
+    });
+  }
+  return window.__anatomyPlotly;
+}
+
+// Which charts are on screen, kept up to date by the browser: asking with
+// getBoundingClientRect during a redraw would force a layout of the whole page.
+const visible = new WeakMap();
+const watcher = new IntersectionObserver((entries) => {
+  for (const entry of entries) visible.set(entry.target, entry.isIntersecting);
+});
+
+export default function (component) {
+  const { data, parentElement } = component;
+  let host = parentElement.querySelector(":scope > .anatomy-chart");
+  if (!host) {
+    host = document.createElement("div");
+    host.className = "anatomy-chart";
+    parentElement.appendChild(host);
+    watcher.observe(host);
+  }
+  if (!data || host.dataset.spec === data.revision) return;   // the same figure: nothing to do
+  host.dataset.spec = data.revision;
+  const figure = JSON.parse(data.figure);
+  host.style.minHeight = (figure.layout.height || 420) + "px";   // no jump while plotly loads
+
+  const draw = (Plotly) => {
+    if (host.dataset.spec !== data.revision || !host.isConnected) return;   // a newer figure came
+    Plotly.react(host, figure.data, figure.layout, CONFIG);
+    if (!host.__resize) {
+      let width = host.clientWidth;
+      host.__resize = new ResizeObserver(() => {
+        if (host.clientWidth !== width && host.classList.contains("js-plotly-plot")) {
+          width = host.clientWidth;
+          Plotly.Plots.resize(host);
+        }
+      });
+      host.__resize.observe(host);
+    }
+  };
+  loadPlotly(data.plotly).then((Plotly) => {
+    // A chart on screen is drawn at once; one below the fold after the page has painted,
+    // so the figure in front of the class changes first.
+    if (visible.get(host) !== false) draw(Plotly);   // on screen, or not known yet
+    else requestAnimationFrame(() => setTimeout(() => draw(Plotly), 0));
+  }).catch((err) => {
+    host.textContent = String(err);
+  });
+}

@@ -1,0 +1,64 @@
+"""Charts that stay on the page: one plotly.js plot per key, updated in place.
+
+``st.plotly_chart`` in Streamlit 1.67 takes its element id from the figure, so every
+changed figure became a new chart drawn from scratch (15-25 ms each here, more than the
+script run of most lessons). This component keeps its ``<div>`` across reruns and hands a
+new figure to ``Plotly.react`` (ui/chart.js). plotly.js itself is the copy that ships in
+the plotly wheel, served by this app (``server.enableStaticServing``: ``static/``), so the
+app works offline.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import zlib
+from pathlib import Path
+
+import plotly
+import plotly.io as pio
+import streamlit as st
+from streamlit import config
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+NAME = "anatomy_chart"
+ROOT = Path(__file__).resolve().parent.parent
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+_JS = (Path(__file__).parent / "chart.js").read_text(encoding="utf-8")
+_CSS = ".anatomy-chart { width: 100%; }"
+
+
+def static_dir() -> Path:
+    """The folder the server serves at /app/static/: ``static/`` beside the main script."""
+    ctx = get_script_run_ctx()
+    main = Path(ctx.main_script_path) if ctx and ctx.main_script_path else ROOT / "app.py"
+    return main.resolve().parent / "static"
+
+
+@functools.cache
+def publish_plotly_js(folder: Path) -> Path:
+    """Put the plotly wheel's plotly.min.js where the app's server serves it (once a process)."""
+    target = folder / "plotly.min.js"
+    if not target.exists() or target.stat().st_size != PLOTLY_JS.stat().st_size:
+        folder.mkdir(exist_ok=True)
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        shutil.copyfile(PLOTLY_JS, partial)
+        partial.replace(target)   # atomic: two servers starting at once both end well
+    return target
+
+
+def plotly_url() -> str:
+    """Where the browser fetches plotly.js: ``/<server.baseUrlPath>/app/static/...``."""
+    base = (config.get_option("server.baseUrlPath") or "").strip("/")
+    return "/" + (base + "/" if base else "") + "app/static/plotly.min.js?v=" + plotly.__version__
+
+
+def chart(fig, key: str) -> None:
+    """Draw ``fig`` under ``key``; the same key on the next run updates the same plot."""
+    publish_plotly_js(static_dir())
+    spec = pio.to_json(fig, validate=False)
+    # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
+    # registering the same definition again is a dictionary write.
+    mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+    mount(data={"figure": spec, "revision": f"{zlib.crc32(spec.encode()):08x}", "plotly": plotly_url()},
+          key=key, width="stretch", height="content")
