@@ -61,6 +61,7 @@ with right:
     code_panel(tokenize, ByteBPE.encode, height=460)
 st.subheader(tr(f"{NS}.bpe_title"))
 st.markdown(tr(f"{NS}.bpe_text"))
+slot["bpe_controls"] = st.container()          # k and the corpus sit above the curve they move
 left, right = st.columns([3, 2])
 slot["merges"] = left.container()
 with right:
@@ -76,6 +77,7 @@ def lesson_body():
     slots above: the prose, the code and the questions stay as they are."""
     with slot["controls"]:
         text, scheme = text_controls()
+    with slot["bpe_controls"]:
         k, corpus = bpe_controls()
         with st.spinner(tr(f"{NS}.training")):   # the first look at a corpus trains its BPE
             bpe, chars, lengths = trained(corpus)

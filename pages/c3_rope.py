@@ -74,17 +74,44 @@ def score_matrix(d: int, base: float, n: int, seed: int, dev: str) -> dict:
     return {"scores": scores.cpu().numpy(), "error": toeplitz_error(scores)}
 
 
+# The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
+# the slots that depend on its controls, so a slider move re-sends the figures, not the page.
+slot = {"controls": st.container()}
+st.subheader(tr(f"{NS}.rotate_title"))
+left, right = st.columns([3, 2])
+slot["plane"] = left.container()
+with right:
+    code_panel(apply_rope, rotate_pairs, rope_frequencies)
+st.subheader(tr(f"{NS}.speed_title"))
+st.markdown(tr(f"{NS}.speed_text"))
+slot["speeds"] = st.container()
+st.markdown(tr(f"{NS}.bound_text"))
+code_panel(rope_score_bound, height=None)
+st.subheader(tr(f"{NS}.toeplitz_title"))
+st.markdown(tr(f"{NS}.toeplitz_text"))
+slot["matrix_controls"] = st.container()
+left, right = st.columns([3, 2])
+slot["matrix"] = left.container()
+with right:
+    code_panel(rope_score_matrix, fixed_query_key)
+st.subheader(tr(f"{NS}.complex_title"))
+st.markdown(tr(f"{NS}.complex_text"))
+left, right = st.columns([3, 2])
+slot["complex"] = left.container()
+with right:
+    code_panel(apply_rope_complex, rope_both_forms)
+
+
 @st.fragment
 def lesson_body():
-    """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
-    are neither sent nor drawn again."""
-    m, pair, d, base, seed = rotation_controls()
+    """Reruns alone when a control moves (st.fragment) and writes only into the slots above:
+    the prose, the code and the questions are neither sent nor drawn again."""
+    with slot["controls"]:
+        m, pair, d, base, seed = rotation_controls()
     dev = device()
 
     rot = rotation(d, base, m, pair, seed, dev)
-    st.subheader(tr(f"{NS}.rotate_title"))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["plane"]:
         figure(pair_plane(rot["path"], title=tr(f"{NS}.plane_fig", pair=pair, m=m),
                           trail_name=tr(f"{NS}.trail"), hand_name=tr(f"{NS}.hand", m=m),
                           x_title=f"x[{2 * pair}]", y_title=f"x[{2 * pair + 1}]"), key=f"{NS}.plane")
@@ -96,51 +123,35 @@ def lesson_body():
             (tr(f"{NS}.angles"), f"({m + 1}, {d // 2})"), (tr(f"{NS}.rotated"), f"({m + 1}, {d})"),
             (tr(f"{NS}.one_pair"), f"({m + 1}, 2)"),
         ])
-    with right:
-        code_panel(apply_rope, rotate_pairs, rope_frequencies)
-
-    st.subheader(tr(f"{NS}.speed_title"))
-    st.markdown(tr(f"{NS}.speed_text"))
 
     sp = speeds(d)
     names = {b: tr(f"{NS}.base_name", base=f"{b:,}") for b in COMPARE}
-    c1, c2 = st.columns(2)
-    with c1:
-        figure(per_pair({names[b]: sp[f"theta_{b}"] for b in COMPARE}, title=tr(f"{NS}.freq_fig", d=d),
-                        x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.theta_axis")), key=f"{NS}.freq")
-        slowest = {b: 2 * np.pi / float(sp[f"theta_{b}"][-1]) for b in COMPARE}
-        st.caption(tr(f"{NS}.freq_caption", slow_a=slowest[COMPARE[0]], slow_b=slowest[COMPARE[1]]))
-    with c2:
-        figure(by_distance(DISTANCES, {names[b]: sp[f"bound_{b}"] for b in COMPARE}, title=tr(f"{NS}.bound_fig", d=d),
-                           x_title=tr(f"{NS}.distance_axis"), y_title=tr(f"{NS}.bound_axis")), key=f"{NS}.bound")
-        st.caption(tr(f"{NS}.bound_caption", start=(d // 2 + 1) / 2))
-    st.markdown(tr(f"{NS}.bound_text"))
-    code_panel(rope_score_bound, height=None)
+    with slot["speeds"]:
+        c1, c2 = st.columns(2)
+        with c1:
+            figure(per_pair({names[b]: sp[f"theta_{b}"] for b in COMPARE}, title=tr(f"{NS}.freq_fig", d=d),
+                            x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.theta_axis")), key=f"{NS}.freq")
+            slowest = {b: 2 * np.pi / float(sp[f"theta_{b}"][-1]) for b in COMPARE}
+            st.caption(tr(f"{NS}.freq_caption", slow_a=slowest[COMPARE[0]], slow_b=slowest[COMPARE[1]]))
+        with c2:
+            figure(by_distance(DISTANCES, {names[b]: sp[f"bound_{b}"] for b in COMPARE},
+                               title=tr(f"{NS}.bound_fig", d=d), x_title=tr(f"{NS}.distance_axis"),
+                               y_title=tr(f"{NS}.bound_axis")), key=f"{NS}.bound")
+            st.caption(tr(f"{NS}.bound_caption", start=(d // 2 + 1) / 2))
 
-    st.subheader(tr(f"{NS}.toeplitz_title"))
-    st.markdown(tr(f"{NS}.toeplitz_text"))
-
-    n = matrix_controls()
-
+    with slot["matrix_controls"]:
+        n = matrix_controls()
     sm = score_matrix(d, base, n, seed, dev)
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["matrix"]:
         ticks = [str(i) for i in range(n)]
         figure(heatmap(sm["scores"], ticks, ticks, title=tr(f"{NS}.matrix_fig", n=n, base=f"{base:,.0f}"),
                        hover_names=("m", "n", "q_m·k_n"), weights=False), key=f"{NS}.matrix")
         st.caption(tr(f"{NS}.matrix_caption", error=sm["error"]))
         shapes_table([("q, k", f"({d},)"), ("q_m, k_n", f"({n}, {d})"), ("q_m · k_nᵀ", f"({n}, {n})")])
-    with right:
-        code_panel(rope_score_matrix, fixed_query_key)
 
-    st.subheader(tr(f"{NS}.complex_title"))
-    st.markdown(tr(f"{NS}.complex_text"))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["complex"]:
         st.metric(tr(f"{NS}.max_diff", m=m), f"{rot['max_abs_diff']:.2e}")
         st.caption(tr(f"{NS}.complex_caption", m=m, d=d))
-    with right:
-        code_panel(apply_rope_complex, rope_both_forms)
 
 
 lesson_body()
