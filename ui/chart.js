@@ -38,7 +38,16 @@ export default function (component) {
     parentElement.appendChild(host);
     watcher.observe(host);
   }
-  if (!data || host.dataset.spec === data.revision) return;   // the same figure: nothing to do
+  // Streamlit calls the returned function when the element goes away (another page, a section
+  // closed), and also when a call was overtaken by a newer one: free the plot only once the
+  // chart has really left the page.
+  const release = () => setTimeout(() => {
+    if (host.isConnected) return;
+    watcher.unobserve(host);
+    if (host.__resize) host.__resize.disconnect();
+    if (window.Plotly) window.Plotly.purge(host);
+  }, 0);
+  if (!data || host.dataset.spec === data.revision) return release;   // the same figure: nothing to draw
   host.dataset.spec = data.revision;
   const figure = JSON.parse(data.figure);
   host.style.minHeight = (figure.layout.height || 420) + "px";   // no jump while plotly loads
@@ -49,10 +58,11 @@ export default function (component) {
     if (!host.__resize) {
       let width = host.clientWidth;
       host.__resize = new ResizeObserver(() => {
-        if (host.clientWidth !== width && host.classList.contains("js-plotly-plot")) {
-          width = host.clientWidth;
-          Plotly.Plots.resize(host);
-        }
+        // A chart leaving the page (or a closed section) has no width: nothing to fit.
+        if (!host.isConnected || host.clientWidth === 0 || host.clientWidth === width) return;
+        if (!host.classList.contains("js-plotly-plot")) return;
+        width = host.clientWidth;
+        Plotly.Plots.resize(host).catch(() => {});
       });
       host.__resize.observe(host);
     }
@@ -65,4 +75,5 @@ export default function (component) {
   }).catch((err) => {
     host.textContent = String(err);
   });
+  return release;
 }

@@ -27,5 +27,15 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     assert page.evaluate("() => Array.from(document.querySelectorAll('.anatomy-chart'))"
                          ".every((el, i) => el === window.__hosts[i])")
     assert page.evaluate("() => window.__hosts.every(el => el.querySelector('.main-svg'))")
+    # A narrower window: every chart refits its new width.
+    page.set_viewport_size({"width": 1000, "height": 1000})
+    page.wait_for_function("""() => window.__hosts.every(el =>
+        Math.abs(el.querySelector('.main-svg').getBoundingClientRect().width - el.clientWidth) < 2)""", timeout=5000)
+    # Another lesson, same tab: the old plots are freed, the new page draws its own.
+    page.locator('[data-testid="stSidebarNav"] a[href$="/masks"]').click()
+    page.wait_for_function("() => location.pathname.endsWith('/masks')")
+    settle(page)
+    page.wait_for_function("() => window.__hosts.every(el => !el.isConnected && !el.data)", timeout=5000)
+    assert page.locator(".anatomy-chart .main-svg").count() >= 4
     assert not errors, errors
     page.close()
