@@ -4,7 +4,7 @@ import streamlit as st
 
 from core.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
 from core.tokenizer import CharTokenizer
-from ui.frame import code_panel, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, figure, header, shapes_table, text_box, tr, try_this
 from viz.tokens import chips, counts, merge_curve
 
 NS = "a1"
@@ -55,17 +55,11 @@ def bpe_controls():
 slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.ids_title"))
 st.markdown(tr(f"{NS}.ids_text"))
-left, right = st.columns([3, 2])
-slot["ids"] = left.container()
-with right:
-    code_panel(tokenize, ByteBPE.encode, height=460)
+slot["ids"] = beside_code(tokenize, ByteBPE.encode, height=460)
 st.subheader(tr(f"{NS}.bpe_title"))
 st.markdown(tr(f"{NS}.bpe_text"))
 slot["bpe_controls"] = st.container()          # k and the corpus sit above the curve they move
-left, right = st.columns([3, 2])
-slot["merges"] = left.container()
-with right:
-    code_panel(pair_counts, best_pair, merge, ByteBPE.train, height=520)
+slot["merges"] = beside_code(pair_counts, best_pair, merge, ByteBPE.train, height=520)
 st.subheader(tr(f"{NS}.count_title"))
 st.markdown(tr(f"{NS}.count_text"))
 slot["counts"] = st.container()

@@ -4,7 +4,7 @@ import streamlit as st
 from core import toy
 from core.embedding import frequent_ids, lookup, nearest, pca_2d
 from core.model import REBUILD, CourseModelUnavailable, load_course_model
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.embeddings import matrix, neighbours, pca_map
 
 NS = "a2"
@@ -108,10 +108,7 @@ if model is None:
     st.warning(tr(f"{NS}.no_model", command=REBUILD))
     st.caption(problem)
 st.markdown(tr(f"{NS}.lookup_text"))
-left, right = st.columns([3, 2])
-slot["lookup"] = left.container()
-with right:
-    code_panel(lookup, height=300)
+slot["lookup"] = beside_code(lookup, height=300)
 
 st.subheader(tr(f"{NS}.near_title"))
 st.markdown(tr(f"{NS}.near_text"))
@@ -125,10 +122,7 @@ else:
         code_panel(nearest, height=420)
     st.subheader(tr(f"{NS}.map_title"))
     st.markdown(tr(f"{NS}.map_text"))
-    left, right = st.columns([3, 2])
-    slot["map"] = left.container()
-    with right:
-        code_panel(pca_2d, height=520)
+    slot["map"] = beside_code(pca_2d, height=520)
 
 
 @st.fragment

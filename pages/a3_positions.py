@@ -4,7 +4,7 @@ import streamlit as st
 from core import toy
 from core.permutation import equivariance, reverse_order
 from core.positional import dimension_waves, first_block_input, offset_similarity, sinusoidal, wavelengths
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.positions import offsets, pe_table, side_by_side, waves
 
 NS = "a3"
@@ -113,27 +113,18 @@ slot = {}
 st.subheader(tr(f"{NS}.table_title"))                              # 2. The table
 st.markdown(tr(f"{NS}.table_text"))
 slot["table_controls"] = st.container()
-left, right = st.columns([3, 2])
-slot["table"] = left.container()
-with right:
-    code_panel(sinusoidal, height=520)
+slot["table"] = beside_code(sinusoidal, height=520)
 st.subheader(tr(f"{NS}.waves_title"))                              # 3. One dimension at a time
 st.markdown(tr(f"{NS}.waves_text"))
 slot["waves"] = st.container()
 st.subheader(tr(f"{NS}.offset_title"))                             # 4. Distance, not place
 st.markdown(tr(f"{NS}.offset_text"))
 slot["offset_controls"] = st.container()
-left, right = st.columns([3, 2])
-slot["offsets"] = left.container()
-with right:
-    code_panel(offset_similarity, height=360)
+slot["offsets"] = beside_code(offset_similarity, height=360)
 st.subheader(tr(f"{NS}.input_title"))                              # 5. What the first block reads
 st.markdown(tr(f"{NS}.input_text"))
 slot["input_controls"] = st.container()
-left, right = st.columns([3, 2])
-slot["input"] = left.container()
-with right:
-    code_panel(first_block_input, height=360)
+slot["input"] = beside_code(first_block_input, height=360)
 
 
 @st.fragment

@@ -6,7 +6,7 @@ import streamlit as st
 from core import toy
 from core.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from ui.explorer import explorer
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import heatmap, histogram, lines
 
 NS = "b1"
@@ -47,10 +47,7 @@ text, seed, d_k_slot = text_controls()
 dev = device()
 slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
-left, right = st.columns([3, 2])
-slot["matrix"] = left.container()
-with right:
-    code_panel(scaled_dot_product_attention)
+slot["matrix"] = beside_code(scaled_dot_product_attention)
 st.subheader(tr(f"{NS}.scale_title"))
 st.markdown(tr(f"{NS}.scale_text"))
 slot["scale"] = st.container()

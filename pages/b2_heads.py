@@ -6,7 +6,7 @@ from core import toy
 from core.attention_lab import parameter_counts, run_heads, seeded_mha
 from core.mha import MultiHeadAttention, merge_heads, split_heads
 from ui.explorer import explorer
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import bars, head_bands, head_grid
 
 NS = "b2"
@@ -55,22 +55,13 @@ def shape(t: tuple) -> str:
 # depend on the controls, so a slider move re-sends the figures, not the prose and the code.
 controls = st.container()
 grid_head = st.container()
-left, right = st.columns([3, 2])
-grid_slot = left.container()
-with right:
-    code_panel(MultiHeadAttention.forward, seeded_mha)
+grid_slot = beside_code(MultiHeadAttention.forward, seeded_mha)
 st.subheader(tr(f"{NS}.reshape_title"))
 st.markdown(tr(f"{NS}.reshape_text"))
-left, right = st.columns([3, 2])
-reshape_slot = left.container()
-with right:
-    code_panel(split_heads, merge_heads, height=640)
+reshape_slot = beside_code(split_heads, merge_heads, height=640)
 st.subheader(tr(f"{NS}.params_title"))
 st.markdown(tr(f"{NS}.params_text"))
-left, right = st.columns([3, 2])
-params_slot = left.container()
-with right:
-    code_panel(parameter_counts, height=420)
+params_slot = beside_code(parameter_counts, height=420)
 
 
 @st.fragment

@@ -13,7 +13,7 @@ from core.attention_lab import (
 )
 from core.masks import causal_mask, padding_mask
 from ui.explorer import explorer
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import heatmap
 from viz.common import label
 from viz.masks import batch_panels, change_bars, mask_matrix, masked_scores
@@ -92,10 +92,7 @@ def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
     st.subheader(tr(f"{NS}.pad_title"))
     st.markdown(tr(f"{NS}.pad_text"))
     texts = padded_texts(text)
-    left, right = st.columns([3, 2])
-    slots["padding"] = left.container()
-    with right:
-        code_panel(padding_mask, padded_attention, height=480)
+    slots["padding"] = beside_code(padding_mask, padded_attention, height=480)
     slots["batch"] = st.container()
     return slots, texts
 

@@ -20,7 +20,7 @@ from core.norms import layer_norm, rms_norm
 from core.params import PARTS, count_params, expert_params, numel, param_breakdown
 from core.timing import time_norms
 from core.trace import Trace
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.attention import heatmap, lines
 from viz.block import block_diagram, gate_bars, norm_scatter, stream_sizes, tensor_heatmap
@@ -147,10 +147,7 @@ if loaded:
 st.subheader(tr(f"{NS}.norm_title"))
 st.markdown(tr(f"{NS}.norm_text"))
 slot["norm_controls"] = st.container()
-left, right = st.columns([3, 2])
-slot["norms"] = left.container()
-with right:
-    code_panel(layer_norm, rms_norm, compare_norms, height=560)
+slot["norms"] = beside_code(layer_norm, rms_norm, compare_norms, height=560)
 timing_section()
 
 # ---------------------------------------------------------------- SwiGLU
@@ -166,10 +163,7 @@ with right:
     code_panel(silu, gelu, relu, height=360)
 if loaded:
     slot["gate_controls"] = st.container()
-    left, right = st.columns([3, 2])
-    slot["gate"] = left.container()
-    with right:
-        code_panel(SwiGLU.forward, gate_effect, height=420)
+    slot["gate"] = beside_code(SwiGLU.forward, gate_effect, height=420)
 
 
 @st.fragment

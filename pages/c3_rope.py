@@ -12,7 +12,7 @@ from core.rope_analysis import (
     rope_score_matrix,
     toeplitz_error,
 )
-from ui.frame import code_panel, device, figure, header, shapes_table, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, tr, try_this
 from viz.attention import heatmap
 from viz.rope import by_distance, pair_plane, per_pair
 
@@ -78,10 +78,7 @@ def score_matrix(d: int, base: float, n: int, seed: int, dev: str) -> dict:
 # the slots that depend on its controls, so a slider move re-sends the figures, not the page.
 slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.rotate_title"))
-left, right = st.columns([3, 2])
-slot["plane"] = left.container()
-with right:
-    code_panel(apply_rope, rotate_pairs, rope_frequencies)
+slot["plane"] = beside_code(apply_rope, rotate_pairs, rope_frequencies)
 st.subheader(tr(f"{NS}.speed_title"))
 st.markdown(tr(f"{NS}.speed_text"))
 slot["speeds"] = st.container()
@@ -90,16 +87,10 @@ code_panel(rope_score_bound, height=None)
 st.subheader(tr(f"{NS}.toeplitz_title"))
 st.markdown(tr(f"{NS}.toeplitz_text"))
 slot["matrix_controls"] = st.container()
-left, right = st.columns([3, 2])
-slot["matrix"] = left.container()
-with right:
-    code_panel(rope_score_matrix, fixed_query_key)
+slot["matrix"] = beside_code(rope_score_matrix, fixed_query_key)
 st.subheader(tr(f"{NS}.complex_title"))
 st.markdown(tr(f"{NS}.complex_text"))
-left, right = st.columns([3, 2])
-slot["complex"] = left.container()
-with right:
-    code_panel(apply_rope_complex, rope_both_forms)
+slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)
 
 
 @st.fragment

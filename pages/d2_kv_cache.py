@@ -7,7 +7,7 @@ from core.flops import decode_flops, measure_decoding
 from core.generate import Generation
 from core.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
 from core.params import count_params
-from ui.frame import code_panel, device, figure, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, device, figure, header, plain, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.kv import cache_step, cost_lines, memory_lines
 
@@ -90,10 +90,7 @@ if loaded is not None:
     model, tok = loaded
     mc = model.config
     step_slots = {"controls": st.container()}
-    left, right = st.columns([3, 2])
-    step_slots["figure"] = left.container()
-    with right:
-        code_panel(LayerKV.append, Generation.step, height=620)
+    step_slots["figure"] = beside_code(LayerKV.append, Generation.step, height=620)
 
     @st.fragment
     def step_section():
@@ -170,10 +167,7 @@ with c2:
 st.subheader(tr(f"{NS}.memory_title"))
 st.markdown(tr(f"{NS}.memory_text"))
 memory_slots = {"controls": st.container()}
-left, right = st.columns([3, 2])
-memory_slots["figure"] = left.container()
-with right:
-    code_panel(kv_cache_bytes, height=380)
+memory_slots["figure"] = beside_code(kv_cache_bytes, height=380)
 
 
 @st.fragment

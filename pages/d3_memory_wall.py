@@ -5,7 +5,7 @@ from core import configs, roofline
 from core.flops import decode_variants, prefill_and_decode, step_bytes, step_flops
 from core.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from core.params import count_params
-from ui.frame import code_panel, figure, header, tr, try_this
+from ui.frame import beside_code, figure, header, tr, try_this
 from viz.roofline import hierarchy_chart, human, roofline_chart
 
 NS = "d3"
@@ -42,10 +42,7 @@ left, right = st.columns([3, 2])
 slot["hierarchy"], slot["hierarchy_text"] = left.container(), right.container()
 st.subheader(tr(f"{NS}.roofline_title"))
 st.markdown(tr(f"{NS}.roofline_text"))
-left, right = st.columns([3, 2])
-slot["roofline"] = left.container()
-with right:
-    code_panel(step_flops, step_bytes, roofline.attainable_tflops, height=560)
+slot["roofline"] = beside_code(step_flops, step_bytes, roofline.attainable_tflops, height=560)
 st.subheader(tr(f"{NS}.moves_title"))
 st.markdown(tr(f"{NS}.moves_text"))
 slot["moves"] = st.container()

@@ -89,6 +89,15 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
             st.code(_source(obj), language="python")
 
 
+def beside_code(*objs: Callable | type, height: int | None = 520):
+    """A row laid out once: "The code" of ``objs`` on the right, and on the left an empty slot
+    (returned) that a fragment fills with the figure those functions compute."""
+    left, right = st.columns([3, 2])
+    with right:
+        code_panel(*objs, height=height)
+    return left.container()
+
+
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
