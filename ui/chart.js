@@ -73,7 +73,8 @@ export default function (component) {
     if (visible.get(host) !== false) draw(Plotly);   // on screen, or not known yet
     else requestAnimationFrame(() => setTimeout(() => draw(Plotly), 0));
   }).catch((err) => {
-    host.textContent = String(err);
+    console.warn(err);
+    host.textContent = data.failed;   // plain text, in the page's language
   });
   return release;
 }

@@ -101,7 +101,7 @@ def beside_code(*objs: Callable | type, height: int | None = 520):
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
-    chart(fig, key)
+    chart(fig, key, tr("common.chart_failed"))
 
 
 def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:

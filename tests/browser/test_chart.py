@@ -39,3 +39,19 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     assert page.locator(".anatomy-chart .main-svg").count() >= 4
     assert not errors, errors
     page.close()
+
+
+def test_chart_says_so_when_plotly_cannot_load(chromium_browser, server_url):
+    """No plotly.js (a proxy that blocks it, a broken install): the chart's place says what
+    went wrong, in the page's language, instead of staying blank."""
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/app/static/plotly.min.js*", lambda route: route.abort())
+    page = context.new_page()
+    page.goto(f"{server_url}/attention?lang=zh")
+    page.wait_for_function("() => document.querySelectorAll('.anatomy-chart').length >= 3"
+                           " && Array.from(document.querySelectorAll('.anatomy-chart'))"
+                           ".every(el => el.textContent.length > 0)", timeout=30000)
+    assert "plotly.js" in page.locator(".anatomy-chart").first.inner_text()
+    assert "图表" in page.locator(".anatomy-chart").first.inner_text()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    context.close()
