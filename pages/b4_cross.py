@@ -3,7 +3,7 @@ import streamlit as st
 
 from core.attention_lab import cross_attention, embed_tokens, word_tokens
 from core.mha import MultiHeadAttention
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import rect_grid
 
 NS = "b4"
@@ -47,20 +47,28 @@ def shape(t: tuple) -> str:
     return "(" + ", ".join(str(v) for v in t) + ")"
 
 
+# The page's fixed parts (the code, the closing prose) are laid out once; the fragment below
+# refills only the slots that depend on its controls.
+slot = {"controls": st.container(), "title": st.container()}
+slot["matrix"] = beside_code(cross_attention, embed_tokens, word_tokens, MultiHeadAttention.forward, height=720)
+st.subheader(tr(f"{NS}.where_title"))
+st.markdown(tr(f"{NS}.where_text"))
+
+
 @st.fragment
 def lesson_body():
-    """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
-    are neither sent nor drawn again."""
-    target, source, h, seed = text_controls()
+    """Reruns alone when a control moves (st.fragment) and writes only into the slots above:
+    the code, the prose and the questions are neither sent nor drawn again."""
+    with slot["controls"]:
+        target, source, h, seed = text_controls()
     demo = cross_demo(target, source, h, seed, device())
     tgt, src, s = demo["target"], demo["source"], demo["shapes"]
     n_t, n_s = len(tgt), len(src)
-    if demo["cut"]:
-        st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
-
-    st.subheader(tr(f"{NS}.matrix_title", n_t=n_t, n_s=n_s))
-    left, right = st.columns([3, 2])
-    with left:
+    with slot["title"]:
+        if demo["cut"]:
+            st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
+        st.subheader(tr(f"{NS}.matrix_title", n_t=n_t, n_s=n_s))
+    with slot["matrix"]:
         figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)],
                          cols=2, hover_names=(tr(f"{NS}.query_target"), tr(f"{NS}.key_source"), tr("common.weight")),
                          height_per_row=max(320, 26 * n_t + 90)),
@@ -75,11 +83,6 @@ def lesson_body():
             ("concat", shape(s["attn.concat"])),
             (tr(f"{NS}.output"), shape(s["attn.out"])),
         ])
-    with right:
-        code_panel(cross_attention, embed_tokens, word_tokens, MultiHeadAttention.forward, height=720)
-
-    st.subheader(tr(f"{NS}.where_title"))
-    st.markdown(tr(f"{NS}.where_text"))
 
 
 lesson_body()

@@ -14,7 +14,10 @@ def _check(at, n_target, n_source, h):
         w = trace_array(fig, i, "z")
         assert w.shape == (n_target, n_source)                            # rectangular
         assert np.allclose(w.sum(1), 1, atol=1e-5) and (w > 0).all()      # no mask in cross-attention
-    assert len(fig["data"][0]["y"]) == n_target and len(fig["data"][0]["x"]) == n_source
+    assert len(trace_array(fig, 0, "y")) == n_target and len(trace_array(fig, 0, "x")) == n_source
+    axes = fig["layout"]
+    assert len(axes["yaxis"]["ticktext"]) == n_target * -(-h // 2)    # target tokens, once per row of panels
+    assert len(axes["xaxis"]["ticktext"]) == n_source * min(h, 2)     # source tokens under each column
     table = next(m.value for m in at.markdown if "| Q = X W_q |" in m.value)
     assert f"(1, {h}, {n_target}, {n_source})" in table
     assert f"(1, {n_target}, 32)" in table and f"(1, {n_source}, 32)" in table
@@ -54,7 +57,7 @@ def test_b4_bad_text(field, text):
     if text.startswith("🙂"):
         assert at.warning, "cut input must say so"
     if text.startswith("<script>"):
-        labels = fig["data"][0]["y" if field == "b4.target" else "x"]
+        labels = fig["layout"]["yaxis" if field == "b4.target" else "xaxis"]["ticktext"]
         assert "&lt;" in labels and "script" in labels                   # shown as text, not markup
 
 

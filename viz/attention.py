@@ -136,31 +136,42 @@ def rect_grid(
     height_per_row: int = 340,
 ) -> go.Figure:
     """One 0..1 heatmap per head of a rectangular (H, N, S) weight tensor: rows are the
-    query tokens, columns the key tokens (cross-attention: target down, source across)."""
+    query tokens, columns the key tokens (cross-attention: target down, source across).
+
+    As in ``head_grid``, every panel is a trace on one pair of axes, shifted to its place in
+    the grid: moving H redraws one plot area, not H subplots with an axis pair each. The
+    source tokens are named under the bottom row, the target tokens left of the first column.
+    """
     w = array(weights)
-    h = w.shape[0]
+    h, n, s = w.shape
     cols = min(cols, h)
     rows = -(-h // cols)
+    gap_x, gap_y = max(1.0, 0.12 * s), max(1.5, 0.15 * n)          # blank space between panels, in cells
+    step_x, step_y = s + gap_x, n + gap_y
     x_labels, y_labels = unique_labels(col_tokens), unique_labels(row_tokens)
-    gap_x, gap_y = 0.06 / cols, 0.25 / rows
-    width, height = (1 - gap_x * (cols - 1)) / cols, (1 - gap_y * (rows - 1)) / rows
-    data, layout, notes = [], {}, []
+    query, key, value = hover_names
+    cells = [[f"{y_labels[r]} → {x_labels[c]}" for c in range(s)] for r in range(n)]
+    data, notes = [], []
     for i in range(h):
         r, c = divmod(i, cols)
-        suffix = "" if i == 0 else str(i + 1)
-        data.append({"type": "heatmap", "z": w[i], "x": x_labels, "y": y_labels, "zmin": 0, "zmax": 1,
-                     "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "xgap": 1, "ygap": 1,
-                     "hovertemplate": hover(*hover_names), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
-        x0, y1 = c * (width + gap_x), 1 - r * (height + gap_y)
-        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "type": "category",
-                                    "tickangle": 0, "tickfont": {"size": 12}}
-        # Every panel has the same rows: name them once, left of the first column.
-        layout[f"yaxis{suffix}"] = {"domain": [y1 - height, y1], "anchor": f"x{suffix}", "type": "category",
-                                    "autorange": "reversed", "tickfont": {"size": 12}, "showticklabels": c == 0}
-        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
-                      "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}})
-    layout["annotations"] = notes
-    layout["margin"] = {"t": 40}
+        data.append({"type": "heatmap", "z": w[i], "x": array(c * step_x + np.arange(s)),
+                     "y": array(r * step_y + np.arange(n)), "zmin": 0, "zmax": 1, "colorscale": WEIGHTS_SCALE,
+                     "showscale": i == 0, "xgap": 1, "ygap": 1, "customdata": cells,
+                     "hovertemplate": f"{titles[i]}<br>{query} → {key}: %{{customdata}}<br>{value}: %{{z:.3f}}"
+                                      "<extra></extra>"})
+        notes.append({"text": titles[i], "x": c * step_x + (s - 1) / 2, "y": r * step_y - 0.6, "xref": "x",
+                      "yref": "y", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
+                      "font": {"size": 15}})
+    layout = {
+        "xaxis": {"tickvals": [c * step_x + j for c in range(cols) for j in range(s)], "ticktext": x_labels * cols,
+                  "tickangle": 0, "tickfont": {"size": 12}, "showgrid": False, "zeroline": False,
+                  "range": [-0.5, cols * step_x - gap_x - 0.5]},
+        "yaxis": {"tickvals": [r * step_y + j for r in range(rows) for j in range(n)], "ticktext": y_labels * rows,
+                  "tickfont": {"size": 12}, "showgrid": False, "zeroline": False,
+                  "range": [rows * step_y - gap_y - 0.5, -1.6]},
+        "annotations": notes,
+        "margin": {"t": 20},
+    }
     return make(data, layout, None, height_per_row * rows + 60)
 
 

@@ -109,18 +109,19 @@ def _text_width(text: str) -> int:
 def _margins(data: list[dict], layout: dict) -> dict:
     """Room for the y tick labels and the axis titles, worked out here from the labels
     themselves: plotly's automargin costs 50-70 ms a redraw in the browser."""
+    yaxis, xaxis = layout.get("yaxis") or {}, layout.get("xaxis") or {}
+    # The labels are the traces' categories, or the axis' own tick texts (panels on one axis pair).
+    y_lists = [trace.get("y") for trace in data] + [yaxis.get("ticktext")]
+    x_lists = [trace.get("x") for trace in data] + [xaxis.get("ticktext")]
     widest = 4  # numeric ticks such as "0.25" or "1000"
-    for trace in data:
-        values = trace.get("y")
+    for values in y_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
             widest = max(widest, max(_text_width(v) for v in values[:200]))
     x_widest, x_count = 0, 0
-    for trace in data:
-        values = trace.get("x")
+    for values in x_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
             x_widest = max(x_widest, max(_text_width(v) for v in values[:200]))
             x_count = max(x_count, len(values))
-    yaxis, xaxis = layout.get("yaxis") or {}, layout.get("xaxis") or {}
     left = 14 + 8 * min(widest, 24) + (26 if (yaxis.get("title") or {}).get("text") else 0)
     # Many long category labels get tilted by plotly: leave room for the slant.
     slant = 6 * min(x_widest, 24) if x_count * x_widest > 60 and xaxis.get("side") != "top" else 0
