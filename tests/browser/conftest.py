@@ -89,11 +89,13 @@ def settle(page, timeout_ms: int = 30000) -> None:
         }""",
         timeout=timeout_ms,
     )
-    # Charts and code blocks draw after the script finishes: wait for every skeleton to go.
+    # Charts and code blocks draw after the script finishes: wait for every skeleton to go and
+    # for every chart element to hold a drawn plot (its <div> appears only once the component's
+    # code has run, and the plot once plotly.js has loaded: a fresh tab fetches it first).
     page.wait_for_function(
         """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
-            && Array.from(document.querySelectorAll('.anatomy-chart'))
-                   .every(el => el.querySelector('.main-svg'))""",
+            && Array.from(document.querySelectorAll('[data-testid^="stBidiComponent"]'))
+                   .every(el => el.querySelector('.anatomy-chart .main-svg'))""",
         timeout=timeout_ms,
     )
     page.wait_for_timeout(300)
