@@ -133,9 +133,9 @@ def timing_section():
 # The page's fixed parts (prose, most code panels, the activation curves, the timing) are laid
 # out once; the fragment below refills only the slots that depend on its controls, so moving
 # the block, the part, the shift or the token re-sends the figures, not the whole page.
-slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.block_title"))
-slot["diagram"] = st.container()
+# The diagram, then the controls right above the tensor view they drive (block, head, part).
+slot = {"diagram": st.container(), "controls": st.container()}
 if loaded:
     left, right = st.columns([3, 2])
     slot["tensor"], slot["tensor_code"] = left.container(), right.container()
