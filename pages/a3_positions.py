@@ -4,7 +4,17 @@ import streamlit as st
 from core import toy
 from core.permutation import equivariance, reverse_order
 from core.positional import dimension_waves, first_block_input, offset_similarity, sinusoidal, wavelengths
-from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    code_panel,
+    device,
+    figure,
+    header,
+    section_with_controls,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from viz.positions import offsets, pe_table, side_by_side, waves
 
 NS = "a3"
@@ -110,21 +120,14 @@ with right:
 # Sections 2-5: their fixed parts (prose, the code) are laid out once; the fragment below
 # refills only the slots that depend on its controls.
 slot = {}
-st.subheader(tr(f"{NS}.table_title"))                              # 2. The table
-st.markdown(tr(f"{NS}.table_text"))
-slot["table_controls"] = st.container()
-slot["table"] = beside_code(sinusoidal, height=520)
+slot["table_controls"], slot["table"] = section_with_controls(NS, "table", sinusoidal)             # 2. The table
 st.subheader(tr(f"{NS}.waves_title"))                              # 3. One dimension at a time
 st.markdown(tr(f"{NS}.waves_text"))
 slot["waves"] = st.container()
-st.subheader(tr(f"{NS}.offset_title"))                             # 4. Distance, not place
-st.markdown(tr(f"{NS}.offset_text"))
-slot["offset_controls"] = st.container()
-slot["offsets"] = beside_code(offset_similarity, height=360)
-st.subheader(tr(f"{NS}.input_title"))                              # 5. What the first block reads
-st.markdown(tr(f"{NS}.input_text"))
-slot["input_controls"] = st.container()
-slot["input"] = beside_code(first_block_input, height=360)
+slot["offset_controls"], slot["offsets"] = section_with_controls(  # 4. Distance, not place
+    NS, "offset", offset_similarity, height=360)
+slot["input_controls"], slot["input"] = section_with_controls(    # 5. What the first block reads
+    NS, "input", first_block_input, height=360)
 
 
 @st.fragment

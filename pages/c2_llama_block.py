@@ -20,7 +20,18 @@ from core.norms import layer_norm, rms_norm
 from core.params import PARTS, count_params, expert_params, numel, param_breakdown
 from core.timing import time_norms
 from core.trace import Trace
-from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    code_panel,
+    device,
+    figure,
+    header,
+    section_with_controls,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from ui.model import course_model
 from viz.attention import heatmap, lines
 from viz.block import block_diagram, gate_bars, norm_scatter, stream_sizes, tensor_heatmap
@@ -144,10 +155,8 @@ if loaded:
     slot["stream"] = st.container()
 
 # ---------------------------------------------------------------- RMSNorm vs LayerNorm
-st.subheader(tr(f"{NS}.norm_title"))
-st.markdown(tr(f"{NS}.norm_text"))
-slot["norm_controls"] = st.container()
-slot["norms"] = beside_code(layer_norm, rms_norm, compare_norms, height=560)
+slot["norm_controls"], slot["norms"] = section_with_controls(NS, "norm", layer_norm, rms_norm, compare_norms,
+                                                             height=560)
 timing_section()
 
 # ---------------------------------------------------------------- SwiGLU

@@ -12,7 +12,7 @@ from core.rope_analysis import (
     rope_score_matrix,
     toeplitz_error,
 )
-from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, header, section_with_controls, shapes_table, tr, try_this
 from viz.attention import heatmap
 from viz.rope import by_distance, pair_plane, per_pair
 
@@ -84,10 +84,8 @@ st.markdown(tr(f"{NS}.speed_text"))
 slot["speeds"] = st.container()
 st.markdown(tr(f"{NS}.bound_text"))
 code_panel(rope_score_bound, height=None)
-st.subheader(tr(f"{NS}.toeplitz_title"))
-st.markdown(tr(f"{NS}.toeplitz_text"))
-slot["matrix_controls"] = st.container()
-slot["matrix"] = beside_code(rope_score_matrix, fixed_query_key)
+slot["matrix_controls"], slot["matrix"] = section_with_controls(NS, "toeplitz", rope_score_matrix,
+                                                                fixed_query_key)
 st.subheader(tr(f"{NS}.complex_title"))
 st.markdown(tr(f"{NS}.complex_text"))
 slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)

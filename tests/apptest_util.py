@@ -77,7 +77,7 @@ def figures(at: AppTest) -> list[dict]:
 def figure_by_key(at: AppTest, key: str) -> dict:
     """The figure drawn with ``ui.frame.figure(fig, key=...)``."""
     for el in charts(at):
-        if el.proto.id.endswith("-" + key) or key in el.proto.id:
+        if el.proto.id.endswith("-" + key):              # ids end in "-<key>"
             return json.loads(chart_spec(el))
     raise KeyError(f"no chart with key {key!r}; have {chart_keys(at)}")
 

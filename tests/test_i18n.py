@@ -40,6 +40,11 @@ def _dynamic_used(key: str, sources: dict[Path, str]) -> bool:
             return True
         if len(parts) == 3 and re.fullmatch(r"try\d+", parts[1]) and parts[2] in ("q", "options", "why"):
             return f'"{parts[1]}"' in page
+        # ui.frame.section_with_controls(NS, "name", ...) shows {ns}.name_title and {ns}.name_text
+        section = re.fullmatch(r"(\w+)_(title|text)", parts[1]) if len(parts) == 2 else None
+        if section:
+            call = rf'section_with_controls\(\s*(?:#[^\n]*\n\s*)?NS,\s*"{section.group(1)}"'
+            return re.search(call, page) is not None
     return False
 
 

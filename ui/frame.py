@@ -98,6 +98,15 @@ def beside_code(*objs: Callable | type, height: int | None = 520):
     return left.container()
 
 
+def section_with_controls(ns: str, name: str, *objs: Callable | type, height: int | None = 520):
+    """A section laid out once: its title and prose (``{ns}.{name}_title``, ``_text``), an empty
+    slot for its controls, then ``beside_code(*objs)``. Returns (controls slot, figure slot)."""
+    st.subheader(tr(f"{ns}.{name}_title"))
+    st.markdown(tr(f"{ns}.{name}_text"))
+    controls = st.container()
+    return controls, beside_code(*objs, height=height)
+
+
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""

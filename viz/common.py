@@ -71,12 +71,11 @@ def pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int]:
 
 
 # The shared look, written into each figure's own layout rather than as a plotly template.
-# - Streamlit's client-side theming (theme="streamlit") costs ~50-100 ms a redraw here, so
-#   the page draws with theme=None, and plotly's default template would add 7 KB a figure.
-# - No template object at all: Streamlit 1.67 mounts a new chart for every changed figure and
-#   then hands plotly.js a deep copy of it; plotly compares templates by identity, sees a
-#   "new" one and draws the whole chart a second time. Without a template (and with a
-#   datarevision, see make), each redraw is drawn once.
+# - No template object at all: plotly's default template adds 7 KB a figure, and plotly.js
+#   compares templates by identity, so every new figure's copy of a template made it redraw
+#   everything (the chart component, ui/chart.js, hands plotly.js a freshly parsed figure).
+# - A datarevision (see make): Plotly.react then compares one string, not every array, to know
+#   whether the data changed or only the text around it.
 # - ticklabeloverflow "allow": plotly's default checks every tick label against the plot's
 #   edge, ~1 ms a label here (a head grid with 66 token labels: 119 -> 69 ms a redraw). Our
 #   margins are sized for the labels (_margins), so no label is past the edge to hide.
@@ -145,7 +144,7 @@ def _axis_keys(data: list[dict], layout: dict) -> set[str]:
 
 def _revision(data: list[dict]) -> str:
     """A short digest of the traces, sent as ``layout.datarevision``: plotly.js then compares
-    one string instead of every array when Streamlit hands it a copy of the same figure."""
+    one string instead of every array when a new figure reaches the same chart."""
     crc = 0
     for trace in data:
         for name in sorted(trace):
