@@ -40,3 +40,11 @@ def test_short_token_axes_name_every_token():
     assert fig["layout"]["xaxis"]["dtick"] == 1 and fig["layout"]["yaxis"]["dtick"] == 1
     fig = heatmap(np.eye(17, dtype=np.float32), list("abcdefghijklmnopq"), list("abcdefghijklmnopq")).to_plotly_json()
     assert "dtick" not in fig["layout"]["xaxis"]
+
+
+def test_tilted_labels_get_room_below():
+    """A figure that tilts its labels itself (tickangle) gets the slant's room even with few labels."""
+    data = [{"type": "bar", "x": [f"{i}·attn" for i in range(4)], "y": [1, 2, 3, 4]}]
+    flat = make(data, {"xaxis": {"tickangle": 0}}).to_plotly_json()["layout"]["margin"]["b"]
+    tilted = make(data, {"xaxis": {"tickangle": -45}}).to_plotly_json()["layout"]["margin"]["b"]
+    assert tilted == flat + 6 * 6            # six half-em units of "0·attn"

@@ -122,8 +122,11 @@ def _margins(data: list[dict], layout: dict) -> dict:
             x_widest = max(x_widest, max(_text_width(v) for v in values[:200]))
             x_count = max(x_count, len(values))
     left = 14 + 8 * min(widest, 24) + (26 if (yaxis.get("title") or {}).get("text") else 0)
-    # Many long category labels get tilted by plotly: leave room for the slant.
-    slant = 6 * min(x_widest, 24) if x_count * x_widest > 60 and xaxis.get("side") != "top" else 0
+    # Labels tilted by the figure (tickangle), or by plotly when many long ones crowd the axis:
+    # leave room for the slant, or their first characters fall off the bottom.
+    angle = xaxis.get("tickangle")
+    tilted = angle not in (None, 0) or (angle is None and x_count * x_widest > 60)
+    slant = 6 * min(x_widest, 24) if tilted and xaxis.get("side") != "top" else 0
     bottom = 36 + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
     return {"l": left, "b": bottom}
 
