@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from core.generate import Generation  # noqa: E402
-from core.model import load_course_model  # noqa: E402
+from core.models.generate import Generation  # noqa: E402
+from core.models.model import load_course_model  # noqa: E402
 
 NEW_TOKENS = 32
 CONTEXTS = (64, 128, 256)

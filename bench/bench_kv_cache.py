@@ -3,7 +3,7 @@
     python -m bench.bench_kv_cache [--window 16] [--repeats 5]
 
 Both ways are timed at 64, 128 and 256 tokens of context in this one run, on this machine,
-with core.flops.measure_decoding (the function lesson D2 uses for its live chart): the
+with core.calc.flops.measure_decoding (the function lesson D2 uses for its live chart): the
 last ``window`` tokens up to each context are produced one at a time; the two ways
 alternate so both see the same machine load, and the best of ``repeats`` is kept.
 Target: cached >= 5x faster at 256 tokens.
@@ -19,9 +19,9 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from core import configs  # noqa: E402
-from core.flops import decode_flops, measure_decoding  # noqa: E402
-from core.model import load_course_model  # noqa: E402
+from core.calc import configs  # noqa: E402
+from core.calc.flops import decode_flops, measure_decoding  # noqa: E402
+from core.models.model import load_course_model  # noqa: E402
 
 CONTEXTS = (64, 128, 256)
 TARGET = 5.0

@@ -2,8 +2,8 @@
 import pandas as pd
 import streamlit as st
 
-from core.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
-from core.tokenizer import CharTokenizer
+from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
+from core.text.tokenizer import CharTokenizer
 from ui.frame import beside_code, figure, header, shapes_table, text_box, tr, try_this
 from viz.tokens import chips, counts, merge_curve
 

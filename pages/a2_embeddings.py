@@ -1,9 +1,9 @@
 """A2 · Embeddings: ids look up rows of a (V, D) table; a trained table puts related characters close."""
 import streamlit as st
 
-from core import toy
-from core.embedding import frequent_ids, lookup, nearest, pca_2d
-from core.model import REBUILD, CourseModelUnavailable, load_course_model
+from core.lab import toy
+from core.lab.embedding import frequent_ids, lookup, nearest, pca_2d
+from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.embeddings import matrix, neighbours, pca_map
 

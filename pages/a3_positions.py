@@ -1,9 +1,9 @@
 """A3 · Positional encoding: attention alone is blind to order; sine waves add it."""
 import streamlit as st
 
-from core import toy
-from core.permutation import equivariance, reverse_order
-from core.positional import dimension_waves, first_block_input, offset_similarity, sinusoidal, wavelengths
+from core.lab import toy
+from core.lab.permutation import equivariance, reverse_order
+from core.parts.positional import dimension_waves, first_block_input, offset_similarity, sinusoidal, wavelengths
 from ui.frame import (
     code_panel,
     device,

@@ -3,8 +3,8 @@ import math
 
 import streamlit as st
 
-from core import toy
-from core.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
+from core.lab import toy
+from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from ui.explorer import explorer
 from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import heatmap, histogram, lines

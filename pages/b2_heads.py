@@ -2,9 +2,9 @@
 import streamlit as st
 import torch
 
-from core import toy
-from core.attention_lab import parameter_counts, run_heads, seeded_mha
-from core.mha import MultiHeadAttention, merge_heads, split_heads
+from core.lab import toy
+from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
+from core.parts.mha import MultiHeadAttention, merge_heads, split_heads
 from ui.explorer import explorer
 from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import bars, head_bands, head_grid

@@ -1,8 +1,7 @@
 """B3 · Masks."""
 import streamlit as st
 
-from core.attention import scaled_dot_product_attention
-from core.attention_lab import (
+from core.lab.attention_lab import (
     change_token,
     future_leak,
     mask_check,
@@ -11,7 +10,8 @@ from core.attention_lab import (
     phrases,
     with_mask,
 )
-from core.masks import causal_mask, padding_mask
+from core.parts.attention import scaled_dot_product_attention
+from core.parts.masks import causal_mask, padding_mask
 from ui.explorer import explorer
 from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import heatmap

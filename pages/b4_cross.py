@@ -1,8 +1,8 @@
 """B4 · Cross-attention."""
 import streamlit as st
 
-from core.attention_lab import cross_attention, embed_tokens, word_tokens
-from core.mha import MultiHeadAttention
+from core.lab.attention_lab import cross_attention, embed_tokens, word_tokens
+from core.parts.mha import MultiHeadAttention
 from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import rect_grid
 

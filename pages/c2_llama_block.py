@@ -2,9 +2,11 @@
 import streamlit as st
 import torch
 
-from core import configs, toy
-from core.activations import activation_curves, gelu, relu
-from core.block_anatomy import (
+from core.calc import configs
+from core.calc.params import PARTS, count_params, expert_params, numel, param_breakdown
+from core.calc.timing import time_norms
+from core.lab import toy
+from core.lab.block_anatomy import (
     BLOCK_PARTS,
     HEAD_PARTS,
     compare_norms,
@@ -13,13 +15,12 @@ from core.block_anatomy import (
     residual_sizes,
     trace_prompt,
 )
-from core.ffn import SwiGLU, silu
-from core.mha import MultiHeadAttention
-from core.model import Block
-from core.norms import layer_norm, rms_norm
-from core.params import PARTS, count_params, expert_params, numel, param_breakdown
-from core.timing import time_norms
-from core.trace import Trace
+from core.models.model import Block
+from core.parts.activations import activation_curves, gelu, relu
+from core.parts.ffn import SwiGLU, silu
+from core.parts.mha import MultiHeadAttention
+from core.parts.norms import layer_norm, rms_norm
+from core.parts.trace import Trace
 from ui.frame import (
     beside_code,
     code_panel,
@@ -42,7 +43,7 @@ NS = "c2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 MAX_CHARS = 48
 PART_TEXT = f"{NS}.part"          # c2.part.<trace name>: what each part of the block is
-COUNT_TEXT = f"{NS}.parts"        # c2.parts.<part of core.params.PARTS>: rows of the counter
+COUNT_TEXT = f"{NS}.parts"        # c2.parts.<part of core.calc.params.PARTS>: rows of the counter
 TIMING_WIDTHS = [256, 1024, 4096]
 # Language-neutral labels of the diagram: the formulas are the same in every language.
 LABELS = {

@@ -3,8 +3,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from core.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
-from core.rope_analysis import (
+from core.lab.rope_analysis import (
     fixed_query_key,
     pair_path,
     rope_both_forms,
@@ -12,6 +11,7 @@ from core.rope_analysis import (
     rope_score_matrix,
     toeplitz_error,
 )
+from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
 from ui.frame import beside_code, code_panel, device, figure, header, section_with_controls, shapes_table, tr, try_this
 from viz.attention import heatmap
 from viz.rope import by_distance, pair_plane, per_pair

@@ -1,7 +1,7 @@
 """D1 · Autoregressive generation: predict, pick, append, repeat."""
 import streamlit as st
 
-from core.generate import Generation, sampling_probs
+from core.models.generate import Generation, sampling_probs
 from ui.frame import code_panel, device, figure, header, plain, text_box, tr, try_this
 from ui.model import course_model
 from viz.generation import probability_bars

@@ -2,11 +2,11 @@
 import streamlit as st
 import torch
 
-from core import configs, roofline
-from core.flops import decode_flops, measure_decoding
-from core.generate import Generation
-from core.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
-from core.params import count_params
+from core.calc import configs, roofline
+from core.calc.flops import decode_flops, measure_decoding
+from core.calc.params import count_params
+from core.models.generate import Generation
+from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
 from ui.frame import beside_code, device, figure, header, plain, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.kv import cache_step, cost_lines, memory_lines

@@ -1,10 +1,10 @@
 """D3 · The memory wall: decoding waits for memory, not for arithmetic."""
 import streamlit as st
 
-from core import configs, roofline
-from core.flops import decode_variants, prefill_and_decode, step_bytes, step_flops
-from core.kv_cache import DTYPE_BYTES, kv_cache_bytes
-from core.params import count_params
+from core.calc import configs, roofline
+from core.calc.flops import decode_variants, prefill_and_decode, step_bytes, step_flops
+from core.calc.params import count_params
+from core.parts.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from ui.frame import beside_code, figure, header, tr, try_this
 from viz.roofline import hierarchy_chart, human, roofline_chart
 

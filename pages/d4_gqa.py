@@ -1,10 +1,10 @@
 """D4 · Grouped-query and multi-query attention: query heads share key/value heads."""
 import streamlit as st
 
-from core import configs
-from core.head_analysis import model_attention
-from core.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
-from core.mha import MultiHeadAttention, repeat_kv
+from core.calc import configs
+from core.lab.head_analysis import model_attention
+from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
+from core.parts.mha import MultiHeadAttention, repeat_kv
 from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.attention import head_grid

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.model import (  # noqa: E402
+from core.models.model import (  # noqa: E402
     CONFIG_FILE,
     LOSS_FILE,
     VOCAB_FILE,
@@ -38,7 +38,7 @@ from core.model import (  # noqa: E402
     ModelConfig,
     sha256_file,
 )
-from core.tokenizer import CharTokenizer  # noqa: E402
+from core.text.tokenizer import CharTokenizer  # noqa: E402
 
 CHECKS = ["君不见，黄河之水", "床前明月光，", "白日依山尽，", "春眠不觉晓，", "国破山河在，", "千山鸟飞绝，"]
 
@@ -72,7 +72,7 @@ def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
 
 
 def greedy(model: CourseModel, tok: CharTokenizer, prompt: str, n: int) -> str:
-    from core.generate import generate
+    from core.models.generate import generate
     return generate(model, tok, prompt, max_new_tokens=n, temperature=0.0)
 
 

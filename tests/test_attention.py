@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.attention import entropy_by_width, row_entropy, scaled_dot_product_attention, scaling_experiment
-from core.masks import additive, causal_mask, padding_mask
+from core.parts.attention import entropy_by_width, row_entropy, scaled_dot_product_attention, scaling_experiment
+from core.parts.masks import additive, causal_mask, padding_mask
 
 
 def _qkv(*shape, d_v=None, seed=0):

@@ -2,9 +2,9 @@
 import pytest
 import torch
 
-from core import attention_lab as lab
-from core.masks import causal_mask
-from core.mha import merge_heads, split_heads
+from core.lab import attention_lab as lab
+from core.parts.masks import causal_mask
+from core.parts.mha import merge_heads, split_heads
 
 
 def test_seeded_mha_is_deterministic_and_leaves_the_global_rng_alone():

@@ -1,7 +1,7 @@
 """Byte-level BPE: a merge sequence worked out by hand, the tie rule, round trips for any Unicode."""
 import pytest
 
-from core.bpe import (
+from core.text.bpe import (
     SAMPLE_CORPUS,
     ByteBPE,
     Merge,
@@ -14,7 +14,7 @@ from core.bpe import (
     pair_counts,
     tokenize,
 )
-from core.tokenizer import CharTokenizer
+from core.text.tokenizer import CharTokenizer
 
 A, B, C, D = 97, 98, 99, 100
 TEXTS = ["君不见，黄河之水天上来，奔流到海不复回。", "Attention is all you need.", "🙂🚀👍🏽🇨🇳",

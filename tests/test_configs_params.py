@@ -1,13 +1,15 @@
 """Real model configs and their parameter counts: the published totals, to the parameter."""
 import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 from torch import nn
 
-from core import configs
-from core.configs import ArchConfig
-from core.model import CourseModel, ModelConfig, load_course_model
-from core.params import PARTS, attention_params, count_params, expert_params, linear_params, param_breakdown
+from core.calc import configs
+from core.calc.configs import ArchConfig
+from core.calc.params import PARTS, attention_params, count_params, expert_params, linear_params, param_breakdown
+from core.models.model import CourseModel, ModelConfig, load_course_model
 
 # Published totals (model cards / safetensors index files) and the Mixtral paper's active count.
 PUBLISHED = {
@@ -158,9 +160,17 @@ def test_breakdown_is_all_non_negative_ints():
 
 
 def test_course_placeholder_without_assets(monkeypatch, tmp_path):
-    import core.model
-    monkeypatch.setattr(core.model, "ASSETS", tmp_path)                  # an empty folder: no config file
-    c = configs.course_config.__wrapped__()
+    c = configs._course_from_file(tmp_path / "course_model_config.json")    # an empty folder: no config file
     assert c.name == "course" and c.vocab_size > 0 and c.n_heads % c.n_kv_heads == 0
     default = ModelConfig(vocab_size=c.vocab_size)
     assert (c.d_model, c.n_layers, c.n_heads) == (default.d_model, default.n_layers, default.n_heads)
+
+
+def test_course_config_is_the_shipped_model_config():
+    """calc reads the config file itself (it may not import models): it must say what the model says."""
+    from core.models.model import ASSETS, CONFIG_FILE, ModelConfig
+    meta = json.loads((ASSETS / CONFIG_FILE).read_text(encoding="utf-8"))
+    assert configs.COURSE_CONFIG_FILE == ASSETS / CONFIG_FILE
+    assert configs.get("course") == configs.from_model_config(ModelConfig.from_dict(meta["config"]))
+    placeholder = configs.from_model_config(ModelConfig(vocab_size=configs._COURSE_PLACEHOLDER["vocab_size"]))
+    assert configs._course_from_file(Path("/nonexistent/config.json")) == placeholder

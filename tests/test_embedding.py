@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.embedding import cosine_to_all, frequent_ids, lookup, nearest, pca_2d
+from core.lab.embedding import cosine_to_all, frequent_ids, lookup, nearest, pca_2d
 
 
 def _table(v=50, d=12, seed=0):
@@ -72,7 +72,7 @@ def test_pca_example():
 
 
 def test_trained_table_if_shipped():
-    from core.model import CourseModelUnavailable, load_course_model
+    from core.models.model import CourseModelUnavailable, load_course_model
 
     try:
         model, tok = load_course_model()

@@ -2,9 +2,9 @@
 import pytest
 import torch
 
-from core.generate import Generation, generate, prepare_prompt, sampling_probs
-from core.model import CourseModel, ModelConfig
-from core.tokenizer import CharTokenizer
+from core.models.generate import Generation, generate, prepare_prompt, sampling_probs
+from core.models.model import CourseModel, ModelConfig
+from core.text.tokenizer import CharTokenizer
 
 TOK = CharTokenizer("abcdefghij")
 
@@ -126,7 +126,7 @@ def test_generation_stops_at_eos():
 
 
 def test_step_rank_kept_and_best():
-    from core.generate import Step
+    from core.models.generate import Step
     model_probs = torch.tensor([0.1, 0.6, 0.3])
     probs = torch.tensor([0.0, 0.0, 1.0])             # top-p cut the rest, the draw took token 2
     s = Step(index=0, fed=1, model_probs=model_probs, probs=probs, top=[], chosen=2, chosen_token="c",

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from core import head_analysis as ha
+from core.lab import head_analysis as ha
 
 TOKENS = ["<bos>", "床", "前", "明", "，", "疑", "是", "地", "。"]   # two lines of three, then a break
 
@@ -67,7 +67,7 @@ def test_uniform_head_is_exactly_at_chance_and_batched_shapes():
 
 
 def test_trained_model_has_nameable_heads():
-    from core.model import CourseModelUnavailable, load_course_model
+    from core.models.model import CourseModelUnavailable, load_course_model
 
     try:
         model, tokenizer = load_course_model("cpu")

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from core import configs
-from core.flops import (
+from core.calc import configs
+from core.calc.flops import (
     attended_pairs,
     decode_flops,
     decode_variants,
@@ -13,12 +13,12 @@ from core.flops import (
     step_bytes,
     step_flops,
 )
-from core.generate import Generation
-from core.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
-from core.model import CourseModel, ModelConfig
-from core.params import count_params
-from core.tokenizer import CharTokenizer
-from core.trace import Trace
+from core.calc.params import count_params
+from core.models.generate import Generation
+from core.models.model import CourseModel, ModelConfig
+from core.parts.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
+from core.parts.trace import Trace
+from core.text.tokenizer import CharTokenizer
 
 
 def test_published_cache_sizes():

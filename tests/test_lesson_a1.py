@@ -1,7 +1,7 @@
 """A1 in both languages: every control to its minimum and maximum, figure and table data checked."""
 import pytest
 
-from core.bpe import SAMPLE_CORPUS, ByteBPE, corpora
+from core.text.bpe import SAMPLE_CORPUS, ByteBPE, corpora
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "a1_tokens.py"

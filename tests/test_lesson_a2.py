@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import streamlit as st
 
-import core.model
-from core.embedding import frequent_ids, nearest
-from core.model import CourseModelUnavailable, load_course_model
+import core.models.model
+from core.lab.embedding import frequent_ids, nearest
+from core.models.model import CourseModelUnavailable, load_course_model
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "a2_embeddings.py"
@@ -101,7 +101,7 @@ def test_a2_without_the_model(monkeypatch):
     def unavailable(*args, **kwargs):
         raise CourseModelUnavailable("missing for the test")
 
-    monkeypatch.setattr(core.model, "load_course_model", unavailable)
+    monkeypatch.setattr(core.models.model, "load_course_model", unavailable)
     st.cache_resource.clear()
     try:
         for lang in ("en", "zh"):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-import core.model
+import core.models.model
 from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
 from ui import explorer as explorer_ui
 from ui import model as model_ui
@@ -87,7 +87,7 @@ def test_explorer_on_b1():
 
 
 def test_explorer_without_the_model(tmp_path, monkeypatch):
-    monkeypatch.setattr(core.model, "ASSETS", tmp_path)                   # an empty assets folder
+    monkeypatch.setattr(core.models.model, "ASSETS", tmp_path)                   # an empty assets folder
     model_ui._load.clear()
     explorer_ui.traced.clear()
     try:

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 import ui.model
-from core import configs
-from core.model import CourseModelUnavailable, load_course_model
-from core.params import count_params
-from core.trace import Trace
+from core.calc import configs
+from core.calc.params import count_params
+from core.models.model import CourseModelUnavailable, load_course_model
+from core.parts.trace import Trace
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "c2_llama_block.py"

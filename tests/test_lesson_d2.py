@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from core import configs, roofline
-from core.flops import decode_flops
-from core.generate import Generation
-from core.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
-from core.model import CourseModelUnavailable, load_course_model
-from core.trace import Trace
+from core.calc import configs, roofline
+from core.calc.flops import decode_flops
+from core.models.generate import Generation
+from core.models.model import CourseModelUnavailable, load_course_model
+from core.parts.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
+from core.parts.trace import Trace
 from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
 
 PAGE = "d2_kv_cache.py"

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from core import configs, roofline
-from core.flops import prefill_and_decode
+from core.calc import configs, roofline
+from core.calc.flops import prefill_and_decode
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "d3_memory_wall.py"

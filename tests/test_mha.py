@@ -2,10 +2,10 @@
 import pytest
 import torch
 
-from core.kv_cache import LayerKV
-from core.masks import causal_mask
-from core.mha import MHAConfig, MultiHeadAttention, merge_heads, repeat_kv, split_heads
-from core.trace import Trace
+from core.parts.kv_cache import LayerKV
+from core.parts.masks import causal_mask
+from core.parts.mha import MHAConfig, MultiHeadAttention, merge_heads, repeat_kv, split_heads
+from core.parts.trace import Trace
 
 
 def test_split_heads_shape_and_layout():

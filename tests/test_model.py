@@ -4,9 +4,8 @@ import shutil
 import pytest
 import torch
 
-from core.generate import generate
-from core.kv_cache import KVCache
-from core.model import (
+from core.models.generate import generate
+from core.models.model import (
     CONFIG_FILE,
     REBUILD,
     WEIGHTS_FILE,
@@ -16,7 +15,8 @@ from core.model import (
     causal_mask_after,
     load_course_model,
 )
-from core.trace import Trace, is_known_name
+from core.parts.kv_cache import KVCache
+from core.parts.trace import Trace, is_known_name
 
 
 def small(n_kv_heads: int, seed: int = 0) -> CourseModel:
@@ -131,7 +131,7 @@ def test_shipped_model_loads_in_eval_mode(course):
 def test_shipped_weights_are_safetensors_not_pickle():
     from safetensors.torch import load_file
 
-    from core.model import ASSETS
+    from core.models.model import ASSETS
     raw = (ASSETS / WEIGHTS_FILE).read_bytes()
     assert not raw.startswith(b"\x80")                               # not a pickle stream
     tensors = load_file(str(ASSETS / WEIGHTS_FILE))
@@ -144,7 +144,7 @@ def test_greedy_continues_the_famous_line(course):
 
 
 def copy_assets(tmp_path):
-    from core.model import ASSETS
+    from core.models.model import ASSETS
     for f in ASSETS.iterdir():
         if f.is_file():
             shutil.copy(f, tmp_path / f.name)

@@ -4,10 +4,10 @@ import math
 import pytest
 import torch
 
-from core.ffn import SwiGLU, silu
-from core.norms import LayerNorm, RMSNorm, layer_norm, rms_norm
-from core.rope import apply_rope, apply_rope_complex, rope_angles, rope_frequencies, rotate_pairs
-from core.trace import Trace
+from core.parts.ffn import SwiGLU, silu
+from core.parts.norms import LayerNorm, RMSNorm, layer_norm, rms_norm
+from core.parts.rope import apply_rope, apply_rope_complex, rope_angles, rope_frequencies, rotate_pairs
+from core.parts.trace import Trace
 
 
 def test_rmsnorm_equals_torch():

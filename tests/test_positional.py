@@ -5,10 +5,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core import toy
-from core.attention import scaled_dot_product_attention
-from core.permutation import equivariance, reverse_order
-from core.positional import (
+from core.lab import toy
+from core.lab.permutation import equivariance, reverse_order
+from core.parts.attention import scaled_dot_product_attention
+from core.parts.positional import (
     dimension_waves,
     first_block_input,
     frequencies,

@@ -1,8 +1,8 @@
 """The GPU table and the roofline: published numbers, the ridge, and where decode and prefill sit."""
 import pytest
 
-from core import configs, roofline
-from core.flops import prefill_and_decode
+from core.calc import configs, roofline
+from core.calc.flops import prefill_and_decode
 
 
 def test_published_numbers():

@@ -1,11 +1,10 @@
-"""Lesson-level checks of RoPE (C3) and of the helpers in core/rope_analysis.py."""
+"""Lesson-level checks of RoPE (C3) and of the helpers in core/lab/rope_analysis.py."""
 import math
 
 import pytest
 import torch
 
-from core.rope import apply_rope, apply_rope_complex, rope_frequencies
-from core.rope_analysis import (
+from core.lab.rope_analysis import (
     fixed_query_key,
     pair_path,
     rope_both_forms,
@@ -13,7 +12,8 @@ from core.rope_analysis import (
     rope_score_matrix,
     toeplitz_error,
 )
-from core.toy import generator
+from core.lab.toy import generator
+from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies
 
 
 def _score(q, k, m, n, base):

@@ -1,7 +1,7 @@
 import pytest
 
-from core.text import clean_text
-from core.tokenizer import CharTokenizer
+from core.text.clean import clean_text
+from core.text.tokenizer import CharTokenizer
 
 TEXTS = ["君不见，黄河之水天上来", "Attention is all you need.", "🙂🚀 emoji 👍🏽", "混合 mixed テキスト 🙂 <b>x</b>", ""]
 

@@ -22,7 +22,7 @@ def test_a_few_steps_on_a_slice(tmp_path):
     assert [p["step"] for p in curve] == [10, 20, 30, 40]
     assert curve[-1]["loss"] < curve[0]["loss"] - 0.5
 
-    from core.model import load_course_model
+    from core.models.model import load_course_model
     model, tok = load_course_model(assets=tmp_path)        # what was written loads back
     assert model.config.d_model == 64 and len(tok) == model.config.vocab_size
     meta = json.loads((tmp_path / "course_model_config.json").read_text(encoding="utf-8"))

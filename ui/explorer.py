@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.head_analysis import PATTERNS, dominant_pattern, head_scores, model_attention, profile, standout_heads
+from core.lab.head_analysis import PATTERNS, dominant_pattern, head_scores, model_attention, profile, standout_heads
 from ui.frame import code_panel, device, figure, text_box, tr
 from ui.model import course_model
 from viz.attention import head_grid, heatmap, score_map

@@ -14,7 +14,7 @@ import streamlit as st
 import torch
 
 import i18n
-from core.text import CleanText, clean_text
+from core.text.clean import CleanText, clean_text
 from ui.chart import chart
 
 LANG_KEY = "lang"

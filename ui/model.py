@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.model import REBUILD, CourseModelUnavailable, load_course_model
+from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui.frame import tr
 
 

@@ -1,6 +1,6 @@
 """Parameter counts from an architecture config, part by part.
 
-Dimension legend (as in core/configs.py)
+Dimension legend (as in core/calc/configs.py)
     V vocabulary, D model width, L layers, H query heads, H_kv key/value heads,
     d_head = D / H, F feed-forward hidden width, E experts, k experts used per token
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from core.configs import ArchConfig
+from core.calc.configs import ArchConfig
 
 PARTS = ("embeddings", "attention", "feed_forward", "norms", "router", "output")
 

@@ -1,21 +1,21 @@
 """Looking inside one LLaMA block of the course model (lesson C2).
 
-Dimension legend (as in core/model.py)
+Dimension legend (as in core/models/model.py)
     N       prompt positions (batch B = 1)
     D       model width;  H query heads, H_kv key/value heads, d_head = D / H
     F       SwiGLU hidden width
     L       blocks;  2L + 1 points along the residual stream (before block 0, after
             every attention add and every feed-forward add)
 
-The model records every intermediate under the names of core/trace.py; these helpers run
+The model records every intermediate under the names of core/parts/trace.py; these helpers run
 it once with a recorder and summarise what came out. Nothing re-computes a block.
 """
 from __future__ import annotations
 
 import torch
 
-from core.norms import layer_norm, rms_norm
-from core.trace import Trace
+from core.parts.norms import layer_norm, rms_norm
+from core.parts.trace import Trace
 
 # The parts of one block a learner can pick, in the order data flows through them; each
 # id is the trace name under blocks.{i} (language-neutral, so it can live in the URL).

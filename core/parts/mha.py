@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from core.attention import scaled_dot_product_attention
-from core.kv_cache import LayerKV
-from core.rope import apply_rope
-from core.trace import Trace, record
+from core.parts.attention import scaled_dot_product_attention
+from core.parts.kv_cache import LayerKV
+from core.parts.rope import apply_rope
+from core.parts.trace import Trace, record
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from core.ffn import silu
+from core.parts.ffn import silu
 
 
 def relu(x: torch.Tensor) -> torch.Tensor:

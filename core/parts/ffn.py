@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from core.trace import Trace, record
+from core.parts.trace import Trace, record
 
 
 def silu(x: torch.Tensor) -> torch.Tensor:

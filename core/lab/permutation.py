@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.attention import scaled_dot_product_attention
+from core.parts.attention import scaled_dot_product_attention
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from core.trace import Trace
+from core.parts.trace import Trace
 
 
 class LayerKV:
@@ -76,7 +76,7 @@ DTYPE_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "int8": 1, "int4": 0.5}
 def kv_cache_bytes(cfg, seq_len: int, batch: int = 1, bytes_per_value: float = 2) -> int:
     """Bytes of the KV cache: 2 (K and V) × layers × kv_heads × head_dim × seq_len × batch × bytes.
 
-    ``cfg`` is a core.configs.ArchConfig (anything with n_layers, n_kv_heads, head_dim).
+    ``cfg`` is a core.calc.configs.ArchConfig (anything with n_layers, n_kv_heads, head_dim).
     Query heads do not appear: under GQA/MQA only the H_kv shared heads are stored.
 
     Example: LLaMA-2-7B (32 layers, 32 KV heads, head_dim 128) in fp16 at 4,096 tokens:
@@ -98,7 +98,7 @@ class CacheStep:
 
 
 def watch_cache(gen) -> list[CacheStep]:
-    """Run a cached ``core.generate.Generation`` to its end, keeping what each step computed.
+    """Run a cached ``core.models.generate.Generation`` to its end, keeping what each step computed.
 
     Step 0 feeds the prompt (P positions) and leaves P rows in every layer's cache; step t
     feeds one token and leaves P + t.
@@ -147,7 +147,7 @@ def kv_head_choices(n_heads: int) -> list[int]:
 
 
 def kv_groups(n_heads: int, n_kv_heads: int) -> list[int]:
-    """The KV head each query head reads: h // (H / H_kv), as core.mha.repeat_kv lays them out.
+    """The KV head each query head reads: h // (H / H_kv), as core.parts.mha.repeat_kv lays them out.
 
     Example: kv_groups(8, 2) -> [0, 0, 0, 0, 1, 1, 1, 1]   (GQA, groups of 4)
              kv_groups(4, 1) -> [0, 0, 0, 0]               (MQA)

@@ -1,7 +1,7 @@
 """Small experiments for the attention lessons B2–B4, on seeded random weights.
 
-The mechanism is the point here, so the weights are drawn from a seed (``core.toy``);
-the trained course model is looked at by ``core.head_analysis``.
+The mechanism is the point here, so the weights are drawn from a seed (``core.lab.toy``);
+the trained course model is looked at by ``core.lab.head_analysis``.
 
 Dimension legend
     B       batch (texts of unequal length, padded to the longest)
@@ -17,13 +17,13 @@ import re
 
 import torch
 
-from core import toy
-from core.attention import AttentionResult, scaled_dot_product_attention
-from core.head_analysis import is_break
-from core.masks import additive, causal_mask, padding_mask
-from core.mha import MHAConfig, MultiHeadAttention
-from core.tokenizer import PAD
-from core.trace import Trace
+from core.lab import toy
+from core.lab.head_analysis import is_break
+from core.parts.attention import AttentionResult, scaled_dot_product_attention
+from core.parts.masks import additive, causal_mask, padding_mask
+from core.parts.mha import MHAConfig, MultiHeadAttention
+from core.parts.trace import Trace
+from core.text.tokenizer import PAD
 
 
 def seeded_mha(d_model: int, n_heads: int, seed: int, device: str = "cpu") -> MultiHeadAttention:

@@ -1,4 +1,4 @@
-"""Wall-clock timing of LayerNorm against RMSNorm, both as written out in core/norms.py.
+"""Wall-clock timing of LayerNorm against RMSNorm, both as written out in core/parts/norms.py.
 
 Dimension legend
     T   token vectors normalised per call
@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import torch
 
-from core.norms import layer_norm, rms_norm
+from core.parts.norms import layer_norm, rms_norm
 
 
 def _sync(device: str) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.block_anatomy import trace_prompt
+from core.lab.block_anatomy import trace_prompt
 
 PATTERNS = ("previous", "self", "first", "punctuation", "previous_line")
 SPECIAL = ("<pad>", "<bos>", "<eos>", "<unk>")

@@ -22,10 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.tokenizer import BOS, EOS, CharTokenizer
+from core.text.tokenizer import BOS, EOS, CharTokenizer
 
 N_BYTES = 256
-TANG300 = Path(__file__).resolve().parent.parent / "assets" / "tang300.txt"
+TANG300 = Path(__file__).resolve().parents[2] / "assets" / "tang300.txt"
 TANG300_CHARS = 6000          # the first poems only: pure-Python training must stay near a second
 
 # A small training text: famous lines of Tang poetry (public domain) and a few English

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import torch
 
-from core.kv_cache import KVCache
-from core.tokenizer import CharTokenizer
-from core.trace import Trace
+from core.parts.kv_cache import KVCache
+from core.parts.trace import Trace
+from core.text.tokenizer import CharTokenizer
 
 
 @dataclass(frozen=True)

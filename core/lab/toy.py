@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from core.attention import AttentionResult, scaled_dot_product_attention
-from core.tokenizer import CharTokenizer
+from core.parts.attention import AttentionResult, scaled_dot_product_attention
+from core.text.tokenizer import CharTokenizer
 
 
 def generator(seed: int) -> torch.Generator:

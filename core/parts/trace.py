@@ -13,7 +13,7 @@ import re
 
 import torch
 
-# The one list of names. Shapes use the legend of core/model.py.
+# The one list of names. Shapes use the legend of core/models/model.py.
 NAMES: dict[str, str] = {
     "embed": "(B, N, D) token embeddings",
     "blocks.{i}.resid_pre": "(B, N, D) residual stream entering block i",
@@ -72,7 +72,7 @@ class Trace:
     def record(self, name: str, tensor: torch.Tensor) -> None:
         full = self.prefix + name
         if not is_known_name(full):
-            raise KeyError(f"trace name {full!r} is not listed in core.trace.NAMES")
+            raise KeyError(f"trace name {full!r} is not listed in core.parts.trace.NAMES")
         self.tensors[full] = tensor.detach()
 
     def __getitem__(self, name: str) -> torch.Tensor:

@@ -1,4 +1,4 @@
-"""What RoPE does to scores: the experiments of lesson C3, built on core/rope.py.
+"""What RoPE does to scores: the experiments of lesson C3, built on core/parts/rope.py.
 
 Dimension legend
     d       width of one query/key vector (d_head); even
@@ -7,14 +7,14 @@ Dimension legend
     R       relative distances m - n at which the bound is evaluated
 
 Every function calls ``apply_rope`` / ``apply_rope_complex`` / ``rope_frequencies`` from
-core/rope.py; nothing here re-implements the rotation.
+core/parts/rope.py; nothing here re-implements the rotation.
 """
 from __future__ import annotations
 
 import torch
 
-from core.rope import apply_rope, apply_rope_complex, rope_frequencies
-from core.toy import generator
+from core.lab.toy import generator
+from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies
 
 
 def fixed_query_key(d: int, seed: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:

@@ -31,7 +31,10 @@ Sources (published config.json files on the Hugging Face Hub, and the papers):
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
 
 NORMS = ("rms", "layer")
 FFNS = ("swiglu", "gelu")
@@ -117,28 +120,31 @@ _REGISTRY: dict[str, ArchConfig] = {c.name: c for c in (
 )}
 
 COURSE = "course"
-# Used only when assets/ holds no model config (a fresh checkout before training): the
-# defaults of core.model.ModelConfig with the vocabulary of the shipped character tokenizer.
-_COURSE_PLACEHOLDER_VOCAB = 2582
+# The course model's config as training wrote it (the file core.models.model reads too). calc may
+# not import models, so the file is read here as data. Used when assets/ holds no config (a fresh
+# checkout before training): ModelConfig's defaults with the shipped tokenizer's vocabulary.
+COURSE_CONFIG_FILE = Path(__file__).resolve().parents[2] / "assets" / "course_model_config.json"
+_COURSE_PLACEHOLDER = dict(vocab_size=2582, d_model=128, n_layers=4, n_heads=4, n_kv_heads=2,
+                           ffn_hidden=344, max_seq_len=256, rope_base=10000.0)
 
 
 @functools.cache
 def course_config() -> ArchConfig:
-    """The course model as an ArchConfig, read once from assets/ through core.model."""
-    import json
+    """The course model as an ArchConfig, read once from assets/."""
+    return _course_from_file(COURSE_CONFIG_FILE)
 
-    from core.model import ASSETS, CONFIG_FILE, ModelConfig  # lazy: core.model imports the whole model
 
+def _course_from_file(path: Path) -> ArchConfig:
     try:
-        meta = json.loads((ASSETS / CONFIG_FILE).read_text(encoding="utf-8"))
-        m = ModelConfig.from_dict(meta["config"])
+        meta = json.loads(path.read_text(encoding="utf-8"))["config"]
+        fields = {k: type(v)(meta[k]) for k, v in _COURSE_PLACEHOLDER.items()}
     except (OSError, ValueError, KeyError, TypeError):
-        m = ModelConfig(vocab_size=_COURSE_PLACEHOLDER_VOCAB)
-    return from_model_config(m)
+        fields = dict(_COURSE_PLACEHOLDER)
+    return from_model_config(SimpleNamespace(**fields))
 
 
 def from_model_config(m) -> ArchConfig:
-    """The ArchConfig of a core.model.ModelConfig (RMSNorm, RoPE, GQA, SwiGLU, untied, no bias)."""
+    """The ArchConfig of a core.models.model.ModelConfig (RMSNorm, RoPE, GQA, SwiGLU, untied, no bias)."""
     return ArchConfig(COURSE, "Course model", vocab_size=m.vocab_size, d_model=m.d_model,
                       n_layers=m.n_layers, n_heads=m.n_heads, n_kv_heads=m.n_kv_heads,
                       ffn_hidden=m.ffn_hidden, max_seq_len=m.max_seq_len, rope_base=float(m.rope_base))

@@ -25,14 +25,14 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from core.ffn import SwiGLU
-from core.kv_cache import KVCache, LayerKV
-from core.mha import MHAConfig, MultiHeadAttention
-from core.norms import RMSNorm
-from core.tokenizer import CharTokenizer
-from core.trace import Trace, record
+from core.parts.ffn import SwiGLU
+from core.parts.kv_cache import KVCache, LayerKV
+from core.parts.mha import MHAConfig, MultiHeadAttention
+from core.parts.norms import RMSNorm
+from core.parts.trace import Trace, record
+from core.text.tokenizer import CharTokenizer
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 WEIGHTS_FILE = "course_model.safetensors"
 CONFIG_FILE = "course_model_config.json"
 VOCAB_FILE = "course_model_vocab.json"

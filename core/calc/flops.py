@@ -1,6 +1,6 @@
 """The cost of one forward step of a decoder: FLOPs and bytes counted, seconds measured.
 
-Dimension legend (as in core/configs.py)
+Dimension legend (as in core/calc/configs.py)
     B       batch: sequences decoded side by side
     N       new positions fed in this step (the prompt at prefill, 1 per decoding step)
     P       positions already in the KV cache before the step
@@ -22,9 +22,9 @@ from dataclasses import replace
 
 import torch
 
-from core.configs import ArchConfig
-from core.kv_cache import kv_cache_bytes
-from core.params import attention_params, expert_params, param_breakdown
+from core.calc.configs import ArchConfig
+from core.calc.params import attention_params, expert_params, param_breakdown
+from core.parts.kv_cache import kv_cache_bytes
 
 
 def attended_pairs(n_new: int, past: int) -> int:
