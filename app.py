@@ -2,11 +2,14 @@
 
 Run with:  streamlit run app.py
 """
+# First: every lazy import and once-per-process set-up, before any lesson runs (ui/preload.py).
+import ui.preload  # noqa: F401, I001
+
 import streamlit as st
 import torch
 
 from ui.course import PARTS, ROOT
-from ui.frame import language_and_device_controls, tr
+from ui.frame import language_and_device_controls, sanitise_url, tr
 
 # The lessons' tensors are tiny: one thread per script run is as fast as two, and it leaves the
 # other core to the next student's run (and, on a laptop, to the browser drawing the figures).
@@ -14,6 +17,7 @@ torch.set_num_threads(1)
 
 st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", page_icon="🔬", layout="wide")
 
+sanitise_url()
 language_and_device_controls()
 
 pages: dict[str, list] = {

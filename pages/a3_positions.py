@@ -9,6 +9,7 @@ from ui.frame import (
     device,
     figure,
     header,
+    ranged_slider,
     section_with_controls,
     shapes_table,
     text_box,
@@ -83,14 +84,13 @@ def table_controls():
 
 
 def wave_controls(d: int):
-    lo, hi = st.slider(tr(f"{NS}.dims_label"), 0, d - 1, (0, min(10, d - 1)), key=f"{NS}.dims",
-                       bind="query-params", help=tr(f"{NS}.dims_help"))
-    return sorted({min(lo, d - 1), min(hi, d - 1)})     # a narrower table may cut an old choice
+    lo, hi = ranged_slider(tr(f"{NS}.dims_label"), 0, d - 1, (0, 10), key=f"{NS}.dims",
+                           help=tr(f"{NS}.dims_help"))
+    return sorted({lo, hi})
 
 
 def offset_controls(n_pos: int):
-    p = st.slider(tr(f"{NS}.p_label"), 0, n_pos - 2, min(20, n_pos - 2), key=f"{NS}.p", bind="query-params")
-    return min(p, n_pos - 2)
+    return ranged_slider(tr(f"{NS}.p_label"), 0, n_pos - 2, 20, key=f"{NS}.p")
 
 
 # 1. Order blindness -------------------------------------------------------------------------

@@ -13,7 +13,18 @@ from core.lab.attention_lab import (
 from core.parts.attention import scaled_dot_product_attention
 from core.parts.masks import causal_mask, padding_mask
 from ui.explorer import explorer
-from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    code_panel,
+    device,
+    figure,
+    header,
+    ranged_slider,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from viz.attention import heatmap
 from viz.common import label
 from viz.masks import batch_panels, change_bars, mask_matrix, masked_scores
@@ -162,8 +173,7 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
     if n < 2:
         st.info(tr(f"{NS}.leak_short"))
     else:
-        p = st.slider(tr(f"{NS}.position_label"), 2, n, max(2, (n + 1) // 2), key=f"{NS}.changed",
-                      bind="query-params")
+        p = ranged_slider(tr(f"{NS}.position_label"), 2, n, (n + 1) // 2, key=f"{NS}.changed")
         moved = leak(text, p - 1, seed, dev)
         new = change_token(text, p - 1)[p - 1]
         left, right = st.columns([3, 2])

@@ -9,9 +9,10 @@ app works offline.
 """
 from __future__ import annotations
 
-import functools
 import os
 import shutil
+import tempfile
+import threading
 import zlib
 from pathlib import Path
 
@@ -35,16 +36,34 @@ def static_dir() -> Path:
     return main.resolve().parent / "static"
 
 
-@functools.cache
+_PUBLISH_LOCK = threading.Lock()
+
+
 def publish_plotly_js(folder: Path) -> Path:
-    """Put the plotly wheel's plotly.min.js where the app's server serves it (once a process)."""
-    target = folder / "plotly.min.js"
-    if not target.exists() or target.stat().st_size != PLOTLY_JS.stat().st_size:
-        folder.mkdir(exist_ok=True)
-        partial = target.with_suffix(f".{os.getpid()}.tmp")
-        shutil.copyfile(PLOTLY_JS, partial)
-        partial.replace(target)   # atomic: two servers starting at once both end well
-    return target
+    """Put the plotly wheel's plotly.min.js where the app's server serves it (once a process).
+
+    Safe when many first charts call it at once: one thread copies under the lock, each copy
+    goes to a temporary file of its own and is renamed into place (atomic, so two servers
+    starting at once from one folder both end well too)."""
+    with _PUBLISH_LOCK:
+        if folder in _PUBLISHED:
+            return _PUBLISHED[folder]
+        target = folder / "plotly.min.js"
+        if not target.exists() or target.stat().st_size != PLOTLY_JS.stat().st_size:
+            folder.mkdir(exist_ok=True)
+            fd, partial = tempfile.mkstemp(prefix="plotly.min.", suffix=".tmp", dir=folder)
+            try:
+                with os.fdopen(fd, "wb") as out, open(PLOTLY_JS, "rb") as src:
+                    shutil.copyfileobj(src, out)
+                os.replace(partial, target)
+            except BaseException:
+                Path(partial).unlink(missing_ok=True)
+                raise
+        _PUBLISHED[folder] = target
+        return target
+
+
+_PUBLISHED: dict[Path, Path] = {}
 
 
 def plotly_url() -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -42,6 +43,38 @@ def devices() -> list[str]:
 def device() -> str:
     value = st.session_state.get(DEVICE_KEY)
     return value if value in devices() else "cpu"
+
+
+_DROPPED = "_frame.url_dropped"
+
+
+def _non_finite(value: str) -> bool:
+    """A URL value that reads as a number no widget can hold.
+
+    Example: _non_finite("1e309") -> True; _non_finite("-inf") -> True; _non_finite("12") -> False;
+    _non_finite("君") -> False
+    """
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def sanitise_url() -> None:
+    """Drop URL values that would break a widget before any widget reads them.
+
+    Streamlit already drops a bound value of the wrong type or out of range (the default is
+    used), but a non-finite number (``1e309``, ``-inf``, 400 nines) crashes an int widget's
+    reader. Such values are removed here, in one place, for every lesson. A text box may hold
+    any text, "inf" included: ``text_box`` gets the dropped value back as its default."""
+    dropped = {}
+    for key in list(st.query_params.keys()):
+        values = st.query_params.get_all(key)
+        if any(_non_finite(v) for v in values):
+            dropped[key] = values[-1]
+            del st.query_params[key]
+    if dropped:
+        st.session_state.setdefault(_DROPPED, {}).update(dropped)
 
 
 def language_and_device_controls() -> None:
@@ -138,6 +171,7 @@ def text_box(key: str, default: str, limit: int, label: str, area: bool = False)
     """A text box bound to the URL. Shows a notice for empty or over-long input; the
     returned text is cut to ``limit`` characters and safe to show (never as HTML)."""
     widget = st.text_area if area else st.text_input
+    default = st.session_state.get(_DROPPED, {}).get(key, default)   # "inf" is text too
     raw = widget(label, value=default, key=key, bind="query-params", max_chars=None)
     cleaned = clean_text(raw, limit)
     if cleaned.empty:
@@ -145,6 +179,32 @@ def text_box(key: str, default: str, limit: int, label: str, area: bool = False)
     elif cleaned.truncated:
         st.warning(tr("common.truncated", limit=limit, n=cleaned.original_len))
     return cleaned
+
+
+def ranged_slider(label: str, lo: int, hi: int, default: int | tuple[int, int], key: str, **kwargs):
+    """A URL-bound slider whose range follows the input (a text's length, a table's width).
+
+    It survives the smallest input: with ``hi <= lo`` there is one possible value, said in a
+    caption, and no slider (Streamlit refuses equal bounds). It survives a range that shrinks:
+    a value left beyond the new bounds, by the last input or a shared link, is clamped.
+    Returns an int, or a (low, high) pair when ``default`` is one."""
+    def clamp(v):
+        return min(max(int(v), lo), max(lo, hi))
+
+    pair = isinstance(default, tuple)
+    if hi <= lo:
+        st.caption(tr("common.one_value", label=label, value=lo))
+        return (lo, lo) if pair else lo
+    held = st.session_state.get(key)
+    if held is not None:
+        fixed = tuple(sorted(clamp(v) for v in held)) if pair else clamp(held)
+        if fixed != (tuple(held) if pair else held):
+            st.session_state[key] = fixed
+        value = st.slider(label, lo, hi, key=key, bind="query-params", **kwargs)
+    else:
+        start = tuple(clamp(v) for v in default) if pair else clamp(default)
+        value = st.slider(label, lo, hi, start, key=key, bind="query-params", **kwargs)
+    return tuple(clamp(v) for v in value) if pair else clamp(value)
 
 
 def shapes_table(rows: Sequence[tuple[str, str]]) -> None:

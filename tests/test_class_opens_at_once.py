@@ -1,0 +1,92 @@
+"""A class opens the link in the same second, right after the server starts, on a fresh clone
+(no plotly.js copied yet): every session must get a clean lesson (issue 11: 59 of 100 got
+an exception box when plotly's lazy pandas import raced, and concurrent first charts raced
+on copying plotly.js)."""
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from bench.stclient import Session
+from ui.course import existing_lessons
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSIONS = 48
+
+
+def _fresh_clone(dest: Path) -> Path:
+    """The files git would commit (tracked, or new and not ignored), as a fresh clone has them: no
+    static/plotly.min.js, no caches."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def fresh_server(tmp_path_factory):
+    clone = _fresh_clone(tmp_path_factory.mktemp("clone"))
+    assert not (clone / "static" / "plotly.min.js").exists()
+    port = _free_port()
+    log = open(clone / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=clone, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.25)
+        else:
+            raise RuntimeError(f"streamlit did not start: {(clone / 'server.log').read_text()[-2000:]}")
+        yield url, clone
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        log.close()
+
+
+@pytest.mark.slow
+def test_a_class_opening_the_link_at_once_gets_clean_lessons(fresh_server):
+    url, clone = fresh_server
+    lessons = existing_lessons()
+    wanted = [(lessons[i % len(lessons)].url_path, "zh" if i % 2 else "en") for i in range(SESSIONS)]
+
+    def open_one(item):
+        path, lang = item
+        session = Session(url, timeout=120)
+        try:
+            return path, lang, session.run(page=path, query=f"lang={lang}")
+        finally:
+            session.close()
+
+    with ThreadPoolExecutor(max_workers=SESSIONS) as pool:
+        results = list(pool.map(open_one, wanted))
+    bad = [(p, lang, r.exceptions or r.errors) for p, lang, r in results if r.exceptions or r.errors]
+    assert not bad, bad
+    unfinished = [(p, lang) for p, lang, r in results if not r.finished]
+    assert not unfinished, unfinished
+    assert all(r.components > 0 for _, _, r in results), "every lesson drew its charts"
+    assert (clone / "static" / "plotly.min.js").stat().st_size > 1_000_000
+    assert not list((clone / "static").glob("*.tmp")), "no half-copied plotly.js left behind"

@@ -1,0 +1,61 @@
+"""Everything a lesson's first run would import or set up lazily, done once before any
+session runs a lesson.
+
+Why: a class opens the link in the same second. Streamlit runs each session's script in a
+thread of one process, so the first runs of many sessions start together. Some libraries look
+in ``sys.modules`` instead of importing (plotly's JSON encoder through narwhals asks "is pandas
+loaded?"), and a module that another thread is still importing is already there, half
+built: 59 of 100 sessions in a test got "partially initialized module 'pandas'". Importing
+this module is the first thing app.py does; Python's import lock makes every other session's
+``import ui.preload`` wait until it has finished, so no lesson starts on a half-loaded library.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+# Optional backends that plotly and narwhals look up in sys.modules; Streamlit's tables need
+# pandas and pyarrow too. Imported whole here, in one thread.
+for _name in ("pandas", "pyarrow", "narwhals", "narwhals.stable.v1", "orjson"):
+    try:
+        importlib.import_module(_name)
+    except ImportError:
+        pass
+
+import numpy as np  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import plotly.io as pio  # noqa: E402
+
+import core  # noqa: E402
+import ui  # noqa: E402
+import viz  # noqa: E402
+from ui.chart import publish_plotly_js, static_dir  # noqa: E402
+
+
+def _import_all(package) -> None:
+    """Every module of our own packages, so that no page's first run imports one of them."""
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if info.name != __name__:
+            importlib.import_module(info.name)
+
+
+def _draw_every_trace_type() -> None:
+    """plotly loads a trace type's classes and validators on first use: use each type the
+    lessons draw once, and serialise it as the chart component does."""
+    z = np.zeros((2, 2), dtype=np.float32)
+    fig = go.Figure(
+        data=[{"type": "heatmap", "z": z, "colorbar": {"title": {"text": "x"}}},
+              {"type": "scatter", "x": [0, 1], "y": [0, 1], "mode": "lines+markers+text", "text": ["a", "b"]},
+              {"type": "scattergl", "x": [0, 1], "y": [0, 1]},
+              {"type": "bar", "x": ["a", "b"], "y": [1, 2], "text": ["1", "2"]}],
+        layout={"xaxis": {"type": "log"}, "yaxis": {"type": "category"},
+                "shapes": [{"type": "rect", "x0": 0, "x1": 1, "y0": 0, "y1": 1},
+                           {"type": "line", "x0": 0, "x1": 1, "y0": 0, "y1": 1}],
+                "annotations": [{"text": "a", "x": 0, "y": 0}], "template": "none"})
+    pio.to_json(fig, validate=False)
+
+
+for _package in (core, viz, ui):
+    _import_all(_package)
+_draw_every_trace_type()
+publish_plotly_js(static_dir())
