@@ -8,6 +8,7 @@ passes the language on every lookup, so two students in two languages never meet
 from __future__ import annotations
 
 import functools
+import string
 import tomllib
 from pathlib import Path
 
@@ -50,7 +51,23 @@ def t(lang: str, key: str, **fields: object) -> str:
     if value is None:
         return f"⟦{key}⟧"
     text = str(value)
-    return text.format(**fields) if fields else text
+    return _FORMAT.format(text, **fields) if fields else text
+
+
+class _Formatter(string.Formatter):
+    """str.format plus one spec for English plurals: ``{n:plural:head|heads}``.
+
+    Example: _FORMAT.format("{n} {n:plural:head|heads}", n=1) -> "1 head"; n=4 -> "4 heads"
+    """
+
+    def format_field(self, value, format_spec: str):
+        if format_spec.startswith("plural:"):
+            one, _, many = format_spec[len("plural:"):].partition("|")
+            return one if value == 1 else many
+        return super().format_field(value, format_spec)
+
+
+_FORMAT = _Formatter()
 
 
 def items(lang: str, key: str) -> list[str]:

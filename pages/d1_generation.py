@@ -10,6 +10,7 @@ NS = "d1"
 DEFAULT_PROMPT = "君不见，黄河之水"
 MAX_NEW = 48
 SHOW = 15
+IDS_SHOWN = 16   # prompt tokens listed with their ids
 
 header(NS)
 loaded = course_model(device())
@@ -34,7 +35,8 @@ def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: 
             "fed": s.fed, "cache": s.cache_length, "eos": s.chosen == tok.eos_id,
         })
     p = gen.prompt
-    return {"steps": steps, "prompt_tokens": tok.tokens(p.ids), "dropped": p.dropped, "unknown": p.unknown}
+    return {"steps": steps, "prompt_tokens": tok.tokens(p.ids), "prompt_ids": list(p.ids), "bos": tok.bos_id,
+            "eos": tok.eos_id, "eos_token": tok.tokens([tok.eos_id])[0], "dropped": p.dropped, "unknown": p.unknown}
 
 
 def prompt_controls():
@@ -93,8 +95,12 @@ def lesson_body():
         new_text = "".join(s["chosen_token"] for s in shown if not s["eos"])
         prompt_text = "".join(t for t in run["prompt_tokens"] if t != "<bos>")
         written = f":red[**{plain(new_text)}**]" if new_text else ""
-        st.markdown(f"### {plain(prompt_text) or '∅'}{written}" + (" ⏹" if shown and shown[-1]["eos"] else ""))
+        ended = f" `{run['eos_token']}`" if shown and shown[-1]["eos"] else ""
+        st.markdown(f"### {plain(prompt_text) or '∅'}{written}{ended}")
         st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
+        pairs = [f"{plain(t)} → {i}" for t, i in zip(run["prompt_tokens"], run["prompt_ids"], strict=True)]
+        st.caption(tr(f"{NS}.ids_line", pairs=" · ".join(pairs[:IDS_SHOWN]) + (" · …" if len(pairs) > IDS_SHOWN else ""),
+                      bos=run["bos"], eos=run["eos"], max=MAX_NEW))
 
         left, right = st.columns([3, 2])
         with left:

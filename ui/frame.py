@@ -216,10 +216,14 @@ def shapes_table(rows: Sequence[tuple[str, str]]) -> None:
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~&")
 
 
-def plain(text: str) -> str:
-    """User text made safe to put inside st.markdown: every markdown, HTML and LaTeX
-    character is backslash-escaped, so `<b>`, `**x**` and `$x$` show as typed.
+_BREAKS = {"\n": "↵", "\r": "", "\t": " ", "\u2028": "↵", "\u2029": "↵"}
 
-    Example: plain("<b>$x$</b>") -> "\\<b\\>\\$x\\$\\</b\\>"
+
+def plain(text: str) -> str:
+    """User or generated text made safe to put inside one line of st.markdown: every markdown,
+    HTML and LaTeX character is backslash-escaped, so `<b>`, `**x**` and `$x$` show as typed,
+    and a line break is drawn as ↵ (a real break would end the bold or coloured span around it).
+
+    Example: plain("<b>$x$</b>") -> "\\<b\\>\\$x\\$\\</b\\>"; plain("a\nb") -> "a↵b"
     """
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
+    return "".join("\\" + ch if ch in _MD_SPECIAL else _BREAKS.get(ch, ch) for ch in text)
