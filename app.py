@@ -21,12 +21,12 @@ sanitise_url()
 language_and_device_controls()
 
 pages: dict[str, list] = {
-    "": [st.Page(str(ROOT / "pages" / "home.py"), title=tr("home.nav"), icon=":material/home:",
+    "": [st.Page(str(ROOT / "lessons" / "home.py"), title=tr("home.nav"), icon=":material/home:",
                  default=True)],
 }
 for part, lessons in PARTS:
     present = [
-        st.Page(str(ROOT / "pages" / lesson.file), title=f"{lesson.code} · {tr(f'course.{lesson.ns}.nav')}",
+        st.Page(str(ROOT / "lessons" / lesson.file), title=f"{lesson.code} · {tr(f'course.{lesson.ns}.nav')}",
                 icon=lesson.icon, url_path=lesson.url_path)
         for lesson in lessons if lesson.exists
     ]

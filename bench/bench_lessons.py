@@ -32,7 +32,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 def script_median_ms(page_file: str, runs: int) -> float:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()  # app.py first, so the page then runs inside the frame (see tests/apptest_util.py)
-    at.switch_page(f"pages/{page_file}")
+    at.switch_page(f"lessons/{page_file}")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     for _ in range(3):  # warm caches, as a student's second look would
@@ -81,11 +81,21 @@ def press_times(page, presses: int) -> list[float]:
     return times
 
 
-def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: int = 8765) -> dict[str, float | None]:
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: int = 0) -> dict[str, float | None]:
     from playwright.sync_api import sync_playwright
 
+    port = port or _free_port()   # another benchmark or test server may hold a fixed port
+
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / app),
-                             "--server.port", str(port), "--server.headless", "true"],
+                             "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     out: dict[str, float | None] = {}
@@ -133,7 +143,7 @@ def main() -> None:
                if not args.only or lesson.ns in args.only.split(",")]
     scripts = {lesson.ns: script_median_ms(lesson.file, args.runs) for lesson in lessons}
     redraw = {} if args.no_browser else browser_medians([lesson.url_path for lesson in lessons], args.presses)
-    floor = None if args.no_browser else browser_medians([""], args.presses, "bench/floor_app.py", 8766)[""]
+    floor = None if args.no_browser else browser_medians([""], args.presses, "bench/floor_app.py")[""]
     print(f"{'lesson':<8}{'script median (ms)':>20}{'slider->redraw median (ms)':>30}")
     for lesson in lessons:
         r = redraw.get(lesson.url_path)

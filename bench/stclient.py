@@ -23,6 +23,7 @@ class RunResult:
     finished: bool                                  # the run ended (not cut by the timeout)
     exceptions: list[str] = field(default_factory=list)   # text of every exception box
     errors: list[str] = field(default_factory=list)       # st.error boxes
+    page_not_found: bool = False                    # the "Page not found" dialog was sent
     elements: int = 0                               # elements drawn by the run
     components: int = 0                             # custom components (our charts) drawn
     widgets: dict[str, object] = field(default_factory=dict)  # widget id -> its proto, as sent
@@ -65,8 +66,8 @@ class Session:
             kind = fwd.WhichOneof("type")
             if kind == "new_session":
                 self.page_hash = fwd.new_session.page_script_hash or self.page_hash
-            elif kind == "page_info_changed":
-                pass
+            elif kind == "page_not_found":
+                result.page_not_found = True
             elif kind == "delta":
                 self._read_delta(fwd.delta, result)
             elif kind == "script_finished":

@@ -20,11 +20,10 @@ def open_lesson(page_file: str, lang: str, params: dict[str, str] | None = None)
     at.query_params["lang"] = lang
     for key, value in (params or {}).items():
         at.query_params[key] = value
-    # Run app.py once before switching: on its very first run Streamlit treats an app with a
-    # pages/ folder in its old folder mode and would run the page without the frame
-    # (no language, no sidebar). After st.navigation has run once, pages run inside app.py.
+    # Run app.py once before switching: its st.navigation call is what registers the lessons,
+    # so that switch_page can find them and each page then runs inside app.py's frame.
     at.run()
-    at.switch_page(f"pages/{page_file}")
+    at.switch_page(f"lessons/{page_file}")
     at.run()
     assert_ok(at)
     assert at.sidebar.children, "the page ran without the app frame"

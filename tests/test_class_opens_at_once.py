@@ -85,6 +85,8 @@ def test_a_class_opening_the_link_at_once_gets_clean_lessons(fresh_server):
         results = list(pool.map(open_one, wanted))
     bad = [(p, lang, r.exceptions or r.errors) for p, lang, r in results if r.exceptions or r.errors]
     assert not bad, bad
+    lost = [(p, lang) for p, lang, r in results if r.page_not_found]
+    assert not lost, f"'Page not found' shown to {len(lost)} of {SESSIONS}: {lost[:5]}"
     unfinished = [(p, lang) for p, lang, r in results if not r.finished]
     assert not unfinished, unfinished
     assert all(r.components > 0 for _, _, r in results), "every lesson drew its charts"

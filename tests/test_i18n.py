@@ -10,7 +10,7 @@ import i18n
 from ui.course import all_lessons
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
+CODE = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
         *sorted((ROOT / "viz").glob("*.py"))]
 CALL = re.compile(r"""\btr(?:_items)?\(\s*f?["']([^"']+)["']""")
 NS_ASSIGN = re.compile(r"""^NS\s*=\s*["'](\w+)["']""", re.M)
@@ -35,7 +35,7 @@ def _dynamic_used(key: str, sources: dict[Path, str]) -> bool:
         return True
     pages = {lesson.ns: lesson for lesson in all_lessons() if lesson.exists}
     if parts[0] in pages:
-        page = sources.get(ROOT / "pages" / pages[parts[0]].file, "")
+        page = sources.get(ROOT / "lessons" / pages[parts[0]].file, "")
         if len(parts) == 2 and parts[1] in ("title", "intro"):
             return True
         if len(parts) == 3 and re.fullmatch(r"try\d+", parts[1]) and parts[2] in ("q", "options", "why"):

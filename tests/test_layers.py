@@ -9,7 +9,7 @@ ROOMS = ("parts", "text", "models", "calc", "lab")
 # What each room may import from core (besides itself).
 ALLOWED = {"parts": set(), "text": set(), "models": {"parts", "text"}, "calc": {"parts"},
            "lab": {"parts", "text", "models", "calc"}}
-NEVER = ("streamlit", "plotly", "ui", "viz", "pages", "app", "i18n")
+NEVER = ("streamlit", "plotly", "ui", "viz", "lessons", "app", "i18n")
 
 
 def _imports(path: Path) -> list[str]:

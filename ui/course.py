@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @dataclass(frozen=True)
 class Lesson:
     code: str      # curriculum code, "B1"; also the i18n namespace in lower case ("b1")
-    file: str      # page file under pages/
+    file: str      # page file under lessons/
     url_path: str  # ASCII slug in the URL
     icon: str
 
@@ -25,7 +25,7 @@ class Lesson:
 
     @property
     def exists(self) -> bool:
-        return (ROOT / "pages" / self.file).exists()
+        return (ROOT / "lessons" / self.file).exists()
 
 
 PARTS: list[tuple[str, list[Lesson]]] = [

@@ -54,10 +54,8 @@ def server_url(chromium_browser):
 
 
 def _warm_up(browser, url: str) -> None:
-    """Open "/" once. With a pages/ folder beside app.py, Streamlit runs the very first
-    session of a fresh server in its old folder-based mode, so a first deep link to a
-    lesson shows a spurious "page not found" toast (then loads the lesson). A teacher
-    who opens the app once after starting it never sees this; neither should the tests."""
+    """Open "/" once, so that the first timed or screenshotted page does not also pay for the
+    server's first run (imports, ui/preload.py)."""
     page = browser.new_page()
     page.goto(url)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=60000)

@@ -14,7 +14,7 @@ for part, lessons in PARTS:
         with cols[i % 3].container(border=True):
             name = f"{lesson.code} · {tr(f'course.{lesson.ns}.nav')}"
             if lesson.exists:
-                st.page_link(f"pages/{lesson.file}", label=name, icon=lesson.icon)
+                st.page_link(f"lessons/{lesson.file}", label=name, icon=lesson.icon)
             else:
                 st.markdown(f"{name} — *{tr('home.coming')}*")
             st.caption(tr(f"course.{lesson.ns}.blurb"))
