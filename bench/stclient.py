@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import websocket
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
 
 @dataclass
@@ -27,6 +28,8 @@ class RunResult:
     elements: int = 0                               # elements drawn by the run
     components: int = 0                             # custom components (our charts) drawn
     widgets: dict[str, object] = field(default_factory=dict)  # widget id -> its proto, as sent
+    fragments: dict[str, str] = field(default_factory=dict)   # widget id -> the fragment it lives in
+    sliders: list[str] = field(default_factory=list)          # slider ids, in page order
 
 
 class Session:
@@ -93,6 +96,26 @@ class Session:
         widget_id = getattr(inner, "id", "") if inner is not None else ""
         if widget_id:
             result.widgets[widget_id] = inner
+            result.fragments[widget_id] = delta.fragment_id
+            if kind == "slider" and widget_id not in result.sliders:
+                result.sliders.append(widget_id)
+
+    def move_slider(self, first: RunResult, page: str, query: str = "", index: int = 0, steps: int = 1) -> RunResult:
+        """Move the ``index``-th slider of the page ``steps`` steps from its value on ``first``, as
+        a key press in the browser does: a rerun of the slider's fragment (or of the page)."""
+        widget_id = first.sliders[index]
+        slider = first.widgets[widget_id]
+        states = WidgetStates()
+        state = states.widgets.add()
+        state.id = widget_id
+        values = list(slider.value) or list(slider.default)
+        if slider.options:      # a select_slider: its value travels as the chosen option's text
+            i = min(max(int(values[0]) + steps, 0), len(slider.options) - 1)
+            state.string_array_value.data.extend([slider.options[i], *(slider.options[int(v)] for v in values[1:])])
+        else:
+            target = min(max(values[0] + steps * (slider.step or 1), slider.min), slider.max)
+            state.double_array_value.data.extend([target, *values[1:]])
+        return self.run(page, query, states, first.fragments.get(widget_id, ""))
 
     def close(self) -> None:
         try:

@@ -132,3 +132,14 @@ def test_step_rank_kept_and_best():
     s = Step(index=0, fed=1, model_probs=model_probs, probs=probs, top=[], chosen=2, chosen_token="c",
              cache_length=1, finished=False)
     assert (s.rank, s.kept, s.best) == (2, 1, 1)
+
+
+def test_top_p_reads_the_mass_left_after_top_k():
+    """Issue 16: renormalise after top-k, then cut top-p (as common libraries do)."""
+    from core.models.generate import sampling_probs
+    logits = torch.tensor([1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3])
+    probs = sampling_probs(logits, 1.0, top_k=3, top_p=0.5)
+    assert int((probs > 0).sum()) == 2
+    kept = torch.softmax(logits[:2], 0)
+    assert torch.allclose(probs[:2], kept) and float(probs.sum()) == pytest.approx(1.0)
+    assert int((sampling_probs(logits, 1.0, top_k=3) > 0).sum()) == 3

@@ -50,8 +50,11 @@ def sampling_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
     """The distribution the next token is drawn from, (V,) logits -> (V,) probabilities.
 
     temperature 0 means greedy: all mass on the arg-max. Otherwise softmax(logits / T);
-    top-k keeps the k likeliest tokens; top-p (nucleus, Holtzman et al. 2019) keeps the
-    fewest likeliest tokens whose mass reaches p; what is kept is renormalised.
+    top-k keeps the k likeliest tokens and renormalises them; top-p (nucleus, Holtzman et al.
+    2019) then keeps the fewest likeliest tokens whose renormalised mass reaches p, the order
+    common libraries apply them in; what is kept is renormalised again.
+    Example: logits 1.0, 0.9, ..., 0.3 with top_k=3, top_p=0.5 keep 2 tokens (the top 3 hold
+    0.37, 0.33, 0.30 after top-k; measured against the untruncated softmax all 3 would stay).
 
     Example: logits [2, 1, 0], T=1 -> [0.665, 0.245, 0.090];
              top_k=2 -> [0.731, 0.269, 0]; top_p=0.6 -> [1, 0, 0]; T=0 -> [1, 0, 0]
@@ -65,6 +68,7 @@ def sampling_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
     if top_k is not None and 0 < top_k < probs.numel():
         kth = torch.topk(probs, top_k).values[-1]
         probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
+        probs = probs / probs.sum()                                   # top-p reads the kept mass
     if top_p is not None and 0 < top_p < 1:
         sorted_p, order = torch.sort(probs, descending=True)          # (V,)
         before = sorted_p.cumsum(0) - sorted_p                        # mass of the likelier tokens
