@@ -181,7 +181,9 @@ def memory_section():
         kv = [kv_cache_bytes(cfg, n, batch, per_value) / 2**30 for n in xs]
         weights = count_params(cfg) * per_value / 2**30
         series = {tr(f"{NS}.kv_line"): kv, tr(f"{NS}.total_line"): [weights + g for g in kv]}
-        figure(memory_lines(xs, series, [(f"{gb:g} GB · {cards}", gb) for gb, cards in roofline.memory_sizes()],
+        cards = [(f"{gb:g} GB = {gb * roofline.GIB_PER_GB:.1f} GiB · {names}", gb * roofline.GIB_PER_GB)
+                 for gb, names in roofline.memory_sizes()]      # one unit on the axis: GiB
+        figure(memory_lines(xs, series, cards,
                             title=tr(f"{NS}.memory_fig", model=cfg.title, dtype=dtype, b=batch),
                             x_title=tr(f"{NS}.tokens_axis"), y_title="GiB"), key=f"{NS}.memory")
         total = kv_cache_bytes(cfg, context, batch, per_value)
@@ -192,6 +194,8 @@ def memory_section():
                  &= {total:,}\ \text{{B}} \approx {gib_text(total / 2**30)}\ \text{{GiB}} \end{{aligned}}""".replace(",", "{,}"))
         st.caption(tr(f"{NS}.memory_caption", per_token=kv_cache_bytes(cfg, 1, 1, per_value) / 1024,
                       weights=weights, model=cfg.title))
+        if context > cfg.max_seq_len:
+            st.warning(tr(f"{NS}.beyond_trained", model=cfg.title, trained=cfg.max_seq_len, context=context))
 
 
 memory_section()

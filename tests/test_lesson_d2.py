@@ -101,7 +101,11 @@ def test_d2_cost_and_memory(lang):
         expected = kv_cache_bytes(configs.get(name), context, batch, DTYPE_BYTES[dtype]) / 2**30
         assert kv[-1] == pytest.approx(expected, rel=1e-6) and kv[0] == 0
         lines = trace_array(fig, 2, "y")                                   # GPU sizes, NaN between them
-        assert list(lines[0::3]) == [gb for gb, _ in roofline.memory_sizes()] and np.isnan(lines[2::3]).all()
+        # One unit on the axis: an 80 GB card is drawn at 80e9 / 2^30 = 74.5 GiB, not at 80.
+        assert list(lines[0::3]) == pytest.approx([gb * 1e9 / 2**30 for gb, _ in roofline.memory_sizes()])
+        assert np.isnan(lines[2::3]).all()
+        beyond = any("trained on contexts of up to" in w.value or "训练时的上下文" in w.value for w in at.warning)
+        assert beyond == (context > configs.get(name).max_seq_len)
 
     check("llama-2-7b", "fp16", 1, 4096)
     assert trace_array(figure_by_key(at, "d2.memory"), 0, "y")[-1] == pytest.approx(2.0)   # 2 GiB

@@ -149,6 +149,9 @@ def gpus_needed(gpu: GPU, n_bytes: float) -> int:
     return max(1, math.ceil(n_bytes / (gpu.hbm_gb * 1e9)))
 
 
+GIB_PER_GB = 1e9 / 2**30   # datasheets count GB = 10^9 bytes; the lessons' memory axes are in GiB = 2^30
+
+
 def memory_sizes() -> list[tuple[float, str]]:
     """Each distinct card capacity (GB) with the cards that have it, smallest first.
 
