@@ -6,7 +6,7 @@ from core.calc.flops import decode_variants, prefill_and_decode, step_bytes, ste
 from core.calc.params import count_params
 from core.parts.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from ui.frame import beside_code, figure, header, tr, try_this
-from viz.roofline import hierarchy_chart, human, roofline_chart
+from viz.roofline import duration, hierarchy_chart, human, roofline_chart
 
 NS = "d3"
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -82,14 +82,15 @@ def workload_sections():
                key=f"{NS}.roofline")
         dec, pre = placed["decode"], placed["prefill"]
         bound = tr(f"{NS}.memory_bound") if dec["memory_bound"] else tr(f"{NS}.compute_bound")
-        st.markdown(tr(f"{NS}.decode_numbers", ms=dec["seconds"] * 1e3, tps=batch / dec["seconds"],
+        st.markdown(tr(f"{NS}.decode_numbers", time=duration(dec["seconds"]), tps=batch / dec["seconds"],
                        pct=100 * dec["tflops"] / gpu.peak_tflops, i=dec["intensity"], bound=bound))
-        st.markdown(tr(f"{NS}.prefill_numbers", ms=pre["seconds"] * 1e3, i=pre["intensity"],
+        st.markdown(tr(f"{NS}.prefill_numbers", time=duration(pre["seconds"]), i=pre["intensity"],
                        pct=100 * pre["tflops"] / gpu.peak_tflops))
         weights = count_params(cfg) * per_value
         cache = kv_cache_bytes(cfg, context, batch, per_value)
         need = roofline.gpus_needed(gpu, weights + cache)
-        holds = tr(f"{NS}.holds", weights=human(weights, "B"), cache=human(cache, "B"), gpu=gpu.title, n=need)
+        holds = tr(f"{NS}.holds", weights=human(weights, "B", 1024), cache=human(cache, "B", 1024),
+                   gpu=gpu.title, n=need)
         (st.warning if need > 1 else st.caption)(holds)
 
     # 3 · What GQA, MQA and smaller cache values move -----------------------------------------
@@ -113,7 +114,7 @@ def workload_sections():
         table = [f"| {' | '.join(columns)} |", "|---|---:|---:|---:|"]
         for r, m in zip(rows, moved, strict=True):
             cache = human(r["kv_bytes"], "B")
-            table.append(f"| {tr(VARIANTS[r['id']], h=r['n_kv_heads'])} | {cache} | {m['seconds'] * 1e3:.2f} "
+            table.append(f"| {tr(VARIANTS[r['id']], h=r['n_kv_heads'])} | {cache} | {duration(m['seconds'])} "
                          f"| {batch / m['seconds']:,.0f} |")
         st.markdown("\n".join(table))
         st.caption(tr(f"{NS}.moves_caption"))

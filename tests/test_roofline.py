@@ -21,6 +21,9 @@ def test_docstring_examples():
     assert roofline.get("a100-80gb").ridge == pytest.approx(153, abs=0.5)
     assert roofline.get("h100-sxm").ridge == pytest.approx(295, abs=0.5)
     assert roofline.get("a100-40gb").sram_gbps == pytest.approx(19_492, abs=1)
+    # Capacity and bandwidth of one level: L1/shared of all SMs (not L1 + L2 with L1's bandwidth).
+    assert roofline.get("a100-40gb").sram_mb == pytest.approx(108 * 192 / 1024)
+    assert roofline.hierarchy(roofline.get("h100-sxm"))[0]["bytes"] == pytest.approx(132 * 256 / 1024 * 1e6)
     assert roofline.attainable_tflops(roofline.get("h100-sxm"), 1.0) == pytest.approx(3.35)
     assert roofline.step_seconds(roofline.get("a100-80gb"), 13.2e9, 13.2e9) == pytest.approx(6.47e-3, abs=1e-5)
 

@@ -26,6 +26,14 @@ def human(n: float, unit: str, base: int = 1000) -> str:
     return f"{n:.3g} {prefixes[i]}{mid}{unit}"
 
 
+def duration(seconds: float) -> str:
+    """A time in the unit a reader expects: ms below a second, s above.
+
+    Example: duration(0.00647) -> "6.47 ms"; duration(2.5) -> "2.50 s"
+    """
+    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
+
+
 def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict], *,
                    title: str | None, x_title: str, y_title: str, roof_name: str, ridge_text: str,
                    arrows: list[tuple[int, int]] = (), height: int = 520) -> go.Figure:
@@ -87,9 +95,11 @@ def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *
     lo_s, hi_s = np.log10(min(sizes)) - 0.5, np.log10(max(sizes)) + 2.0
     lo_r, hi_r = np.log10(min(rates)) - 0.5, np.log10(max(rates)) + 2.0
     layout = {
-        "xaxis": {"domain": [0.0, 0.46], "type": "log", "range": [lo_s, hi_s], "showticklabels": False},
+        # Log axes with a tick every 100×, labelled (10M, 1G, 100G): the bars' lengths are orders
+        # of magnitude, and the titles say the scale is logarithmic.
+        "xaxis": {"domain": [0.0, 0.46], "type": "log", "range": [lo_s, hi_s], "dtick": 2, "tickformat": "~s"},
         "yaxis": {"anchor": "x", "autorange": "reversed"},
-        "xaxis2": {"domain": [0.54, 1.0], "type": "log", "range": [lo_r, hi_r], "showticklabels": False},
+        "xaxis2": {"domain": [0.54, 1.0], "type": "log", "range": [lo_r, hi_r], "dtick": 2, "tickformat": "~s"},
         "yaxis2": {"anchor": "x2", "autorange": "reversed", "showticklabels": False},
         "annotations": [
             {"text": titles[0], "x": 0.23, "y": 1.0, "xref": "paper", "yref": "paper", "yanchor": "bottom",

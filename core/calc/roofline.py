@@ -60,8 +60,12 @@ class GPU:
 
     @property
     def sram_mb(self) -> float:
-        """On-chip SRAM (L1/shared of every SM, plus L2), MB (KB / 1024 + MB, as the whitepapers count)."""
-        return self.sms * self.l1_kb_per_sm / 1024 + self.l2_mb
+        """On-chip SRAM a kernel tiles into: the L1/shared memory of every SM, MB (KB / 1024, as the
+        whitepapers count). The same level as ``sram_gbps``; L2 (``l2_mb``) sits between it and HBM.
+
+        Example: A100: 108 × 192 KB / 1024 ≈ 20.25 MB
+        """
+        return self.sms * self.l1_kb_per_sm / 1024
 
     @property
     def sram_gbps(self) -> float:
