@@ -12,7 +12,18 @@ from core.lab.rope_analysis import (
     toeplitz_error,
 )
 from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
-from ui.frame import beside_code, code_panel, device, figure, header, section_with_controls, shapes_table, tr, try_this
+from ui.frame import (
+    beside_code,
+    code_panel,
+    device,
+    figure,
+    header,
+    ranged_slider,
+    section_with_controls,
+    shapes_table,
+    tr,
+    try_this,
+)
 from viz.attention import heatmap
 from viz.rope import by_distance, pair_plane, per_pair
 
@@ -38,11 +49,9 @@ def rotation_controls():
     with c1:
         m = st.slider(tr(f"{NS}.m_label"), 0, 256, 12, key=f"{NS}.m", bind="query-params")
     with c2:
-        pair = st.slider(tr(f"{NS}.pair_label"), 0, 63, 3, key=f"{NS}.pair", bind="query-params",
-                         help=tr(f"{NS}.pair_help"))
-    # The pair slider keeps one range for every width (a range that moved with d would reset it);
-    # a pair beyond d/2 - 1 is shown as the last pair.
-    return m, min(pair, d // 2 - 1), d, float(base), int(seed)
+        # The pairs of this width, 0 … d/2 − 1; a narrower d clamps the chosen pair to the last one.
+        pair = ranged_slider(tr(f"{NS}.pair_label"), 0, d // 2 - 1, 3, key=f"{NS}.pair", help=tr(f"{NS}.pair_help"))
+    return m, pair, d, float(base), int(seed)
 
 
 @st.cache_data(max_entries=64)
@@ -88,6 +97,7 @@ slot["matrix_controls"], slot["matrix"] = section_with_controls(NS, "toeplitz", 
                                                                 fixed_query_key)
 st.subheader(tr(f"{NS}.complex_title"))
 st.markdown(tr(f"{NS}.complex_text"))
+st.info(tr(f"{NS}.pairing_note"))
 slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)
 
 
@@ -127,6 +137,7 @@ def lesson_body():
                                title=tr(f"{NS}.bound_fig", d=d), x_title=tr(f"{NS}.distance_axis"),
                                y_title=tr(f"{NS}.bound_axis")), key=f"{NS}.bound")
             st.caption(tr(f"{NS}.bound_caption", start=(d // 2 + 1) / 2))
+        st.caption(tr(f"{NS}.speeds_fixed", a=f"{COMPARE[0]:,}", b=f"{COMPARE[1]:,}", d=d))
 
     with slot["matrix_controls"]:
         n = matrix_controls()

@@ -98,3 +98,15 @@ def test_c3_malformed_url_params(params):
     at = open_lesson(PAGE, "zh", params)
     assert_ok(at)
     assert trace_array(figure_by_key(at, "c3.matrix"), 0, "z").shape[0] >= 4
+
+
+def test_c3_pair_range_follows_the_width():
+    """Issue 16: the pair slider offers the pairs of the chosen width, 0 … d/2 − 1, and a pair
+    beyond a narrower width is clamped to the last one, not reset."""
+    at = open_lesson(PAGE, "en", {"c3.d": "128"})
+    assert at.slider(key="c3.pair").max == 63
+    at.slider(key="c3.pair").set_value(63).run()
+    at.select_slider(key="c3.d").set_value(8).run()
+    assert_ok(at)
+    assert (at.slider(key="c3.pair").max, at.slider(key="c3.pair").value) == (3, 3)
+    assert any("2 fixed bases" in c.value or "two fixed bases" in c.value for c in at.caption)
