@@ -137,7 +137,9 @@ def timing_section():
         c1.metric("LayerNorm", f"{result['layer_ms']:.3f} ms")
         c2.metric("RMSNorm", f"{result['rms_ms']:.3f} ms")
         c3.metric(tr(f"{NS}.ratio"), f"{result['ratio']:.2f}×")
-        st.caption(tr(f"{NS}.timing_caption", width=result["width"], dev=result["dev"], saving=100 * result["saving"]))
+        saving = 100 * result["saving"]
+        outcome = (tr(f"{NS}.timing_faster", pct=saving) if saving >= 0 else tr(f"{NS}.timing_slower", pct=-saving))
+        st.caption(tr(f"{NS}.timing_caption", width=result["width"], dev=result["dev"], outcome=outcome))
     else:
         st.caption(tr(f"{NS}.timing_hint"))
 

@@ -182,3 +182,15 @@ def test_c2_without_the_model(monkeypatch):
     assert sum(_counts(figure_by_key(at, "c2.params"), 0)) == 6_738_415_616
     figure_by_key(at, "c2.diagram")
     figure_by_key(at, "c2.act")
+
+
+@pytest.mark.parametrize("saving,word", [(0.25, "25 % less time"), (-0.03, "3 % slower, not faster")])
+def test_c2_timing_says_slower_when_it_was(saving, word):
+    """Issue 16: a live timing that comes out negative says so (never "-3 % less time")."""
+    at = open_lesson(PAGE, "en")
+    at.session_state["c2.timing"] = {"width": 1024, "dev": "cpu", "layer_ms": 1.0, "rms_ms": 1.0 - saving,
+                                     "ratio": 1 / (1 - saving), "saving": saving}
+    at.run()
+    assert_ok(at)
+    text = next(c.value for c in at.caption if "alternating calls" in c.value)
+    assert word in text and "-3" not in text
