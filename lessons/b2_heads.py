@@ -118,4 +118,4 @@ lesson_body()
 
 explorer(NS, open_by_default=False)
 
-try_this(NS, [("try1", 1), ("try2", 1), ("try3", 1)])
+try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])

@@ -200,4 +200,4 @@ leak_section(text, seed, causal, dev)
 
 explorer(NS, open_by_default=False)
 
-try_this(NS, [("try1", 1), ("try2", 1), ("try3", 1)])
+try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])

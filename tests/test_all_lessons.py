@@ -80,3 +80,25 @@ def test_every_text_box_survives_its_smallest_and_largest_input(lesson):
                 lo, hi = getattr(w, "min", None), getattr(w, "max", None)
                 if lo is not None and hi is not None and isinstance(w.value, (int, float)):
                     assert lo <= w.value <= hi, (w.key, lo, w.value, hi)
+
+
+def _answers(lesson) -> list[tuple[str, int]]:
+    import ast
+    from pathlib import Path
+    tree = ast.parse((Path(__file__).resolve().parent.parent / "lessons" / lesson.file).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "try_this":
+            return [(e.elts[0].value, e.elts[1].value) for e in node.args[1].elts]
+    return []
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.code for lesson in LESSONS])
+def test_questions_have_their_answer_in_varying_places(lesson):
+    """The right answer is not always the same option, and it exists in both languages."""
+    import i18n
+    answers = _answers(lesson)
+    assert len(answers) >= 2
+    assert len({a for _, a in answers}) > 1, f"{lesson.code}: every right answer is option {answers[0][1]}"
+    for name, a in answers:
+        for lang in ("en", "zh"):
+            assert 0 <= a < len(i18n.items(lang, f"{lesson.ns}.{name}.options"))
