@@ -7,7 +7,7 @@ from core.calc.flops import decode_flops, measure_decoding
 from core.calc.params import count_params
 from core.models.generate import Generation
 from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
-from ui.frame import beside_code, device, figure, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, common_mistake, device, figure, header, plain, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.kv import cache_step, cost_lines, memory_lines
 
@@ -129,6 +129,7 @@ if loaded is not None:
             ])
 
     step_section()
+    common_mistake(f"{NS}.mistake_own_key")
 
 # 2 · What it saves: counted and measured -------------------------------------------------------------
 st.subheader(tr(f"{NS}.cost_title"))
@@ -199,5 +200,6 @@ def memory_section():
 
 
 memory_section()
+common_mistake(f"{NS}.mistake_size")
 
 try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])

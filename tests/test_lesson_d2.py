@@ -162,3 +162,14 @@ def test_d2_malformed_url_params():
                                   "d2.dtype": "fp8", "d2.batch": "3", "d2.context": "1e9", "lang": "zh"})
     fig = figure_by_key(at, "d2.memory")
     assert trace_array(fig, 0, "y")[-1] == pytest.approx(2.0)               # LLaMA-2-7B, fp16, 4,096: defaults
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_common_mistakes_name_the_right_figures(lang):
+    """Issue 16: the 512 MB myth (512 KiB is one token; 4,096 tokens are 2 GiB, the figure's
+    default end point) and 'only earlier keys' (the new query reads its own key too)."""
+    at = open_lesson(PAGE, lang)
+    boxes = [w.value for w in at.warning]
+    assert any("512 KiB" in b and "2 GiB" in b for b in boxes)
+    assert any("j ≤ i" in b for b in boxes)
+    assert trace_array(figure_by_key(at, "d2.memory"), 0, "y")[-1] == pytest.approx(2.0)

@@ -167,6 +167,12 @@ def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:
                     st.markdown(f"**{options[answer]}** — {tr(f'{base}.why')}")
 
 
+def common_mistake(key: str) -> None:
+    """A widely repeated statement that is wrong, next to the figure that shows the right one
+    (``key`` in the catalogue: the statement in quotes, then what is true)."""
+    st.warning(f"**{tr('common.mistake')}** {tr(key)}", icon=":material/report:")
+
+
 def text_box(key: str, default: str, limit: int, label: str, area: bool = False) -> CleanText:
     """A text box bound to the URL. Shows a notice for empty or over-long input; the
     returned text is cut to ``limit`` characters and safe to show (never as HTML)."""
