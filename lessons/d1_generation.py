@@ -9,7 +9,7 @@ from viz.generation import probability_bars
 NS = "d1"
 DEFAULT_PROMPT = "君不见，黄河之水"
 MAX_NEW = 48
-SHOW = 15
+SHOW = 20        # candidates drawn as bars, likeliest first
 IDS_SHOWN = 16   # prompt tokens listed with their ids
 
 header(NS)
@@ -39,7 +39,19 @@ def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: 
             "eos": tok.eos_id, "eos_token": tok.tokens([tok.eos_id])[0], "dropped": p.dropped, "unknown": p.unknown}
 
 
+# Openings to try: one the model learned by heart, and lines it never read (Song poems, a modern
+# word), where its next-character distribution is genuinely spread out and sampling shows.
+EXAMPLES = ["君不见，黄河之水", "大江东去，", "春风又绿江南岸，", "人工智能"]
+
+
 def prompt_controls():
+    def use_example():
+        chosen = st.session_state.get(f"{NS}.example")
+        if chosen:
+            st.session_state[f"{NS}.prompt"] = chosen
+
+    st.pills(tr(f"{NS}.examples_label"), EXAMPLES, key=f"{NS}.example", on_change=use_example,
+             help=tr(f"{NS}.examples_help"))
     text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 200, tr(f"{NS}.prompt_label"))
     return "" if text.empty else text.text
 
@@ -61,7 +73,7 @@ def step_controls(n_max: int):
 
 def sampling_controls():
     c1, c2, c3, c4 = st.columns(4)
-    temperature = c1.slider(tr(f"{NS}.temperature"), 0.0, 2.0, 0.0, 0.05, key=f"{NS}.temperature",
+    temperature = c1.slider(tr(f"{NS}.temperature"), 0.0, 5.0, 0.0, 0.05, key=f"{NS}.temperature",
                             bind="query-params", help=tr(f"{NS}.temperature_help"))
     top_k = c2.slider("top-k", 0, 50, 0, key=f"{NS}.top_k", bind="query-params", help=tr(f"{NS}.top_k_help"))
     top_p = c3.slider("top-p", 0.05, 1.0, 1.0, 0.05, key=f"{NS}.top_p", bind="query-params",
@@ -116,8 +128,10 @@ def lesson_body():
                 model_p.append(s["chosen_model"])
                 sample_p.append(s["chosen_sample"])
             names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
+            log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
+                            help=tr(f"{NS}.log_help"))
             figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
-                                    hover_names=(tr(f"{NS}.token"), *names)), key=f"{NS}.bars")
+                                    hover_names=(tr(f"{NS}.token"), *names), log=log), key=f"{NS}.bars")
             if n_steps:
                 if temperature <= 0:
                     why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])

@@ -90,3 +90,23 @@ def test_d1_bad_prompts(prompt, notice):
 def test_d1_malformed_url():
     at = open_lesson(PAGE, "zh", {"d1.steps": "-5", "d1.temperature": "hot", "d1.top_k": "999", "d1.seed": "x"})
     assert at.slider(key="d1.steps").value == 0
+
+
+def test_d1_sampling_is_visible_on_a_line_the_model_never_read():
+    """Issue 16: an opening it never read (a Song line) spreads its choices out; the bars are on
+    a log axis by default; T reaches 5 and then flattens what the draw uses."""
+    at = open_lesson(PAGE, "en")
+    assert at.slider(key="d1.temperature").max == 5.0
+    at.pills(key="d1.example").set_value("大江东去，").run()
+    assert_ok(at)
+    assert at.text_input(key="d1.prompt").value == "大江东去，"
+    at.slider(key="d1.temperature").set_value(1.0).run()
+    at.slider(key="d1.steps").set_value(1).run()
+    fig = figure_by_key(at, "d1.bars")
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    model = trace_array(fig, 0, "y")
+    assert model[0] < 0.5 and model[1] > 0.1                     # genuinely unsure between choices
+    at.slider(key="d1.temperature").set_value(5.0).run()
+    hot = trace_array(figure_by_key(at, "d1.bars"), 1, "y")
+    warm = trace_array(fig, 1, "y")
+    assert hot[0] < warm[0] and hot[0] / hot[-1] < warm[0] / warm[-1]    # flatter: the gaps shrink

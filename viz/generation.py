@@ -10,10 +10,11 @@ CHOSEN, OTHER, CUT = "#d62728", "#4c78a8", "#c7c7c7"
 
 def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: list[float],
                      chosen: int | None, *, title: str | None, names: tuple[str, str],
-                     hover_names: tuple[str, str, str], height: int = 420) -> go.Figure:
+                     hover_names: tuple[str, str, str], log: bool = False, height: int = 420) -> go.Figure:
     """One bar per candidate token, likeliest first: the model's probability, and over it a
     thin bar for the probability the draw actually used (after temperature/top-k/top-p).
-    The chosen token's bar is red; tokens the sampler cut (probability 0) are grey."""
+    The chosen token's bar is red; tokens the sampler cut (probability 0) are grey. ``log``: a
+    log axis from 10^-4 to 1, where a model that is nearly sure still shows its other choices."""
     labels = unique_labels(tokens)  # likeliest first, left to right
     colours = [CHOSEN if i == chosen else (OTHER if s > 0 else CUT) for i, s in enumerate(sample_probs)]
     tok_name, model_name, sample_name = hover_names
@@ -24,6 +25,8 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
          "marker": {"color": "rgba(0,0,0,0.55)"},
          "hovertemplate": f"{tok_name}: %{{x}}<br>{sample_name}: %{{y:.3f}}<extra></extra>"},
     ]
-    layout = {"barmode": "overlay", "yaxis": {"range": [0, 1], "title": {"text": model_name}},
+    yaxis = ({"type": "log", "range": [-4, 0.05], "dtick": 1, "exponentformat": "power"} if log
+             else {"range": [0, 1]})
+    layout = {"barmode": "overlay", "yaxis": {**yaxis, "title": {"text": model_name}},
               "xaxis": {"tickangle": 0, "tickfont": {"size": 18}}}
     return make(data, layout, title, height)
