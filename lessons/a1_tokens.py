@@ -2,6 +2,7 @@
 import pandas as pd
 import streamlit as st
 
+from core.models.model import CourseModelUnavailable, load_course_tokenizer
 from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
 from core.text.tokenizer import CharTokenizer
 from ui.frame import beside_code, figure, header, shapes_table, text_box, tr, try_this
@@ -23,10 +24,20 @@ def trained(corpus: str) -> tuple[ByteBPE, list[str], list[int]]:
     return bpe, list(CharTokenizer.from_text(text).itos[4:]), corpus_lengths(text, bpe)
 
 
+@st.cache_resource(show_spinner=False)
+def course_vocabulary() -> CharTokenizer | None:
+    """The course model's own character vocabulary, shared by A1 and A2: an id here is the same
+    row of the embedding table there. None when assets/ lacks it (a fresh checkout)."""
+    try:
+        return load_course_tokenizer()
+    except CourseModelUnavailable:
+        return None
+
+
 @st.cache_data(max_entries=512)
 def views(text: str, corpus: str, k: int) -> dict:
     bpe, chars, _ = trained(corpus)
-    char_tok, bpe_k = CharTokenizer(chars), bpe.truncated(k)
+    char_tok, bpe_k = course_vocabulary() or CharTokenizer(chars), bpe.truncated(k)
     return {scheme: tokenize(text, scheme, char_tok, bpe_k) for scheme in SCHEMES}
 
 

@@ -9,7 +9,7 @@ from viz.embeddings import matrix, neighbours, pca_map
 
 NS = "a2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
-DEFAULT_CHAR = "月"
+DEFAULT_CHAR = "一"   # its nearest rows in the output table are 二 三 四 五: numbers group
 TABLES = ["embed", "output"]   # the model's input embedding, and the rows of its output projection
 FALLBACK_D = 64
 
@@ -87,7 +87,7 @@ def text_controls(tables: bool):
 
 
 def neighbour_controls(n_chars: int):
-    c1, c2, c3 = st.columns([2, 2, 2])
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
     with c1:
         k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
     with c2:
@@ -95,7 +95,11 @@ def neighbour_controls(n_chars: int):
     with c3:
         top = st.select_slider(tr(f"{NS}.top_label"), [100, 300, 1000, n_chars], value=300, key=f"{NS}.top",
                                bind="query-params", help=tr(f"{NS}.top_help"))
-    return k, (char.text if not char.empty else DEFAULT_CHAR), top
+    with c4:
+        # Its own table: the output rows of this small model group characters more clearly.
+        table = st.segmented_control(tr(f"{NS}.near_table_label"), TABLES, default="output", key=f"{NS}.near_table",
+                                     bind="query-params", required=True, help=tr(f"{NS}.table_help"))
+    return k, (char.text if not char.empty else DEFAULT_CHAR), top, table or "output"
 
 
 model, tok, problem = course_model()
@@ -150,18 +154,18 @@ def lesson_body():
         return
 
     with slot["near_controls"]:
-        k, char, top = neighbour_controls(len(tok) - 4)
+        k, char, top, near_table = neighbour_controls(len(tok) - 4)
         if not tok.is_known(char):
             st.warning(tr(f"{NS}.unknown_char", char=char, default=DEFAULT_CHAR))
             char = DEFAULT_CHAR
     row = tok.stoi[char]
-    found, sims = neighbours_of(choice, row, k, top, device())
+    found, sims = neighbours_of(near_table, row, k, top, device())
     with slot["near"]:
         figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found)),
                           x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
 
     known = [i for i in dict.fromkeys(rows["ids"]) if i >= 4]      # the prompt's characters, once each
-    points = map_points(choice, top, (*known, row))
+    points = map_points(near_table, top, (*known, row))
     with slot["map"]:
         ex1, ex2 = points["explained"]
         n = len(points["tokens"])

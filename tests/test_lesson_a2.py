@@ -34,9 +34,15 @@ def test_a2_controls_and_figures(lang):
     assert np.allclose(z, table[ids].numpy(), atol=1e-6)            # the heatmap is E[ids]
     assert np.allclose(z[3], table[TOK.stoi["，"]].numpy(), atol=1e-6)
 
+    labels, sims = _neighbours(at)                                  # opens on 一 in the output table
+    out = MODEL.output.weight.detach()
+    assert len(labels) == 10 and "一" not in labels and {"二", "三", "四", "五"} <= set(labels)
+    ref_ids, ref_sims = nearest(out, TOK.stoi["一"], 10, frequent_ids(len(out), 300))
+    assert labels == TOK.tokens(ref_ids.tolist()) and np.allclose(sims, ref_sims.numpy(), atol=1e-5)
+    at.segmented_control(key="a2.near_table").set_value("embed").run()
+    assert_ok(at)
     labels, sims = _neighbours(at)
-    assert len(labels) == 10 and "月" not in labels
-    ref_ids, ref_sims = nearest(table, TOK.stoi["月"], 10, frequent_ids(len(table), 300))
+    ref_ids, ref_sims = nearest(table, TOK.stoi["一"], 10, frequent_ids(len(table), 300))
     assert labels == TOK.tokens(ref_ids.tolist()) and np.allclose(sims, ref_sims.numpy(), atol=1e-5)
 
     for k in (3, 20):
@@ -51,7 +57,7 @@ def test_a2_controls_and_figures(lang):
         assert_ok(at)
         pca = figure_by_key(at, "a2.pca")
         assert len(trace_array(pca, 0, "x")) == top
-        assert list(pca["data"][2]["text"]) == ["月"]
+        assert list(pca["data"][2]["text"]) == ["一"]
 
     for char in ("山", "水"):
         at.text_input(key="a2.char").set_value(char).run()
@@ -119,3 +125,12 @@ def test_a2_without_the_model(monkeypatch):
                 figure_by_key(at, "a2.neighbours")
     finally:
         st.cache_resource.clear()
+
+
+@needs_model
+def test_a1_and_a2_share_one_vocabulary():
+    """Issue 16: A1's char ids are the course model's ids, so an id in A1 is the same row in A2."""
+    a1 = open_lesson("a1_tokens.py", "en", {"a1.text": "一二月"})
+    table = next(el for el in a1.dataframe if "id" in el.value.columns).value
+    assert list(table["id"]) == TOK.encode("一二月", bos=True, eos=True)
+    assert list(table["id"])[:2] == [TOK.bos_id, TOK.stoi["一"]]

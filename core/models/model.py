@@ -167,6 +167,19 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def load_course_tokenizer(assets: Path | str | None = None) -> CharTokenizer:
+    """The course model's character vocabulary alone (no weights): ids 0-3 are <pad> <bos> <eos>
+    <unk>, then the characters of the corpus. The same id is the same row of the embedding table.
+
+    Raises CourseModelUnavailable when assets/ holds no vocabulary.
+    """
+    path = (Path(assets) if assets is not None else ASSETS) / VOCAB_FILE
+    try:
+        return CharTokenizer.from_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise CourseModelUnavailable(f"{path.name}: {err}") from err
+
+
 def load_course_model(device: str | torch.device = "cpu", assets: Path | str | None = None
                       ) -> tuple[CourseModel, CharTokenizer]:
     """The trained course model (eval mode, float32) and its tokenizer, from assets/.
