@@ -2,7 +2,7 @@
 import streamlit as st
 
 from core.calc import configs, roofline
-from core.calc.flops import decode_variants, prefill_and_decode, step_bytes, step_flops
+from core.calc.flops import decode_operators, decode_variants, prefill_and_decode, step_bytes, step_flops
 from core.calc.params import count_params
 from core.parts.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from ui.frame import beside_code, figure, header, tr, try_this
@@ -14,6 +14,7 @@ CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 DTYPES = list(DTYPE_BYTES)
 LEVELS = {"sram": f"{NS}.sram", "hbm": f"{NS}.hbm", "host": f"{NS}.host"}
 POINTS = {"prefill": f"{NS}.prefill_point", "decode": f"{NS}.decode_point"}
+OPS = {"weights": f"{NS}.op_weights", "attention": f"{NS}.op_attention"}
 VARIANTS = {"mha": f"{NS}.v_mha", "gqa": f"{NS}.v_gqa", "mqa": f"{NS}.v_mqa", "int8": f"{NS}.v_int8",
             "int4": f"{NS}.v_int4"}
 
@@ -43,6 +44,9 @@ slot["hierarchy"], slot["hierarchy_text"] = left.container(), right.container()
 st.subheader(tr(f"{NS}.roofline_title"))
 st.markdown(tr(f"{NS}.roofline_text"))
 slot["roofline"] = beside_code(step_flops, step_bytes, roofline.attainable_tflops, height=560)
+st.subheader(tr(f"{NS}.ops_title"))
+st.markdown(tr(f"{NS}.ops_text"))
+slot["ops"] = beside_code(decode_operators, height=520)
 st.subheader(tr(f"{NS}.moves_title"))
 st.markdown(tr(f"{NS}.moves_text"))
 slot["moves"] = st.container()
@@ -92,6 +96,26 @@ def workload_sections():
         holds = tr(f"{NS}.holds", weights=human(weights, "B", 1024), cache=human(cache, "B", 1024),
                    gpu=gpu.title, n=need)
         (st.warning if need > 1 else st.caption)(holds)
+
+    # 2b · Operator by operator: at batch 1 and at the chosen batch -------------------------------
+    with slot["ops"]:
+        points, arrows = [], []
+        for op, symbol in (("weights", "square"), ("attention", "circle")):
+            for b in dict.fromkeys((1, batch)):
+                o = decode_operators(cfg, context, b, per_value, per_value)[op]
+                p = roofline.place(gpu, o["flops"], o["bytes"])
+                points.append({"name": tr(OPS[op], b=b), "intensity": p["intensity"], "tflops": p["tflops"],
+                               "symbol": symbol})
+            if batch != 1:
+                arrows.append((len(points) - 2, len(points) - 1))
+        figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=arrows,
+                              title=tr(f"{NS}.ops_fig", model=cfg.title, n=context),
+                              x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
+                              ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
+               key=f"{NS}.ops")
+        ops = decode_operators(cfg, context, batch, per_value, per_value)
+        st.caption(tr(f"{NS}.ops_caption", b=batch, w=ops["weights"]["intensity"], a=ops["attention"]["intensity"],
+                      g=cfg.n_heads // cfg.n_kv_heads))
 
     # 3 · What GQA, MQA and smaller cache values move -----------------------------------------
     rows = decode_variants(cfg, context, batch, per_value)

@@ -161,3 +161,23 @@ def test_decode_variants_cache_sizes():
     assert rows["mqa"]["kv_bytes"] == rows["mha"]["kv_bytes"] // 32
     assert rows["int8"]["kv_bytes"] == rows["mha"]["kv_bytes"] // 2
     assert rows["int4"]["kv_bytes"] == rows["mha"]["kv_bytes"] // 4
+
+
+def test_decode_operators_against_hand_computed_intensities():
+    """Issue 16: attention over the KV cache stays near 1 FLOP/byte (times the group size with
+    GQA) whatever the batch; the weight matmuls move right with the batch."""
+    from core.calc.flops import decode_operators, step_bytes, step_flops
+    c = configs.get("llama-2-7b")                                   # H = H_kv = 32, d_head 128, 32 layers
+    for batch in (1, 64):
+        ops = decode_operators(c, 4096, batch)
+        assert ops["attention"]["intensity"] == pytest.approx(1.0)
+        assert ops["weights"]["intensity"] == pytest.approx(float(batch))
+        # by hand: 4 · 32 layers · 32 heads · 128 · 4096 keys per sequence; 2 GiB of fp16 cache each
+        assert ops["attention"]["flops"] == batch * 4 * 32 * 32 * 128 * 4096
+        assert ops["attention"]["bytes"] == batch * 2 * 2**30
+        assert ops["weights"]["bytes"] == 2 * 6_607_077_376
+        assert ops["weights"]["flops"] + ops["attention"]["flops"] == step_flops(c, 1, 4095, batch)
+        assert ops["weights"]["bytes"] + ops["attention"]["bytes"] == step_bytes(c, 1, 4095, batch)
+    gqa = decode_operators(configs.get("llama-3-8b"), 8192, 16)     # H = 32, H_kv = 8: groups of 4
+    assert gqa["attention"]["intensity"] == pytest.approx(4.0)
+    assert decode_operators(c, 4096, 1, cache_bytes=1)["attention"]["intensity"] == pytest.approx(2.0)

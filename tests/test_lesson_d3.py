@@ -72,3 +72,20 @@ def test_d3_malformed_url_params():
                                   "d3.dtype": "fp8", "lang": "zh"})
     fig = figure_by_key(at, "d3.roofline")
     assert _x(fig, 2) == pytest.approx(1.0, rel=1e-6)        # every default back in place
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_operators_weights_move_with_the_batch_attention_does_not(lang):
+    from core.calc.flops import decode_operators
+    at = open_lesson(PAGE, lang)
+    model = at.selectbox(key="d3.model").value
+    for batch in (1, 64):
+        at.select_slider(key="d3.batch").set_value(batch).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "d3.ops")
+        xs = [float(trace_array(fig, i, "x")[0]) for i in range(1, len(fig["data"])) if "x" in fig["data"][i]
+              and len(trace_array(fig, i, "x")) == 1]
+        ops = decode_operators(configs.get(model), at.select_slider(key="d3.context").value, batch)
+        assert ops["weights"]["intensity"] == pytest.approx(float(batch))
+        assert any(x == pytest.approx(ops["attention"]["intensity"], rel=1e-3) for x in xs)
+        assert any(x == pytest.approx(ops["weights"]["intensity"], rel=1e-3) for x in xs)

@@ -116,6 +116,29 @@ def prefill_and_decode(c: ArchConfig, context: int, batch: int = 1, weight_bytes
     return out
 
 
+def decode_operators(c: ArchConfig, context: int, batch: int = 1, weight_bytes: float = 2,
+                     cache_bytes: float = 2) -> dict[str, dict[str, float]]:
+    """One decoding step split in its two kinds of work, each with FLOPs, bytes and intensity.
+
+    "weights": every matmul with a weight matrix. Its weights are read once for the whole batch
+    and used by each of the ``batch`` new tokens: intensity ≈ 2·B / weight_bytes, it moves right
+    as the batch grows. "attention": each sequence's new query against its own cached keys and
+    values, 4·H·d_head FLOPs per cached position for 2·H_kv·d_head values read: intensity
+    2·(H / H_kv) / cache_bytes whatever the batch (every sequence brings its own cache), so
+    ≈ 1 FLOP/byte for MHA in fp16 and the group size H / H_kv with GQA.
+    The two add up to step_flops and step_bytes of the same step.
+
+    Example: LLaMA-2-7B, fp16, T = 4096: weights 1.0 at B = 1 and 64.0 at B = 64; attention 1.0
+             at both. Llama-3-8B (H = 32, H_kv = 8): attention 4.0.
+    """
+    flops_w = batch * 2 * matmul_weights(c, tokens=1)
+    bytes_w = matmul_weights(c, tokens=batch) * weight_bytes
+    flops_a = batch * 4 * c.n_layers * c.n_heads * c.head_dim * attended_pairs(1, context - 1)
+    bytes_a = kv_cache_bytes(c, context, batch, cache_bytes)
+    return {"weights": {"flops": flops_w, "bytes": bytes_w, "intensity": intensity(flops_w, bytes_w)},
+            "attention": {"flops": flops_a, "bytes": bytes_a, "intensity": intensity(flops_a, bytes_a)}}
+
+
 def decode_variants(c: ArchConfig, context: int, batch: int = 1, weight_bytes: float = 2
                     ) -> list[dict[str, float | int | str]]:
     """One decoding step of ``c``, then the same step with fewer KV heads or a smaller cache dtype.
