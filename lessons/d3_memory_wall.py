@@ -65,7 +65,7 @@ def workload_sections():
     with slot["hierarchy"]:
         figure(hierarchy_chart([tr(LEVELS[lv["level"]]) for lv in levels], [lv["bytes"] for lv in levels],
                                [lv["bytes_per_s"] for lv in levels],
-                               titles=(tr(f"{NS}.capacity"), tr(f"{NS}.bandwidth"))),
+                               titles=(tr(f"{NS}.capacity"), tr(f"{NS}.bandwidth")), axis_title=tr(f"{NS}.log_axis")),
                key=f"{NS}.hierarchy")
     slot["hierarchy_text"].markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title, sram=human(levels[0]["bytes"], "B"),
                                        hbm=human(levels[1]["bytes"], "B"),

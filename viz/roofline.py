@@ -77,7 +77,7 @@ def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict]
 
 
 def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *, titles: tuple[str, str],
-                    height: int = 300) -> go.Figure:
+                    axis_title: str = "", height: int = 300) -> go.Figure:
     """Two bar panels, log scale: capacity (bytes) and bandwidth (bytes/s) of each memory level.
 
     Traces: 0 capacity, 1 bandwidth; ``levels`` top to bottom, fastest first.
@@ -97,9 +97,11 @@ def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *
     layout = {
         # Log axes with a tick every 100×, labelled (10M, 1G, 100G): the bars' lengths are orders
         # of magnitude, and the titles say the scale is logarithmic.
-        "xaxis": {"domain": [0.0, 0.46], "type": "log", "range": [lo_s, hi_s], "dtick": 2, "tickformat": "~s"},
+        "xaxis": {"domain": [0.0, 0.46], "type": "log", "range": [lo_s, hi_s], "dtick": 2, "tickformat": "~s",
+                  "title": {"text": axis_title}},
         "yaxis": {"anchor": "x", "autorange": "reversed"},
-        "xaxis2": {"domain": [0.54, 1.0], "type": "log", "range": [lo_r, hi_r], "dtick": 2, "tickformat": "~s"},
+        "xaxis2": {"domain": [0.54, 1.0], "type": "log", "range": [lo_r, hi_r], "dtick": 2, "tickformat": "~s",
+                   "title": {"text": axis_title}},
         "yaxis2": {"anchor": "x2", "autorange": "reversed", "showticklabels": False},
         "annotations": [
             {"text": titles[0], "x": 0.23, "y": 1.0, "xref": "paper", "yref": "paper", "yanchor": "bottom",
