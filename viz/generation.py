@@ -1,6 +1,8 @@
 """Next-token probability bars."""
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from viz.common import array, make, unique_labels
@@ -14,7 +16,7 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
     """One bar per candidate token, likeliest first: the model's probability, and over it a
     thin bar for the probability the draw actually used (after temperature/top-k/top-p).
     The chosen token's bar is red; tokens the sampler cut (probability 0) are grey. ``log``: a
-    log axis from 10^-4 to 1, where a model that is nearly sure still shows its other choices."""
+    log axis down to the least likely token shown, where a model that is nearly sure still shows its other choices."""
     labels = unique_labels(tokens)  # likeliest first, left to right
     colours = [CHOSEN if i == chosen else (OTHER if s > 0 else CUT) for i, s in enumerate(sample_probs)]
     tok_name, model_name, sample_name = hover_names
@@ -25,7 +27,10 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
          "marker": {"color": "rgba(0,0,0,0.55)"},
          "hovertemplate": f"{tok_name}: %{{x}}<br>{sample_name}: %{{y:.3f}}<extra></extra>"},
     ]
-    yaxis = ({"type": "log", "range": [-4, 0.05], "dtick": 1, "exponentformat": "power"} if log
+    # On a log axis the lowest decade holds the least likely shown token (down to 10^-8).
+    tiny = min([p for p in model_probs if p > 0] or [1e-4])
+    low = max(math.floor(math.log10(tiny)), -8)
+    yaxis = ({"type": "log", "range": [low, 0.05], "dtick": 1, "exponentformat": "power"} if log
              else {"range": [0, 1]})
     layout = {"barmode": "overlay", "yaxis": {**yaxis, "title": {"text": model_name}},
               "xaxis": {"tickangle": 0, "tickfont": {"size": 18}}}
