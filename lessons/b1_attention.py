@@ -4,14 +4,21 @@ import math
 import streamlit as st
 
 from core.lab import toy
+from core.lab.attention_lab import cell_arithmetic, course_attention_steps
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from ui.explorer import explorer
-from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
-from viz.attention import heatmap, histogram, lines
+from ui.frame import beside_code, device, figure, header, ranged_slider, shapes_table, text_box, tr, try_this
+from ui.model import course_model
+from viz.attention import histogram, lines
+from viz.walkthrough import batch_grid, steps_grid
 
 NS = "b1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+ENTROPY_KEYS = 64            # keys per row in the entropy curve (the caption's maximum is ln of it)
+SOURCES = ["random", "course"]
+BATCH = ["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"]   # three lines of one length: a batch of B = 3
+D = 32
 
 header(NS)
 
@@ -36,7 +43,7 @@ def scale_controls():
 def scale_demo(width: int, seed: int) -> dict:
     qs, ks = toy.unit_vectors(256, width, seed)
     stats = scaling_experiment(qs, ks)
-    curve = entropy_by_width(WIDTHS, seed=seed)
+    curve = entropy_by_width(WIDTHS, n=ENTROPY_KEYS, seed=seed)
     return {name: t.numpy() for name, t in {**stats, **{f"curve_{k}": c for k, c in curve.items()}}.items()}
 
 
@@ -47,12 +54,49 @@ text, seed, d_k_slot = text_controls()
 dev = device()
 slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
-slot["matrix"] = beside_code(scaled_dot_product_attention)
+slot["source"] = st.container()
+slot["matrix"] = beside_code(scaled_dot_product_attention, cell_arithmetic)
 st.subheader(tr(f"{NS}.scale_title"))
 st.markdown(tr(f"{NS}.scale_text"))
 slot["scale"] = st.container()
 st.subheader(tr(f"{NS}.batch_title"))
 st.markdown(tr(f"{NS}.batch_text"))
+slot["batch"] = beside_code(toy.batch_attention, height=420)
+
+
+@st.cache_data(max_entries=64)
+def steps_demo(text: str, source: str, d_k: int, layer: int, head: int, seed: int, dev: str) -> dict:
+    """Every step of one attention call as numpy: random weights, or the course model's real Q, K, V."""
+    if source == "course":
+        model, tok = course_model(dev)
+        steps = course_attention_steps(model, tok, text, layer, head, dev)
+    else:
+        steps = toy.attention_steps(text, D, d_k, seed, dev)
+    a = steps.attn
+    return {"tokens": steps.tokens, "steps": steps,
+            **{name: t.cpu().numpy() for name, t in {"q": steps.q, "k": steps.k, "v": steps.v, "scores": a.scores,
+                                                     "weights": a.weights, "output": a.output}.items()}}
+
+
+def source_controls(n: int):
+    """Where Q, K, V come from, and which cell to work out."""
+    c1, c2, c3, c4 = st.columns([2, 1, 1, 2])
+    with c1:
+        source = st.segmented_control(tr(f"{NS}.source_label"), SOURCES, default="random", key=f"{NS}.source",
+                                      bind="query-params", required=True, help=tr(f"{NS}.source_help")) or "random"
+    layer = head = 0
+    if source == "course" and course_model(dev) is not None:
+        cfg = course_model(dev)[0].config
+        with c2:
+            layer = st.slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
+        with c3:
+            head = st.slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head", bind="query-params")
+    elif source == "course":
+        source = "random"
+    with c4:
+        r = ranged_slider(tr(f"{NS}.row_label"), 0, n - 1, min(3, n - 1), key=f"{NS}.r")
+        c = ranged_slider(tr(f"{NS}.col_label"), 0, n - 1, 0, key=f"{NS}.c")
+    return source, layer, head, r, c
 
 
 @st.fragment
@@ -60,19 +104,29 @@ def matrix_section(text: str, seed: int, dev: str):
     """Section 1; reruns alone when d_k moves."""
     with d_k_slot:
         d_k = st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
-    D = 32
-    tokens, attn = toy.self_attention(text, D, d_k, seed, dev)
+    with slot["source"]:
+        source, layer, head, r, c = source_controls(len(text))
+    demo = steps_demo(text, source, d_k, layer, head, seed, dev)
+    tokens, width = demo["tokens"], demo["q"].shape[-1]
+    r, c = min(r, len(tokens) - 1), min(c, len(tokens) - 1)
     with slot["matrix"]:
-        hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-        figure(heatmap(attn.weights, tokens, tokens, title=tr(f"{NS}.weights_fig", d_k=d_k),
-                       hover_names=hover),
-               key=f"{NS}.weights")
+        hover = (tr("common.query"), tr("common.key"), tr(f"{NS}.value"))
+        names = [tr(f"{NS}.panel_{p}") for p in ("q", "k", "v", "scores", "weights", "output")]
+        title = (tr(f"{NS}.steps_fig_course", layer=layer, head=head) if source == "course"
+                 else tr(f"{NS}.weights_fig", d_k=d_k))
+        figure(steps_grid(demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"], demo["output"], tokens,
+                          titles=names, cell=(r, c), hover=hover, title=title), key=f"{NS}.weights")
         st.caption(tr(f"{NS}.read_matrix"))
+        cell = cell_arithmetic(demo["steps"], r, c)
+        st.markdown(tr(f"{NS}.cell_steps", r=r, c=c, dot=cell["dot"], root=cell["sqrt_d_k"], d_k=width,
+                       score=cell["score"], e=cell["exp"], total=cell["row_sum"], weight=cell["weight"]))
+        if source == "course":
+            st.caption(tr(f"{NS}.course_note", d_head=width))
         n = len(tokens)
         shapes_table([
-            ("X", f"({n}, {D})"), ("W_q, W_k", f"({D}, {d_k})"), ("W_v", f"({D}, {d_k})"),
-            ("Q, K, V", f"({n}, {d_k})"), ("QKᵀ/√d_k, softmax", f"({n}, {n})"),
-            (tr(f"{NS}.output"), f"({n}, {d_k})"),
+            ("X", f"({n}, {D})"), ("W_q, W_k", f"({D}, {width})"), ("W_v", f"({D}, {width})"),
+            ("Q, K, V", f"({n}, {width})"), ("QKᵀ/√d_k, softmax", f"({n}, {n})"),
+            (tr(f"{NS}.output"), f"({n}, {width})"),
         ])
 
 
@@ -92,14 +146,34 @@ def scale_section(seed: int):
             st.caption(tr(f"{NS}.variance", d_k=width, raw=float(demo["scores_raw"].var()),
                           scaled=float(demo["scores_scaled"].var())))
         with c2:
-            figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"]},
+            at = WIDTHS.index(width)
+            figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"],
+                                  tr(f"{NS}.current", d_k=width): [math.nan] * at + [float(demo["curve_raw"][at])]
+                                  + [math.nan] * (len(WIDTHS) - at - 1)},
                          title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
-                         log_x=True), key=f"{NS}.entropy")
-            st.caption(tr(f"{NS}.entropy_caption", max=math.log(256)))
+                         log_x=True, markers=True), key=f"{NS}.entropy")
+            st.caption(tr(f"{NS}.entropy_caption", n=ENTROPY_KEYS, max=math.log(ENTROPY_KEYS)))
+
+
+@st.fragment
+def batch_section(seed: int, dev: str):
+    """Section 3: three texts of one length, attended in one call; reruns alone with its d_k."""
+    with slot["batch"]:
+        d_k = st.select_slider(tr(f"{NS}.batch_d_k"), [2, 4, 8, 16, 32], value=8, key=f"{NS}.batch_d_k",
+                               bind="query-params")
+        attn = toy.batch_attention(BATCH, D, d_k, seed, dev)
+        figure(batch_grid(attn.weights, [list(t) for t in BATCH],
+                          titles=[tr(f"{NS}.batch_panel", b=b) for b in range(len(BATCH))],
+                          hover=(tr("common.query"), tr("common.key"), tr("common.weight")),
+                          title=tr(f"{NS}.batch_fig", b=len(BATCH), n=len(BATCH[0]))), key=f"{NS}.batch")
+        shapes_table([("X", f"({len(BATCH)}, {len(BATCH[0])}, {D})"), ("Q, K, V", f"({len(BATCH)}, {len(BATCH[0])}, {d_k})"),
+                      ("QKᵀ/√d_k, softmax", f"({len(BATCH)}, {len(BATCH[0])}, {len(BATCH[0])})"),
+                      (tr(f"{NS}.output"), f"({len(BATCH)}, {len(BATCH[0])}, {d_k})")])
 
 
 matrix_section(text, seed, dev)
 scale_section(seed)
+batch_section(seed, dev)
 
 explorer(NS, open_by_default=False)
 

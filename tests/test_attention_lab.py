@@ -87,3 +87,39 @@ def test_cross_attention_is_rectangular():
     assert torch.allclose(trace["attn.weights"].sum(-1), torch.ones(1, 4, 10))
     x = lab.embed_tokens(["河", "a", "河"], 4, 0)
     assert torch.equal(x[0], x[2]) and not torch.equal(x[0], x[1])
+
+
+def test_b1_steps_cell_and_batch():
+    """Issue 16: B1's walk through Q, K, V, scores, weights, output, one cell's arithmetic, and a
+    batch in one call equal to each text alone."""
+    import math
+
+    import torch
+
+    from core.lab import toy
+    from core.lab.attention_lab import cell_arithmetic
+    steps = toy.attention_steps("君不见黄河之水", 32, 8, 0)
+    assert steps.q.shape == steps.k.shape == steps.v.shape == (7, 8) and steps.attn.output.shape == (7, 8)
+    ref = torch.nn.functional.scaled_dot_product_attention(steps.q, steps.k, steps.v)
+    assert torch.allclose(steps.attn.output, ref, atol=1e-6)
+    cell = cell_arithmetic(steps, 2, 5)
+    assert cell["score"] == pytest.approx(cell["dot"] / math.sqrt(8), rel=1e-5)
+    assert cell["weight"] == pytest.approx(cell["exp"] / cell["row_sum"], rel=1e-5)
+    assert cell["weight"] == pytest.approx(float(steps.attn.weights[2, 5]))
+    batch = toy.batch_attention(["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"], 32, 8, 0)
+    assert batch.weights.shape == (3, 7, 7)
+    for b, text in enumerate(["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"]):
+        assert torch.allclose(batch.output[b], toy.attention_steps(text, 32, 8, 0).attn.output, atol=1e-6)
+    with pytest.raises(ValueError):
+        toy.batch_attention(["ab", "abc"], 32, 8, 0)
+
+
+def test_course_attention_steps_equal_the_models_own_weights():
+    from core.lab.attention_lab import course_attention_steps
+    from core.models.model import load_course_model
+    model, tok = load_course_model("cpu")
+    for layer, head in ((0, 0), (3, 3)):
+        steps = course_attention_steps(model, tok, "君不见，黄河之水", layer, head)
+        from core.lab.block_anatomy import trace_prompt
+        _, trace = trace_prompt(model, tok, "君不见，黄河之水")
+        assert torch.allclose(steps.attn.weights, trace[f"blocks.{layer}.attn.weights"][0, head], atol=1e-5)

@@ -234,3 +234,32 @@ def cross_attention(target: list[str], source: list[str], n_heads: int, seed: in
     x = both[: len(target)].unsqueeze(0)                                     # (1, N, D) decoder side
     context = both[len(target):].unsqueeze(0)                                # (1, S, D) encoder side
     return run_heads(x, n_heads, seed, context=context)
+
+
+def cell_arithmetic(steps: toy.AttentionSteps, r: int, c: int) -> dict[str, float]:
+    """One cell of the attention matrix, step by step, read from the call that drew the matrix:
+    the dot product q_r·k_c, divided by √d_k (the score), then the softmax over row r.
+
+    Example: for q = k = [[1, 0], [0, 1]], cell (0, 0): dot 1, score 0.707, weight 0.670
+    """
+    d_k = steps.q.shape[-1]
+    row = steps.attn.scores[r]                                          # (S,)
+    return {"dot": float(steps.q[r] @ steps.k[c]), "sqrt_d_k": d_k ** 0.5, "score": float(row[c]),
+            "exp": float(torch.exp(row[c] - row.max())), "row_sum": float(torch.exp(row - row.max()).sum()),
+            "weight": float(steps.attn.weights[r, c])}
+
+
+def course_attention_steps(model: torch.nn.Module, tokenizer, text: str, layer: int, head: int,
+                           device: str = "cpu") -> toy.AttentionSteps:
+    """The course model's real Q, K, V for one layer and query head (after RoPE), put through
+    the lesson's own kernel with the causal mask the model uses. Its weights equal the model's
+    (a test checks it), so B1's picture of the mechanism is also a picture of the trained model.
+    """
+    from core.lab.block_anatomy import trace_prompt
+
+    tokens, trace = trace_prompt(model, tokenizer, text, device)
+    n_rep = model.config.n_heads // model.config.n_kv_heads
+    q = trace[f"blocks.{layer}.attn.q"][0, head]                          # (N, d_head)
+    k = trace[f"blocks.{layer}.attn.k"][0, head // n_rep]                 # (N, d_head) its KV head
+    v = trace[f"blocks.{layer}.attn.v"][0, head // n_rep]                 # (N, d_head)
+    return toy.AttentionSteps(tokens, q, k, v, scaled_dot_product_attention(q, k, v, causal_mask(len(tokens))))

@@ -11,6 +11,8 @@ Dimension legend
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from core.parts.attention import AttentionResult, scaled_dot_product_attention
@@ -50,12 +52,45 @@ def unit_vectors(n: int, d: int, seed: int, device: str = "cpu") -> tuple[torch.
     return torch.randn(n, d, generator=g).to(device), torch.randn(n, d, generator=g).to(device)
 
 
-def self_attention(text: str, d_model: int, d_k: int, seed: int, device: str = "cpu") -> tuple[list[str], AttentionResult]:
-    """Self-attention of a text with seeded random weights: X -> Q, K, V -> attention (B1).
+@dataclass(frozen=True)
+class AttentionSteps:
+    tokens: list[str]
+    q: torch.Tensor        # (N, d_k)
+    k: torch.Tensor        # (S, d_k)
+    v: torch.Tensor        # (S, d_v)
+    attn: AttentionResult  # scores (N, S), weights (N, S), output (N, d_v)
 
-    Example: self_attention("之水之", 32, 8, 0)[1].weights has shape (3, 3); rows 0 and 2 are equal.
+
+def attention_steps(text: str, d_model: int, d_k: int, seed: int, device: str = "cpu") -> AttentionSteps:
+    """Self-attention of a text with seeded random weights, every step kept: X -> Q, K, V ->
+    scores -> weights -> weights·V (B1).
+
+    Example: attention_steps("之水之", 32, 8, 0).attn.weights has shape (3, 3); rows 0 and 2 are equal.
     """
     tokens, x = embed_text(text, d_model, seed, device)                    # (N, D)
     w_q, w_k, w_v = projections(d_model, d_k, d_k, seed, device)
     q, k, v = x @ w_q, x @ w_k, x @ w_v                                     # (N, d_k) each
-    return tokens, scaled_dot_product_attention(q, k, v)
+    return AttentionSteps(tokens, q, k, v, scaled_dot_product_attention(q, k, v))
+
+
+def self_attention(text: str, d_model: int, d_k: int, seed: int, device: str = "cpu") -> tuple[list[str], AttentionResult]:
+    """The tokens and the attention of ``attention_steps``.
+
+    Example: self_attention("之水之", 32, 8, 0)[1].weights has shape (3, 3); rows 0 and 2 are equal.
+    """
+    steps = attention_steps(text, d_model, d_k, seed, device)
+    return steps.tokens, steps.attn
+
+
+def batch_attention(texts: list[str], d_model: int, d_k: int, seed: int, device: str = "cpu") -> AttentionResult:
+    """B texts of one length N stacked into (B, N, D), then ONE call of the attention kernel:
+    its matmuls treat the leading axis as a batch. Row b equals attention_steps(texts[b]).
+
+    Example: batch_attention(["之水", "天上"], 32, 8, 0).weights has shape (2, 2, 2)
+    """
+    if len({len(t) for t in texts}) != 1:
+        raise ValueError("texts of one batch must have the same length (lesson B3 pads them)")
+    x = torch.stack([embed_text(t, d_model, seed, device)[1] for t in texts])   # (B, N, D)
+    w_q, w_k, w_v = projections(d_model, d_k, d_k, seed, device)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                                     # (B, N, d_k) each
+    return scaled_dot_product_attention(q, k, v)                           # weights (B, N, N)
