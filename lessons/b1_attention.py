@@ -19,6 +19,8 @@ ENTROPY_KEYS = 64            # keys per row in the entropy curve (the caption's 
 SOURCES = ["random", "course"]
 BATCH = ["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"]   # three lines of one length: a batch of B = 3
 D = 32
+PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores", f"{NS}.panel_weights",
+          f"{NS}.panel_output"]
 
 header(NS)
 
@@ -55,7 +57,8 @@ dev = device()
 slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
 slot["source"] = st.container()
-slot["matrix"] = beside_code(scaled_dot_product_attention, cell_arithmetic)
+slot["matrix"] = st.container()      # six panels need the page's whole width
+slot["cell"] = beside_code(scaled_dot_product_attention, cell_arithmetic)
 st.subheader(tr(f"{NS}.scale_title"))
 st.markdown(tr(f"{NS}.scale_text"))
 slot["scale"] = st.container()
@@ -111,11 +114,12 @@ def matrix_section(text: str, seed: int, dev: str):
     r, c = min(r, len(tokens) - 1), min(c, len(tokens) - 1)
     with slot["matrix"]:
         hover = (tr("common.query"), tr("common.key"), tr(f"{NS}.value"))
-        names = [tr(f"{NS}.panel_{p}") for p in ("q", "k", "v", "scores", "weights", "output")]
+        names = [tr(key) for key in PANELS]
         title = (tr(f"{NS}.steps_fig_course", layer=layer, head=head) if source == "course"
                  else tr(f"{NS}.weights_fig", d_k=d_k))
         figure(steps_grid(demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"], demo["output"], tokens,
                           titles=names, cell=(r, c), hover=hover, title=title), key=f"{NS}.weights")
+    with slot["cell"]:
         st.caption(tr(f"{NS}.read_matrix"))
         cell = cell_arithmetic(demo["steps"], r, c)
         st.markdown(tr(f"{NS}.cell_steps", r=r, c=c, dot=cell["dot"], root=cell["sqrt_d_k"], d_k=width,

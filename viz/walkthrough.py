@@ -40,7 +40,7 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
         layout[f"yaxis{n}"] = {"domain": list(row), "anchor": f"x{n}", "type": "category", "autorange": "reversed",
                                "showticklabels": i % 3 == 0, "dtick": 1 if len(labels) <= 24 else None}
         notes.append({"text": titles[i], "x": (col[0] + col[1]) / 2, "y": row[1], "xref": "paper", "yref": "paper",
-                      "yanchor": "bottom", "yshift": 22 if square else 4, "showarrow": False, "font": {"size": 15}})
+                      "yanchor": "bottom", "yshift": 30 if square else 6, "showarrow": False, "font": {"size": 15}})
         # Frame what the chosen cell is made of.
         frame = {"type": "rect", "xref": f"x{n}", "yref": f"y{n}", "line": {"color": "#d62728", "width": 3},
                  "fillcolor": "rgba(0,0,0,0)"}
