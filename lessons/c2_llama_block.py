@@ -3,7 +3,7 @@ import streamlit as st
 import torch
 
 from core.calc import configs
-from core.calc.params import PARTS, count_params, expert_params, numel, param_breakdown
+from core.calc.params import PARTS, count_params, expert_params, model_stages, numel, param_breakdown
 from core.calc.timing import time_norms
 from core.lab import toy
 from core.lab.block_anatomy import (
@@ -38,11 +38,14 @@ from viz.attention import heatmap, lines
 from viz.block import block_diagram, gate_bars, norm_scatter, stream_sizes, tensor_heatmap
 from viz.common import label
 from viz.params import breakdown_bars
+from viz.strip import compact, model_strip
 
 NS = "c2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 MAX_CHARS = 48
 PART_TEXT = f"{NS}.part"          # c2.part.<trace name>: what each part of the block is
+STAGES = {"ids": f"{NS}.stage_ids", "embed": f"{NS}.stage_embed", "block": f"{NS}.stage_block",
+          "final_norm": f"{NS}.stage_final_norm", "output": f"{NS}.stage_output", "softmax": f"{NS}.stage_softmax"}
 COUNT_TEXT = f"{NS}.parts"        # c2.parts.<part of core.calc.params.PARTS>: rows of the counter
 TIMING_WIDTHS = [256, 1024, 4096]
 # Language-neutral labels of the diagram: the formulas are the same in every language.
@@ -148,8 +151,9 @@ def timing_section():
 # out once; the fragment below refills only the slots that depend on its controls, so moving
 # the block, the part, the shift or the token re-sends the figures, not the whole page.
 st.subheader(tr(f"{NS}.block_title"))
-# The diagram, then the controls right above the tensor view they drive (block, head, part).
-slot = {"diagram": st.container(), "controls": st.container()}
+# The whole model first (the chosen block framed), then the diagram, then the controls right above
+# the tensor view they drive (block, head, part).
+slot = {"strip": st.container(), "diagram": st.container(), "controls": st.container()}
 if loaded:
     left, right = st.columns([3, 2])
     slot["tensor"], slot["tensor_code"] = left.container(), right.container()
@@ -184,6 +188,13 @@ def block_sections():
     alone (st.fragment) when one of their controls moves, and write only into the slots above."""
     with slot["controls"]:
         text, layer, head, part = block_controls()
+    with slot["strip"]:
+        stages = model_stages(course)
+        names = [tr(STAGES[s["name"]], i=s["layer"]) for s in stages]
+        chosen = next(i for i, s in enumerate(stages) if s["layer"] == layer)
+        figure(model_strip([s["name"] for s in stages], names, [s["shape"] for s in stages],
+                           [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"] else "" for s in stages],
+                           selected=chosen, title=tr(f"{NS}.strip_fig", n=count_params(course))), key=f"{NS}.strip")
     with slot["diagram"]:
         figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
                key=f"{NS}.diagram")

@@ -174,3 +174,14 @@ def test_course_config_is_the_shipped_model_config():
     assert configs.get("course") == configs.from_model_config(ModelConfig.from_dict(meta["config"]))
     placeholder = configs.from_model_config(ModelConfig(vocab_size=configs._COURSE_PLACEHOLDER["vocab_size"]))
     assert configs._course_from_file(Path("/nonexistent/config.json")) == placeholder
+
+
+@pytest.mark.parametrize("name", ["course", "llama-2-7b", "mixtral-8x7b", "gpt2-small"])
+def test_model_stages_add_up_to_the_model(name):
+    """Issue 16 (C2's whole-model strip): embedding, blocks, final norm, output hold every parameter."""
+    from core.calc.params import model_stages
+    c = configs.get(name)
+    stages = model_stages(c)
+    assert sum(s["params"] for s in stages) == count_params(c)
+    assert [s["layer"] for s in stages if s["name"] == "block"] == list(range(c.n_layers))
+    assert stages[-2]["shape"] == f"(N, {c.vocab_size})"

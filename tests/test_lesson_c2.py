@@ -194,3 +194,19 @@ def test_c2_timing_says_slower_when_it_was(saving, word):
     assert_ok(at)
     text = next(c.value for c in at.caption if "alternating calls" in c.value)
     assert word in text and "-3" not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_whole_model_strip_frames_the_chosen_block(lang):
+    """Issue 16: embedding -> blocks -> final norm -> output, the block on screen framed in red."""
+    at = open_lesson(PAGE, lang)
+    course = configs.get("course")
+    for layer in (0, course.n_layers - 1):
+        at.slider(key="c2.layer").set_value(layer).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "c2.strip")
+        boxes = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
+        assert len(boxes) == course.n_layers + 5                    # ids, embed, L blocks, norm, output, softmax
+        red = [i for i, s in enumerate(boxes) if s["line"]["color"] == "#d62728"]
+        assert red == [2 + layer]
+    assert f"{count_params(course):,}" in fig["layout"]["title"]["text"]

@@ -90,3 +90,24 @@ def numel(model: torch.nn.Module) -> int:
     Example: numel(torch.nn.Linear(2, 3)) -> 9
     """
     return sum(p.numel() for p in model.parameters())
+
+
+def model_stages(c: ArchConfig) -> list[dict[str, object]]:
+    """The whole decoder as a strip, left to right: what each stage holds and what it hands on.
+
+    Each stage: name ("ids", "embed", "block", "final_norm", "output", "softmax"), its layer
+    index (blocks only), its parameters and the shape it outputs for N tokens. The parameters
+    add up to count_params(c).
+
+    Example: [s["name"] for s in model_stages(get("course"))] ->
+             ["ids", "embed", "block", "block", "block", "block", "final_norm", "output", "softmax"]
+    """
+    parts = param_breakdown(c)
+    block = parts["attention"] // c.n_layers + parts["feed_forward"] // c.n_layers + 2 * norm_params(c) \
+        + parts["router"] // c.n_layers
+    return ([{"name": "ids", "layer": None, "params": 0, "shape": "(N,)"},
+             {"name": "embed", "layer": None, "params": parts["embeddings"], "shape": f"(N, {c.d_model})"}]
+            + [{"name": "block", "layer": i, "params": block, "shape": f"(N, {c.d_model})"} for i in range(c.n_layers)]
+            + [{"name": "final_norm", "layer": None, "params": norm_params(c), "shape": f"(N, {c.d_model})"},
+               {"name": "output", "layer": None, "params": parts["output"], "shape": f"(N, {c.vocab_size})"},
+               {"name": "softmax", "layer": None, "params": 0, "shape": f"({c.vocab_size},)"}])
