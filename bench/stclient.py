@@ -8,6 +8,7 @@ Used by tests (many sessions at once on a fresh server) and by the load benchmar
 """
 from __future__ import annotations
 
+import hashlib
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ class RunResult:
     widgets: dict[str, object] = field(default_factory=dict)  # widget id -> its proto, as sent
     fragments: dict[str, str] = field(default_factory=dict)   # widget id -> the fragment it lives in
     sliders: list[str] = field(default_factory=list)          # slider ids, in page order
+    digests: list[str] = field(default_factory=list)          # one per element: what the student sees
 
 
 class Session:
@@ -86,6 +88,7 @@ class Session:
         element = delta.new_element
         kind = element.WhichOneof("type")
         result.elements += 1
+        result.digests.append(hashlib.sha1(element.SerializeToString(deterministic=True)).hexdigest()[:16])
         if kind == "exception":
             result.exceptions.append(f"{element.exception.type}: {element.exception.message}")
         elif kind == "alert" and element.alert.format == element.alert.ERROR:
