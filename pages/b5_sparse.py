@@ -46,10 +46,13 @@ def reach_controls(n: int) -> tuple[str, int, int]:
     c1, c2, c3 = st.columns([3, 2, 2])
     name = c1.segmented_control(tr(f"{NS}.pattern"), PATTERNS, default="window", key=f"{NS}.pat",
                                 bind="query-params") or "window"
-    # The query's range follows N: a value past the end (from the URL or a smaller N) is clamped.
-    if st.session_state.get(f"{NS}.query", 0) > n - 1:
-        st.session_state[f"{NS}.query"] = n - 1
-    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, min(n - 1, 40), key=f"{NS}.query", bind="query-params")
+    # The query's range follows N: a value past the end (a smaller N) is clamped. A widget whose
+    # state the script sets must not also get a default value (Streamlit warns), hence the two ways.
+    key = f"{NS}.query"
+    if st.session_state.get(key, 0) > n - 1:
+        st.session_state[key] = n - 1
+    default = {} if key in st.session_state else {"value": min(n - 1, 40)}
+    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, key=key, bind="query-params", **default)
     layers = c3.slider(tr(f"{NS}.layers"), 1, 32, 6, key=f"{NS}.layers", bind="query-params")
     return name, query, layers
 
@@ -200,25 +203,32 @@ def measure_section():
     labels = dict(zip(MEASURED + ("flex",), tr_items(f"{NS}.kernels"), strict=True))
     series = {m: {labels[kern]: [table[(kern, n)][m] if table[(kern, n)] else None for n in sizes]
                   for kern in kernels} for m in ("ms", "bytes")}
-    mib = {name: [None if b is None else b / 2**20 for b in ys] for name, ys in series["bytes"].items()}
     c1, c2 = st.columns(2)
-    with c1:
-        figure(loglog(sizes, series["ms"], title=tr(f"{NS}.time_fig", w=result["w"]), y_title="ms"),
-               key=f"{NS}.time")
-    with c2:
-        figure(loglog(sizes, mib, title=tr(f"{NS}.memory_fig", w=result["w"]), y_title="MiB"), key=f"{NS}.memory")
-    rows = []
-    for kern in kernels:
-        kept = [(n, table[(kern, n)]) for n in sizes if table[(kern, n)]]
-        ns = [n for n, _ in kept]
-        slope_t = fit_slope(ns, [r["ms"] for _, r in kept]) if len(ns) > 1 else float("nan")
-        slope_m = fit_slope(ns, [r["bytes"] for _, r in kept]) if len(ns) > 1 else float("nan")
-        last = kept[-1][1] if kept else None
-        rows.append(f"| {labels[kern]} | {slope_t:.2f} | {slope_m:.2f} | "
-                    + (f"{last['ms']:.1f} ms · {last['bytes'] / 2**20:.1f} MiB (N = {ns[-1]:,})" if last else "–")
-                    + " |")
-    head = "| " + " | ".join(tr_items(f"{NS}.measure_head"))
-    st.markdown(head + " |\n|---|--:|--:|--:|\n" + "\n".join(rows))
+    for col, metric, name, unit, scale in ((c1, "ms", "time", "ms", 1.0), (c2, "bytes", "memory", "MiB", 2.0**-20)):
+        values = {k: [None if v is None else v * scale for v in ys] for k, ys in series[metric].items()}
+        with col:
+            title = tr(f"{NS}.time_fig", w=result["w"]) if name == "time" else tr(f"{NS}.memory_fig", w=result["w"])
+            figure(loglog(sizes, values, title=title, y_title=unit), key=f"{NS}.{name}")
+            st.markdown(results_table(sizes, values, unit))
+    measure_notes(sizes, table, kernels)
+
+
+def results_table(sizes: list[int], values: dict[str, list[float | None]], unit: str) -> str:
+    """A row per N and a last row with each line's fitted slope (sizes that ran)."""
+    names = list(values)
+    lines = ["| N | " + " | ".join(names) + " |", "|--:|" + "--:|" * len(names)]
+    for i, n in enumerate(sizes):
+        cells = ["–" if values[k][i] is None else f"{values[k][i]:,.1f}" for k in names]
+        lines.append(f"| {n:,} | " + " | ".join(cells) + " |")
+    slopes = []
+    for k in names:
+        kept = [(n, v) for n, v in zip(sizes, values[k], strict=True) if v]
+        slopes.append(f"**{fit_slope(*zip(*kept, strict=True)):.2f}**" if len(kept) > 1 else "–")
+    lines.append(f"| {tr(f'{NS}.slope')} ({unit}) | " + " | ".join(slopes) + " |")
+    return "\n".join(lines)
+
+
+def measure_notes(sizes: list[int], table: dict, kernels: tuple) -> None:
     skipped = [n for n in sizes if table[("dense", n)] is None]
     if skipped:
         st.warning(tr(f"{NS}.skipped", sizes=", ".join(f"{n:,}" for n in skipped)))
