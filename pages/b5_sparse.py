@@ -43,9 +43,10 @@ def pattern_controls() -> PatternConfig:
 
 
 def reach_controls(n: int) -> tuple[str, int, int]:
-    c1, c2, c3 = st.columns([3, 2, 2])
-    name = c1.segmented_control(tr(f"{NS}.pattern"), PATTERNS, default="window", key=f"{NS}.pat",
+    # The eight patterns on a row of their own: beside two sliders they are cut off at 1024 px.
+    name = st.segmented_control(tr(f"{NS}.pattern"), PATTERNS, default="window", key=f"{NS}.pat",
                                 bind="query-params") or "window"
+    c2, c3 = st.columns(2)
     # The query's range follows N: a value past the end (a smaller N) is clamped. A widget whose
     # state the script sets must not also get a default value (Streamlit warns), hence the two ways.
     key = f"{NS}.query"
@@ -113,7 +114,7 @@ def pattern_sections():
     demo = patterns_demo(cfg)
     names = dict(zip(PATTERNS, tr_items(f"{NS}.names"), strict=True))
     with slot["gallery"]:
-        titles = [f"{names[p]} · {100 * demo[p]['density']:.0f} %" for p in PATTERNS]
+        titles = [f"{names[p]}<br>{100 * demo[p]['density']:.0f} %" for p in PATTERNS]
         figure(mask_gallery([demo[p]["mask"] for p in PATTERNS], titles, hover=tr(f"{NS}.kept")),
                key=f"{NS}.gallery")
         st.caption(tr(f"{NS}.gallery_caption", n=cfg.n, w=cfg.w, dil=cfg.dilation, g=cfg.n_global,
@@ -167,7 +168,7 @@ st.markdown(tr(f"{NS}.measure_text"))
 
 
 def measure_controls() -> tuple[int, int, bool, bool]:
-    c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
+    c1, c2, c3, c4 = st.columns([3, 3, 3, 2])
     largest = c1.select_slider(tr(f"{NS}.largest"), SIZES[2:], value=LARGEST, key=f"{NS}.largest",
                                bind="query-params", help=tr(f"{NS}.largest_help"))
     w = c2.select_slider(tr(f"{NS}.measure_w"), [32, 64, 128, 256], value=128, key=f"{NS}.mw",
@@ -203,13 +204,17 @@ def measure_section():
     labels = dict(zip(MEASURED + ("flex",), tr_items(f"{NS}.kernels"), strict=True))
     series = {m: {labels[kern]: [table[(kern, n)][m] if table[(kern, n)] else None for n in sizes]
                   for kern in kernels} for m in ("ms", "bytes")}
-    c1, c2 = st.columns(2)
-    for col, metric, name, unit, scale in ((c1, "ms", "time", "ms", 1.0), (c2, "bytes", "memory", "MiB", 2.0**-20)):
+    columns, tables = st.columns(2), []
+    for col, metric, name, unit, scale in ((columns[0], "ms", "time", "ms", 1.0),
+                                           (columns[1], "bytes", "memory", "MiB", 2.0**-20)):
         values = {k: [None if v is None else v * scale for v in ys] for k, ys in series[metric].items()}
         with col:
             title = tr(f"{NS}.time_fig", w=result["w"]) if name == "time" else tr(f"{NS}.memory_fig", w=result["w"])
             figure(loglog(sizes, values, title=title, y_title=unit), key=f"{NS}.{name}")
-            st.markdown(results_table(sizes, values, unit))
+        tables.append(results_table(sizes, values, unit))
+    # Full width, one under the other: side by side, five columns each do not fit at 1024 px.
+    for text in tables:
+        st.markdown(text)
     measure_notes(sizes, table, kernels)
 
 

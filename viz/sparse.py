@@ -11,14 +11,14 @@ KEPT_SCALE = [[0.0, "#ffffff"], [1.0, "#0068c9"]]
 
 
 def mask_gallery(masks: list, titles: list[str], *, cols: int = 4, hover: str = "",
-                 height_per_row: int = 270) -> go.Figure:
+                 height_per_row: int = 200) -> go.Figure:
     """One small (N, N) mask per panel, all on one pair of axes (as ``viz.attention.head_grid``):
     kept pairs dark, skipped pairs white. Above 64 × 64 a panel is pooled, and a pooled cell
     shows the fraction of its pairs that are kept."""
     shown = [pool(array(m), 64 * 64) for m in masks]
     n = shown[0][0].shape[0]
     rows = -(-len(masks) // cols)
-    gap = max(2.0, 0.18 * n)
+    gap = max(2.0, 0.42 * n)      # room for a two-line title above each panel
     step = n + gap
     data, notes = [], []
     for i, (z, _) in enumerate(shown):
@@ -28,16 +28,14 @@ def mask_gallery(masks: list, titles: list[str], *, cols: int = 4, hover: str = 
                      "hovertemplate": f"{titles[i]}<br>{hover}: %{{z:.2f}}<extra></extra>"})
         notes.append({"text": titles[i], "x": c * step + (n - 1) / 2, "y": r * step - 0.8, "xref": "x",
                       "yref": "y", "xanchor": "center", "yanchor": "bottom", "showarrow": False,
-                      "font": {"size": 14}})
+                      "font": {"size": 13}})
     layout = {
-        "xaxis": {"showticklabels": False, "showgrid": False, "zeroline": False,
-                  "range": [-0.5, cols * step - gap - 0.5]},
-        "yaxis": {"showticklabels": False, "showgrid": False, "zeroline": False,
-                  "range": [rows * step - gap - 0.5, -0.16 * n - 2], "scaleanchor": "x"},
+        "xaxis": {"visible": False, "range": [-0.5, cols * step - gap - 0.5]},
+        "yaxis": {"visible": False, "range": [rows * step - gap - 0.5, -0.42 * n - 2]},
         "annotations": notes,
-        "margin": {"t": 10, "l": 10, "b": 10},
+        "margin": {"t": 4, "l": 4, "b": 4, "r": 4},
     }
-    return make(data, layout, None, height_per_row * rows + 40)
+    return make(data, layout, None, height_per_row * rows + 20)
 
 
 def density_bars(names: list[str], densities: list[float], *, title: str | None = None,
@@ -75,7 +73,7 @@ def receptive_map(reach, query: int, *, title: str | None = None, x_title: str =
 
 
 def loglog(ns: list[int], series: dict[str, list[float | None]], *, title: str | None = None,
-           y_title: str = "", x_title: str = "N", height: int = 380) -> go.Figure:
+           y_title: str = "", x_title: str = "N", height: int = 460) -> go.Figure:
     """Measured costs against N on log-log axes: a cost that grows as N^p is a straight line of
     slope p. A size that was skipped (None) leaves a gap."""
     x = array(ns)
@@ -86,7 +84,10 @@ def loglog(ns: list[int], series: dict[str, list[float | None]], *, title: str |
                      "connectgaps": False})
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log", "tickvals": x,
                         "ticktext": [f"{n:,}" for n in ns]},
-              "yaxis": {"title": {"text": y_title}, "type": "log"}}
+              "yaxis": {"title": {"text": y_title}, "type": "log"},
+              # Below the axis: four or five names above the plot would cover the title.
+              "legend": {"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
+              "margin": {"b": 120}}
     return make(data, layout, title, height)
 
 

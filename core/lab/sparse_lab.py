@@ -47,21 +47,25 @@ def gallery(cfg: PatternConfig, d: int = 64) -> dict[str, dict]:
 
 
 # ------------------------------------------------------------------------ receptive field
-def receptive_field(mask: torch.Tensor, query: int, layers: int) -> torch.Tensor:
-    """(L, N) bool: row l - 1 marks the positions whose token can reach ``query`` after l
-    layers of this pattern. One layer brings in S_query; each further layer brings in the
-    sets of every position already reached (a path i -> j -> ... of kept pairs).
+def receptive_field(mask: torch.Tensor, query: int,
+                    layers: int) -> torch.Tensor:
+    """(L, N) bool: row l - 1 marks the positions whose token
+    can reach ``query`` after l layers of this pattern. Layer 1
+    brings in S_query; each further layer brings in the sets of
+    all positions reached so far (paths of kept pairs).
 
     Example: receptive_field(window(10, 2, causal=True), 9, 2)
-        -> row 0: positions 7..9, row 1: positions 5..9 (2 per layer: L·w)
+        -> row 0: positions 7..9; row 1: positions 5..9
+           (w = 2 more per layer: L·w)
     """
-    reach = mask[query].clone()                                # (N,) one layer
+    reach = mask[query].clone()              # (N,) one layer
     rows = [reach]
-    step = mask.to(torch.float32)                              # (N, N)
+    step = mask.to(torch.float32)            # (N, N)
     for _ in range(layers - 1):
-        reach = (reach.to(torch.float32) @ step) > 0           # (N,) one hop further
+        hops = reach.to(torch.float32) @ step  # (N,) paths
+        reach = hops > 0                     # one hop further
         rows.append(reach)
-    return torch.stack(rows)                                   # (L, N)
+    return torch.stack(rows)                 # (L, N)
 
 
 def layers_to_reach(mask: torch.Tensor, query: int, key: int, max_layers: int = 512) -> int | None:

@@ -36,82 +36,93 @@ def _ij(n: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 def window(n: int, w: int, causal: bool = False,
            dilation: int = 1) -> torch.Tensor:
-    """Sliding window: keys within w steps of the query (every ``dilation``-th one).
+    """Sliding window: keys within w steps of the query
+    (every ``dilation``-th one).
 
-    Example: window(4, 1) ->            window(4, 1, causal=True) ->
-        [[T, T, F, F],                      [[T, F, F, F],
-         [T, T, T, F],                       [T, T, F, F],
-         [F, T, T, T],                       [F, T, T, F],
-         [F, F, T, T]]                       [F, F, T, T]]
+    Example: window(4, 1) ->       window(4, 1, causal=True) ->
+        [[T, T, F, F],                 [[T, F, F, F],
+         [T, T, T, F],                  [T, T, F, F],
+         [F, T, T, T],                  [F, T, T, F],
+         [F, F, T, T]]                  [F, F, T, T]]
     """
     i, j = _ij(n)
-    back = i - j                                              # (N, N) how far back j is
+    back = i - j                      # (N, N) how far back j is
     near = back.abs() <= w * dilation
     if causal:
         near &= back >= 0
-    return near & (back % dilation == 0)                      # (N, N)
+    return near & (back % dilation == 0)            # (N, N)
 
 
 def strided(n: int, stride: int) -> torch.Tensor:
-    """Child et al. 2019, "strided": the previous ``stride`` positions, and every
-    ``stride``-th position before them. Causal. About 2·√N keys when stride ≈ √N.
+    """Child et al. 2019, "strided": the previous ``stride``
+    positions, and every ``stride``-th position before them.
+    Causal. About 2·√N keys a row when stride ≈ √N.
 
-    Example: strided(5, 2)[4] -> [T, F, T, T, T]   (local 3, 4; strided 0, 2, 4)
+    Example: strided(5, 2)[4] -> [T, F, T, T, T]
+             (local: 3, 4; strided: 0, 2, 4)
     """
     i, j = _ij(n)
-    back = i - j                                              # (N, N)
+    back = i - j                                    # (N, N)
     local = (back >= 0) & (back < stride)
-    return local | ((back >= 0) & (back % stride == 0))       # (N, N)
+    return local | ((back >= 0) & (back % stride == 0))
 
 
 def fixed(n: int, stride: int, summary: int = 1) -> torch.Tensor:
-    """Child et al. 2019, "fixed": the query's own block of ``stride`` positions, and the
-    last ``summary`` positions of every block (cells that carry a block's summary). Causal.
+    """Child et al. 2019, "fixed": the query's own block of
+    ``stride`` positions, and the last ``summary`` positions of
+    every block (cells that summarise their block). Causal.
 
-    Example: fixed(6, 3)[4] -> [F, F, T, T, T, F]   (own block 3, 4; summary 2)
+    Example: fixed(6, 3)[4] -> [F, F, T, T, T, F]
+             (own block: 3, 4; summary of block 0: 2)
     """
     i, j = _ij(n)
-    same_block = (i // stride) == (j // stride)               # (N, N)
-    summary_col = (j % stride) >= stride - summary            # (1, N)
-    return (same_block | summary_col) & (j <= i)              # (N, N)
+    same_block = (i // stride) == (j // stride)     # (N, N)
+    summary_col = (j % stride) >= stride - summary  # (1, N)
+    return (same_block | summary_col) & (j <= i)    # (N, N)
 
 
 def longformer(n: int, w: int, n_global: int) -> torch.Tensor:
-    """Beltagy et al. 2020: a window of w each side, plus ``n_global`` tokens (the first
-    ones) that see every position and that every position sees.
+    """Beltagy et al. 2020: a window of w each side, plus
+    ``n_global`` tokens (the first ones) that see every
+    position and that every position sees.
 
-    Example: longformer(5, 1, 1)[4] -> [T, F, F, T, T];  [0] -> all True
+    Example: longformer(5, 1, 1)[4] -> [T, F, F, T, T]
+             longformer(5, 1, 1)[0] -> all True
     """
     i, j = _ij(n)
-    glob = (i < n_global) | (j < n_global)                    # (N, N) a global row or column
+    glob = (i < n_global) | (j < n_global)  # (N, N) global row/col
     return window(n, w) | glob
 
 
-def bigbird(n: int, w: int, n_global: int, n_random: int, seed: int) -> torch.Tensor:
-    """Zaheer et al. 2020: Longformer's window and global tokens, plus ``n_random`` keys
-    per query drawn (from ``seed``) among the keys it does not see yet.
+def bigbird(n: int, w: int, n_global: int, n_random: int,
+            seed: int) -> torch.Tensor:
+    """Zaheer et al. 2020: Longformer's window and global
+    tokens, plus ``n_random`` keys per query drawn (from
+    ``seed``) among the keys it does not see yet.
 
-    Example: bigbird(64, 2, 1, 3, seed=0).sum(1)[10] -> 5 + 1 + 3 = 9 keys
+    Example: bigbird(64, 2, 1, 3, seed=0)[10].sum()
+             -> 5 (window) + 1 (global) + 3 (random) = 9
     """
-    base = longformer(n, w, n_global)                         # (N, N)
+    base = longformer(n, w, n_global)               # (N, N)
     g = torch.Generator().manual_seed(seed)
-    noise = torch.rand(n, n, generator=g)                     # (N, N) one draw per pair
-    noise = noise.masked_fill(base, 2.0)                      # seen keys drawn last
+    noise = torch.rand(n, n, generator=g)   # (N, N) one per pair
+    noise = noise.masked_fill(base, 2.0)    # seen keys: drawn last
     r = min(n_random, n)
-    picked = noise.topk(r, dim=-1, largest=False).indices     # (N, r) r smallest
+    picked = noise.topk(r, dim=-1, largest=False).indices  # (N, r)
     extra = torch.zeros(n, n, dtype=torch.bool)
     extra.scatter_(1, picked, True)
-    return base | (extra & (noise < 2.0))                     # (N, N)
+    return base | (extra & (noise < 2.0))           # (N, N)
 
 
 def block_local(n: int, block: int) -> torch.Tensor:
-    """Block-sparse: positions in blocks of ``block``; a query sees its own block and the
-    one before (Parmar et al. 2018's local 1-D attention; BigBird computes in such blocks).
+    """Block-sparse: positions in blocks of ``block``; a query
+    sees its own block and the one before (the local 1-D
+    attention of Parmar et al. 2018; BigBird computes in blocks).
 
     Example: block_local(6, 2)[4] -> [F, F, T, T, T, T]
     """
     i, j = _ij(n)
-    gap = (i // block) - (j // block)                         # (N, N) blocks apart
+    gap = (i // block) - (j // block)       # (N, N) blocks apart
     return (gap == 0) | (gap == 1)
 
 
@@ -187,69 +198,90 @@ class SparseResult:
     index: torch.Tensor    # (R, K) key position of each weight (R = N, or N padded to chunks)
 
 
-def banded_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, w: int,
-                     causal: bool = False, dilation: int = 1) -> SparseResult:
-    """Window attention in chunks: c = w·dilation queries see the keys of their own chunk
-    and of one chunk on each side (the one before only, if causal) - L = 3c or 2c keys,
-    never all N. Scores (C, c, L) instead of (N, N): memory and time O(N·w·d).
+def banded_attention(q: torch.Tensor, k: torch.Tensor,
+                     v: torch.Tensor, w: int, causal: bool = False,
+                     dilation: int = 1) -> SparseResult:
+    """Window attention in chunks: c = w·dilation queries meet
+    the keys of their own chunk and of one chunk on each side
+    (only the one before, if causal): L = 3c or 2c keys, never
+    all N. Scores (C, c, L), not (N, N): time, memory O(N·w·d).
 
-    Example: N = 4096, w = 128 -> 32 chunks of 128 queries × 384 keys: 1.6 M scores,
-    not 16.8 M.
+    Example: N = 4096, w = 128 -> 32 chunks of 128 queries
+    × 384 keys: 1.6 M scores instead of 16.8 M.
     """
     n, d_k = q.shape[-2], q.shape[-1]
-    c = w * dilation                                   # farthest key; also the chunk
+    c = w * dilation                # farthest key; also the chunk
     n_chunks = -(-n // c)
     pad = n_chunks * c - n
     after = 0 if causal else c
-    span = c + c + after                               # L keys per chunk
-    q_chunks = F.pad(q, (0, 0, 0, pad)).unflatten(-2, (n_chunks, c))  # (..., C, c, d_k)
-    # Overlapping windows of keys are views of the padded keys: nothing is copied.
-    k_win = F.pad(k, (0, 0, c, pad + after)).unfold(-2, span, c)      # (..., C, d_k, L)
-    v_win = F.pad(v, (0, 0, c, pad + after)).unfold(-2, span, c)      # (..., C, d_v, L)
-    scores = q_chunks @ k_win / math.sqrt(d_k)                         # (..., C, c, L)
-    # Query s of a chunk and its key t are back = s + c - t positions apart.
-    back = torch.arange(c).unsqueeze(1) + c - torch.arange(span)       # (c, L)
+    span = c + c + after                       # L keys per chunk
+    q_chunks = F.pad(q, (0, 0, 0, pad))
+    q_chunks = q_chunks.unflatten(-2, (n_chunks, c))  # (.., C, c, d)
+    # Overlapping windows of keys: views of the padded keys.
+    k_win = F.pad(k, (0, 0, c, pad + after))
+    k_win = k_win.unfold(-2, span, c)             # (.., C, d_k, L)
+    v_win = F.pad(v, (0, 0, c, pad + after))
+    v_win = v_win.unfold(-2, span, c)             # (.., C, d_v, L)
+    scores = q_chunks @ k_win                     # (.., C, c, L)
+    scores /= math.sqrt(d_k)       # in place, as every step below
+    # Query s of a chunk and its key slot t: s + c - t apart.
+    s, t = torch.arange(c), torch.arange(span)
+    back = s.unsqueeze(1) + c - t                 # (c, L)
     keep = (back.abs() <= c) & (back % dilation == 0)
     if causal:
         keep &= back >= 0
-    key_pos = torch.arange(-c, n_chunks * c + after).unfold(0, span, c)  # (C, L)
+    key_pos = torch.arange(-c, n_chunks * c + after)
+    key_pos = key_pos.unfold(0, span, c)          # (C, L)
+    outside = (key_pos < 0) | (key_pos >= n)
     scores.masked_fill_(~keep, NEG_INF)
-    scores.masked_fill_(((key_pos < 0) | (key_pos >= n)).unsqueeze(-2), NEG_INF)
-    weights = torch.softmax(scores, dim=-1)                            # (..., C, c, L)
-    out = weights @ v_win.transpose(-2, -1)                            # (..., C, c, d_v)
-    index = key_pos.unsqueeze(1).expand(n_chunks, c, span)             # (C, c, L) a view
-    return SparseResult(output=out.flatten(-3, -2)[..., :n, :],        # (..., N, d_v)
-                        weights=weights.flatten(-3, -2),               # (..., C·c, L)
-                        index=index)
+    scores.masked_fill_(outside.unsqueeze(-2), NEG_INF)
+    # Softmax in place: the scores' buffer becomes the weights
+    # (one (C, c, L) tensor, not two). A padding row with no key
+    # gets all zeros, not NaN.
+    top = scores.amax(-1, keepdim=True).clamp_(min=-1e30)
+    weights = scores.sub_(top).exp_()             # (.., C, c, L)
+    total = weights.sum(-1, keepdim=True).clamp_(min=1e-30)
+    weights.div_(total)
+    out = weights @ v_win.transpose(-2, -1)       # (.., C, c, d_v)
+    out = out.flatten(-3, -2)[..., :n, :]         # (.., N, d_v)
+    index = key_pos.unsqueeze(1).expand(n_chunks, c, span)
+    return SparseResult(output=out,
+                        weights=weights.flatten(-3, -2),  # (C·c, L)
+                        index=index)                      # (C, c, L)
 
 
-def gather_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-                     index: torch.Tensor, valid: torch.Tensor,
+def gather_attention(q: torch.Tensor, k: torch.Tensor,
+                     v: torch.Tensor, index: torch.Tensor,
+                     valid: torch.Tensor,
                      pairs_per_step: int = 1 << 14) -> SparseResult:
-    """Any pattern as index sets (``index_sets``): each query's K keys and values are
-    gathered next to it, then one small dot product per kept pair. Queries go in groups
-    of about ``pairs_per_step`` pairs, so the gathered copies stay small.
+    """Any pattern as index sets (``index_sets``): each query's
+    K keys and values are gathered next to it, then one small
+    dot product per kept pair. Queries go in groups of about
+    ``pairs_per_step`` pairs: the gathered copies stay small.
 
-    Example: index [[0, 0], [0, 1]], valid [[T, F], [T, T]] -> query 0 attends to key 0
-    only (weight 1), query 1 to keys 0 and 1.
+    Example: index [[0, 0], [0, 1]], valid [[T, F], [T, T]]
+    -> query 0 sees key 0 only (weight 1); query 1 keys 0, 1.
     """
     n, width = index.shape
     d_k = q.shape[-1]
     rows = max(1, pairs_per_step // width)
-    out = q.new_empty(*q.shape[:-1], v.shape[-1])                      # (..., N, d_v)
-    weights = q.new_empty(*q.shape[:-1], width)                        # (..., N, K)
+    out = q.new_empty(*q.shape[:-1], v.shape[-1])  # (.., N, d_v)
+    weights = q.new_empty(*q.shape[:-1], width)    # (.., N, K)
     for a in range(0, n, rows):
-        idx = index[a:a + rows]                                        # (r, K)
-        flat = idx.flatten()                                           # (r·K,)
-        k_sets = k.index_select(-2, flat).unflatten(-2, idx.shape)     # (..., r, K, d_k)
-        v_sets = v.index_select(-2, flat).unflatten(-2, idx.shape)     # (..., r, K, d_v)
-        q_rows = q[..., a:a + rows, :].unsqueeze(-2)                   # (..., r, 1, d_k)
-        scores = (q_rows @ k_sets.transpose(-2, -1)).squeeze(-2)       # (..., r, K)
-        scores = scores / math.sqrt(d_k)
+        idx = index[a:a + rows]                    # (r, K)
+        flat = idx.flatten()                       # (r·K,)
+        k_sets = k.index_select(-2, flat)
+        k_sets = k_sets.unflatten(-2, idx.shape)   # (.., r, K, d_k)
+        v_sets = v.index_select(-2, flat)
+        v_sets = v_sets.unflatten(-2, idx.shape)   # (.., r, K, d_v)
+        q_rows = q[..., a:a + rows, :].unsqueeze(-2)  # (.., r, 1, d)
+        scores = q_rows @ k_sets.transpose(-2, -1)    # (.., r, 1, K)
+        scores = scores.squeeze(-2) / math.sqrt(d_k)  # (.., r, K)
         scores.masked_fill_(~valid[a:a + rows], NEG_INF)
-        w = torch.softmax(scores, dim=-1)                              # (..., r, K)
+        w = torch.softmax(scores, dim=-1)          # (.., r, K)
         weights[..., a:a + rows, :] = w
-        out[..., a:a + rows, :] = (w.unsqueeze(-2) @ v_sets).squeeze(-2)
+        mixed = w.unsqueeze(-2) @ v_sets           # (.., r, 1, d_v)
+        out[..., a:a + rows, :] = mixed.squeeze(-2)
     return SparseResult(output=out, weights=weights, index=index)
 
 
