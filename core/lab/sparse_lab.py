@@ -86,19 +86,34 @@ def layers_to_reach(mask: torch.Tensor, query: int, key: int, max_layers: int = 
     return None
 
 
-def layers_to_connect_all(mask: torch.Tensor, max_layers: int = 1024) -> int:
-    """Fewest layers after which more layers connect no new pair: every token has then
-    reached every query it ever will (for a window, every token every query).
+def _hop(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Boolean matrix product: i reaches j through some k. (N, N)"""
+    return (a.to(torch.float32) @ b.to(torch.float32)) > 0
 
-    Example: layers_to_connect_all(longformer(64, 2, 1)) -> 2   (any i -> global -> any j)
+
+def layers_to_connect_all(mask: torch.Tensor) -> int:
+    """Fewest layers L after which one more layer connects no new
+    pair: every token has then reached every query it ever will
+    (for a window, every token every query).
+
+    Every pattern keeps the diagonal, so L layers reach what the
+    L-th boolean power of the mask does, and powers compose: the
+    answer is found with about 2·log2(N) products (binary lifting),
+    not one product per layer.
+
+    Example: layers_to_connect_all(longformer(64, 2, 1)) -> 2
+             (any i -> a global token -> any j)
     """
-    reach, step = mask.clone(), mask.to(torch.float32)          # (N, N) each
-    for layer in range(1, max_layers + 1):
-        grown = (reach.to(torch.float32) @ step) > 0            # (N, N) one hop further
-        if torch.equal(grown, reach):
-            return layer
-        reach = grown
-    return max_layers
+    powers = [mask]                          # mask^(2^k), (N, N)
+    while not torch.equal(nxt := _hop(powers[-1], powers[-1]), powers[-1]):
+        powers.append(nxt)
+    closure = powers[-1]
+    reach, layers = None, 0                  # mask^layers, < closure
+    for k in range(len(powers) - 1, -1, -1):
+        step = powers[k] if reach is None else _hop(reach, powers[k])
+        if not torch.equal(step, closure):
+            reach, layers = step, layers + 2 ** k
+    return layers + 1
 
 
 # ------------------------------------------------------------------------ measuring
