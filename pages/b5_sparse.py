@@ -120,18 +120,19 @@ def pattern_sections():
         st.caption(tr(f"{NS}.gallery_caption", n=cfg.n, w=cfg.w, dil=cfg.dilation, g=cfg.n_global,
                       r=cfg.n_random, c=max(1, cfg.w // 8)))
     with slot["table"]:
-        left, right = st.columns([2, 3])
+        # The bars, then the table under them at full width (side by side, its five columns
+        # squeeze into one character per line at 1024 px in Chinese).
+        left, right = st.columns([3, 2])
         with left:
             figure(density_bars([names[p] for p in PATTERNS], [demo[p]["density"] for p in PATTERNS],
                                 title=tr(f"{NS}.density_fig", n=cfg.n), x_title=tr(f"{NS}.density_axis")),
                    key=f"{NS}.density")
-        with right:
-            never = tr(f"{NS}.never")
-            head = "| " + " | ".join(tr_items(f"{NS}.table_head"))
-            rows = [f"| {names[p]} | {demo[p]['pairs']:,} | {demo[p]['dense_flops'] / demo[p]['flops']:.1f}× | "
-                    f"{demo[p]['first_to_last'] or never} | {demo[p]['all']} |" for p in PATTERNS]
-            st.markdown(head + " |\n|---|--:|--:|--:|--:|\n" + "\n".join(rows))
-            st.caption(tr(f"{NS}.table_caption", n=cfg.n))
+        right.caption(tr(f"{NS}.table_caption", n=cfg.n))
+        never = tr(f"{NS}.never")
+        head = "| " + " | ".join(tr_items(f"{NS}.table_head"))
+        rows = [f"| {names[p]} | {demo[p]['pairs']:,} | {demo[p]['dense_flops'] / demo[p]['flops']:.1f}× | "
+                f"{demo[p]['first_to_last'] or never} | {demo[p]['all']} |" for p in PATTERNS]
+        st.markdown(head + " |\n|---|--:|--:|--:|--:|\n" + "\n".join(rows))
     with slot["reach_controls"]:
         name, query, layers = reach_controls(cfg.n)
     with slot["reach"]:
@@ -168,15 +169,14 @@ st.markdown(tr(f"{NS}.measure_text"))
 
 
 def measure_controls() -> tuple[int, int, bool, bool]:
-    c1, c2, c3, c4 = st.columns([3, 3, 3, 2])
+    c1, c2 = st.columns(2)
     largest = c1.select_slider(tr(f"{NS}.largest"), SIZES[2:], value=LARGEST, key=f"{NS}.largest",
                                bind="query-params", help=tr(f"{NS}.largest_help"))
     w = c2.select_slider(tr(f"{NS}.measure_w"), [32, 64, 128, 256], value=128, key=f"{NS}.mw",
                          bind="query-params")
-    c3.write("")
+    c3, c4 = st.columns(2)
     flex = c3.toggle("flex_attention", False, key=f"{NS}.flex", bind="query-params",
                      help=tr(f"{NS}.flex_help"))
-    c4.write("")
     pressed = c4.button(tr(f"{NS}.measure_button"), key=f"{NS}.measure_btn", type="primary")
     return largest, w, flex, pressed
 

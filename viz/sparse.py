@@ -86,8 +86,8 @@ def loglog(ns: list[int], series: dict[str, list[float | None]], *, title: str |
                         "ticktext": [f"{n:,}" for n in ns]},
               "yaxis": {"title": {"text": y_title}, "type": "log"},
               # Below the axis: four or five names above the plot would cover the title.
-              "legend": {"orientation": "h", "x": 0, "y": -0.22, "yanchor": "top"},
-              "margin": {"b": 120}}
+              "legend": {"orientation": "h", "x": 0, "y": -0.3, "yanchor": "top"},
+              "margin": {"b": 140}}
     return make(data, layout, title, height)
 
 
