@@ -190,12 +190,19 @@ def measure_section():
     if pressed:
         bar = st.progress(0.0, text=tr(f"{NS}.measuring"))
         runs = [(kern, n) for n in sizes for kern in kernels]
-        table = {}
+        table, failed = {}, {}
         for step, (kern, n) in enumerate(runs):
             bar.progress(step / len(runs), text=tr(f"{NS}.measuring_one", kernel=kern, n=n))
-            table[(kern, n)] = measured(kern, n, w)
+            if kern in failed:
+                table[(kern, n)] = None
+                continue
+            try:
+                table[(kern, n)] = measured(kern, n, w)
+            except Exception as err:  # torch.compile (flex) needs a C++ compiler on the server
+                failed[kern], table[(kern, n)] = type(err).__name__, None
         bar.empty()
-        st.session_state[key] = {"sizes": sizes, "w": w, "table": table, "kernels": kernels}
+        st.session_state[key] = {"sizes": sizes, "w": w, "table": table, "kernels": kernels,
+                                 "failed": failed}
     result = st.session_state.get(key)
     if not result:
         st.info(tr(f"{NS}.measure_hint"))
@@ -216,6 +223,8 @@ def measure_section():
     for text in tables:
         st.markdown(text)
     measure_notes(sizes, table, kernels)
+    for kern, error in result.get("failed", {}).items():
+        st.warning(tr(f"{NS}.failed", kernel=labels[kern], error=error))
 
 
 def results_table(sizes: list[int], values: dict[str, list[float | None]], unit: str) -> str:
@@ -238,8 +247,9 @@ def measure_notes(sizes: list[int], table: dict, kernels: tuple) -> None:
     if skipped:
         st.warning(tr(f"{NS}.skipped", sizes=", ".join(f"{n:,}" for n in skipped)))
     st.caption(tr(f"{NS}.measure_caption", threads=torch.get_num_threads()))
-    if "flex" in kernels and table[("flex", sizes[0])]:
-        st.caption(tr(f"{NS}.flex_caption", s=max(table[("flex", n)]["first_ms"] for n in sizes) / 1000))
+    firsts = [table[("flex", n)]["first_ms"] for n in sizes if "flex" in kernels and table[("flex", n)]]
+    if firsts:
+        st.caption(tr(f"{NS}.flex_caption", s=max(firsts) / 1000))
 
 
 measure_section()
