@@ -1,6 +1,7 @@
 """Sparse attention against dense attention on this CPU: time and peak memory as N grows.
 
-    python -m bench.bench_sparse [--w 128] [--largest 16384] [--rounds 3] [--threads 1] [--no-flex]
+    python -m bench.bench_sparse [--w 128] [--largest 16384] [--rounds 3] [--doubling-rounds 7]
+                                 [--threads 1] [--no-flex]
 
 One head, d = 64, a sliding window of w each side, measured with core.lab.sparse_lab.measure_one
 (the function lesson B5 runs on its button): median time of a few runs, and the peak bytes the
@@ -38,6 +39,7 @@ def main() -> None:
     ap.add_argument("--largest", type=int, default=16384)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--doubling-rounds", type=int, default=7)
     ap.add_argument("--no-flex", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -83,11 +85,19 @@ def main() -> None:
         f = best[("fused", 4096)]
         print(f"          fused SDPA without mask: banded {f['ms'] / b['ms']:.1f}x faster, "
               f"memory ratio {f['bytes'] / b['bytes']:.2f}")
-    for n in sizes:
-        if n >= 2048 and 2 * n in sizes:
-            ratio = best[("banded", 2 * n)]["ms"] / best[("banded", n)]["ms"]
+    # The doublings again, banded alone and more rounds: it is cheap, and on a shared machine
+    # one slow round in three is common. The sizes take turns within each round.
+    doubling = [n for n in sizes if n >= 2048]
+    fastest = {n: best[("banded", n)]["ms"] for n in doubling}
+    for _ in range(args.doubling_rounds):
+        for n in doubling:
+            fastest[n] = min(fastest[n], measure_one("banded", n, args.w)["ms"])
+    for n in doubling:
+        if 2 * n in fastest:
+            ratio = fastest[2 * n] / fastest[n]
             ok &= ratio <= TARGET_DOUBLING
-            print(f"banded time({2 * n}) / time({n}) = {ratio:.2f} (target <= {TARGET_DOUBLING})")
+            print(f"banded time({2 * n}) / time({n}) = {fastest[2 * n]:.1f} / {fastest[n]:.1f} ms = {ratio:.2f} "
+                  f"(target <= {TARGET_DOUBLING})")
     print(f"load average {os.getloadavg()[0]:.2f}; " + ("all targets met" if ok else "SOME TARGET MISSED"))
 
 
