@@ -15,6 +15,7 @@ from core.parts.sparse import (
     gather_attention,
     index_sets,
     longformer,
+    pattern_mask,
     strided,
     window,
 )
@@ -67,6 +68,13 @@ def patterns_demo(cfg: PatternConfig) -> dict:
         row["all"] = layers_to_connect_all(mask)
         row["mask"] = mask.numpy()
     return table
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def reach_demo(cfg: PatternConfig, name: str, query: int, layers: int) -> tuple:
+    """The receptive field of ``query`` (L, N) and the layers token 0 needs to reach it."""
+    mask = pattern_mask(name, cfg)
+    return receptive_field(mask, query, layers).numpy(), layers_to_reach(mask, query, 0)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -136,13 +144,11 @@ def pattern_sections():
     with slot["reach_controls"]:
         name, query, layers = reach_controls(cfg.n)
     with slot["reach"]:
-        mask = torch.from_numpy(demo[name]["mask"])
-        reach = receptive_field(mask, query, layers)                    # (L, N)
+        reach, first = reach_demo(cfg, name, query, layers)             # (L, N)
         figure(receptive_map(reach, query, title=tr(f"{NS}.reach_fig", name=names[name], i=query),
                              x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.layer_axis"),
                              hover=(tr(f"{NS}.position"), tr(f"{NS}.layer_axis"))), key=f"{NS}.reach")
         seen = int(reach[-1].sum())
-        first = layers_to_reach(mask, query, 0)
         st.caption(tr(f"{NS}.reach_caption", i=query, L=layers, seen=seen, n=cfg.n,
                       first=first if first is not None else tr(f"{NS}.never"), all=demo[name]["all"]))
     with slot["kernel"]:
