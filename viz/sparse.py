@@ -16,6 +16,9 @@ def mask_gallery(masks: list, titles: list[str], *, cols: int = 4, hover: str = 
     kept pairs dark, skipped pairs white. Above 64 × 64 a panel is pooled, and a pooled cell
     shows the fraction of its pairs that are kept."""
     shown = [pool(array(m), 64 * 64) for m in masks]
+    # Unpooled, a mask is 0/1: sent as bytes, a quarter of float32 (the gallery is the page's
+    # largest chart: 8 × 64 × 64 cells). Pooled cells are fractions and stay float32.
+    shown = [(z.astype(np.uint8), f) if f == 1 else (z, f) for z, f in shown]
     n = shown[0][0].shape[0]
     rows = -(-len(masks) // cols)
     gap = max(2.0, 0.42 * n)      # room for a two-line title above each panel
