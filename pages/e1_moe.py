@@ -7,7 +7,7 @@ from core.calc import configs
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute, route_prompt
 from core.models.model import ASSETS
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable, load_moe_model
-from core.parts.moe import MODES, OVERFLOWS, Routing, choose_experts, expert_capacity, fill_experts, switch_loss
+from core.parts.moe import MODES, OVERFLOWS, MoE, Routing, choose_experts, expert_capacity, fill_experts, switch_loss
 from ui.frame import beside_code, code_panel, device, figure, header, plain, text_box, tr, try_this
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
@@ -29,9 +29,10 @@ def _load(prefix: str, dev: str):
         return err
 
 
-@st.cache_data(max_entries=4, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False)
 def shipped(prefix: str) -> dict | None:
-    """What training wrote beside the weights: config, losses, curve, expert statistics."""
+    """What training wrote beside the weights: config, losses, curve, expert statistics.
+    Read once and shared (cache_resource: no copy per run); the page never changes it."""
     try:
         return {name: json.loads((ASSETS / f"{prefix}{suffix}").read_text(encoding="utf-8"))
                 for name, suffix in (("meta", "_config.json"), ("curve", "_loss.json"),
@@ -68,11 +69,12 @@ def routing_controls(n_layers: int, n_experts: int):
     n_used = c3.slider(tr(f"{NS}.n_used"), 1, n_experts, n_experts, key=f"{NS}.n_used", bind="query-params")
     capacity = c4.select_slider(tr(f"{NS}.capacity"), CAPACITY, value="1.25", key=f"{NS}.capacity",
                                 bind="query-params", help=tr(f"{NS}.capacity_help"))
-    c5, c6, c7, c8 = st.columns([3, 2, 2, 1])
+    c5, c6 = st.columns([3, 2])
     mode = c5.segmented_control(tr(f"{NS}.mode"), MODES, default="topk", key=f"{NS}.mode", required=True,
                                 bind="query-params", help=tr(f"{NS}.mode_help"))
     overflow = c6.segmented_control(tr(f"{NS}.overflow"), OVERFLOWS, default="residual", key=f"{NS}.overflow",
                                     required=True, bind="query-params", help=tr(f"{NS}.overflow_help"))
+    c7, c8 = st.columns([3, 1])
     noise = c7.slider(tr(f"{NS}.noise"), 0.0, 3.0, 1.0, 0.25, key=f"{NS}.noise", bind="query-params",
                       help=tr(f"{NS}.noise_help"))
     seed = c8.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
@@ -101,7 +103,7 @@ expert_names = [f"E{e}" for e in range(cfg.n_experts)]
 st.subheader(tr(f"{NS}.route_title"))
 st.markdown(tr(f"{NS}.route_text"))
 slot = {"controls": st.container()}
-slot["router"] = beside_code(choose_experts, height=480)
+slot["router"] = beside_code(MoE.forward, choose_experts, height=560)
 st.subheader(tr(f"{NS}.load_title"))
 st.markdown(tr(f"{NS}.load_text"))
 slot["load"] = beside_code(expert_capacity, fill_experts, switch_loss, height=480)
@@ -152,7 +154,7 @@ def routing_section():
         traffic = r["traffic"]
         crossing = int(traffic.sum() - traffic.trace())
         gpus = [f"GPU {g}" for g in range(n_used)]
-        figure(count_grid(traffic, gpus, [f"{g} · E{i}" for i, g in enumerate(gpus)],
+        figure(count_grid(traffic, gpus, expert_names[:n_used],
                           names=(tr(f"{NS}.from_device"), tr(f"{NS}.to_device"), tr(f"{NS}.tokens_sent")),
                           title=tr(f"{NS}.devices_fig", layer=layer, n=n_used),
                           height=max(300, 150 + 34 * n_used)),
@@ -184,13 +186,18 @@ with left:
                key=f"{NS}.collapse")
         if noaux_info is None:
             st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux"))
-        curves = {tr(f"{NS}.with_aux"): [p["balance"] for p in main_info["curve"]]}
-        if noaux_info is not None:
-            curves[tr(f"{NS}.without_aux")] = [p["balance"] for p in noaux_info["curve"]]
-        steps = [p["step"] for p in main_info["curve"]]
-        figure(lines(steps, {name: v[: len(steps)] for name, v in curves.items()},
+        steps = sorted({p["step"] for info in (main_info, noaux_info) if info for p in info["curve"]})
+        curves = {}
+        for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
+            if info is not None:   # the two runs may have different lengths: gaps are NaN
+                by_step = {p["step"]: p["balance"] for p in info["curve"]}
+                curves[label] = [by_step.get(s, float("nan")) for s in steps]
+        figure(lines(steps, curves,
                      title=tr(f"{NS}.balance_fig"), x_title=tr(f"{NS}.step"), y_title="E · Σ fᵢ Pᵢ"),
                key=f"{NS}.balance")
+        if noaux_info is not None:
+            st.caption(tr(f"{NS}.runs", a=main_info["meta"]["training"]["steps"],
+                          b=noaux_info["meta"]["training"]["steps"]))
         meta = main_info["meta"]
         st.markdown(tr(f"{NS}.val_loss", moe=meta["validation_loss"], dense=meta["dense_validation_loss"],
                        train=meta["training_split_loss"]))
@@ -232,7 +239,7 @@ st.markdown(tr(f"{NS}.memory_text"))
 memory_slot = beside_code(memory_and_compute, arch_of, height=420)
 
 
-@st.cache_data(max_entries=2, show_spinner=False)
+@st.cache_resource(max_entries=2, show_spinner=False)
 def memory_points(vocab: int) -> list[dict]:
     ours = arch_of(cfg)
     archs = [configs.get(name) for name in configs.names()] + [ours]

@@ -245,3 +245,38 @@ def test_registry_counts_the_moe_course_model_exactly():
     mix = memory_and_compute(configs.get("mixtral-8x7b"))
     assert mix["total"] == 46_702_792_704 and mix["active"] == 12_879_925_248
     assert mix["flops_per_token"] == 2 * 12_879_925_248 and mix["bytes"] == 2 * 46_702_792_704
+
+
+@pytest.mark.parametrize("prefix", ["moe_model", "moe_model_noaux"])
+def test_shipped_moe_models_load_and_decode_the_same_with_the_cache(prefix):
+    import json
+
+    from core.models.model import ASSETS, load_course_model
+    from core.models.moe_model import load_moe_model
+    if not (ASSETS / f"{prefix}.safetensors").exists():
+        pytest.skip(f"{prefix} not shipped")
+    assert (ASSETS / f"{prefix}.safetensors").stat().st_size <= 10_000_000
+    model, tok = load_moe_model(prefix=prefix)                     # checks the sha256 too
+    _, dense_tok = load_course_model()
+    assert tok.to_json() == dense_tok.to_json()                    # one vocabulary for both models
+    for prompt in ("君不见，黄河之水", "床前明月光，", ""):
+        assert generate(model, tok, prompt, 16, use_cache=True) == generate(model, tok, prompt, 16, use_cache=False)
+    meta = json.loads((ASSETS / f"{prefix}_config.json").read_text(encoding="utf-8"))
+    assert meta["parameters"] == sum(p.numel() for p in model.parameters())
+    stats = json.loads((ASSETS / f"{prefix}_experts.json").read_text(encoding="utf-8"))
+    for layer in stats["layers"]:
+        assert len(layer) == 8 and sum(e["load"] for e in layer) == pytest.approx(1, abs=1e-3)
+
+
+def test_load_moe_model_reports_a_damaged_file(tmp_path):
+    import shutil
+
+    from core.models.model import ASSETS
+    from core.models.moe_model import MoEModelUnavailable, load_moe_model
+    if not (ASSETS / "moe_model.safetensors").exists():
+        pytest.skip("moe_model not shipped")
+    for name in ("moe_model_config.json", "course_model_vocab.json"):
+        shutil.copy(ASSETS / name, tmp_path / name)
+    (tmp_path / "moe_model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(MoEModelUnavailable, match="train_moe_model"):
+        load_moe_model(assets=tmp_path)

@@ -197,42 +197,51 @@ class MoE(nn.Module):
     def n_experts(self) -> int:
         return len(self.experts)
 
-    def forward(self, x: torch.Tensor, routing: Routing = Routing(), rng: torch.Generator | None = None,
+    def forward(self, x: torch.Tensor, routing: Routing = Routing(),
+                rng: torch.Generator | None = None,
                 trace: Trace | None = None) -> MoEResult:
-        e_all, e_used = self.n_experts, routing.experts_used(self.n_experts)
-        k = routing.top(self.n_experts)
-        h = x.reshape(-1, x.shape[-1])                                       # (T, D)
-        clean = self.w_g(h)                                                  # (T, E)
+        e_all = self.n_experts
+        e_used = routing.experts_used(e_all)
+        k = routing.top(e_all)
+        h = x.reshape(-1, x.shape[-1])                   # (T, D)
+        clean = self.w_g(h)                              # (T, E)
         logits = clean
         if routing.mode == "noisy" and routing.noise_scale > 0:
-            std = F.softplus(self.w_noise(h))                                # (T, E)
-            noise = torch.randn(clean.shape, generator=rng, device=h.device)
-            logits = clean + routing.noise_scale * noise * std               # (T, E)
-        if e_used < e_all:   # experts left out cannot be chosen: probability 0
-            logits = logits.masked_fill(torch.arange(e_all, device=h.device) >= e_used, float("-inf"))
-        probs, experts, gates, dispatched = choose_experts(logits, routing.mode, k, rng)
-        cap = expert_capacity(h.shape[0], k, e_used, routing.capacity_factor)
-        fits, wanted = fill_experts(experts, dispatched, e_all, cap)         # (T, k), (E,)
+            std = F.softplus(self.w_noise(h))            # (T, E)
+            eps = torch.randn(clean.shape, generator=rng,
+                              device=h.device)           # (T, E)
+            logits = clean + routing.noise_scale * eps * std
+        if e_used < e_all:  # experts left out: probability 0
+            off = torch.arange(e_all, device=h.device) >= e_used
+            logits = logits.masked_fill(off, float("-inf"))
+        probs, experts, gates, sent = choose_experts(
+            logits, routing.mode, k, rng)     # (T, E), (T, k) x3
+        cap = expert_capacity(h.shape[0], k, e_used,
+                              routing.capacity_factor)
+        fits, wanted = fill_experts(experts, sent, e_all, cap)
 
-        out = torch.zeros_like(h)                                            # (T, D)
-        for e in range(e_used):
-            tok, slot = torch.nonzero((experts == e) & fits, as_tuple=True)  # (n_e,) each
-            if tok.numel():
-                y = self.experts[e](h[tok])                                  # (n_e, D)
-                out = out.index_add(0, tok, y * gates[tok, slot, None])      # (T, D)
-        overflowed = (dispatched & ~fits).any(-1)                            # (T,)
-        dropped = overflowed if routing.overflow == "drop" else torch.zeros_like(overflowed)
+        out = torch.zeros_like(h)                        # (T, D)
+        for e in experts[fits].unique().tolist():        # busy ones
+            mine = (experts == e) & fits                 # (T, k)
+            tok, slot = torch.nonzero(mine, as_tuple=True)
+            y = self.experts[e](h[tok])                  # (n_e, D)
+            g = gates[tok, slot, None]                   # (n_e, 1)
+            out = out.index_add(0, tok, y * g)           # (T, D)
+        over = (sent & ~fits).any(-1)                    # (T,)
+        drop = routing.overflow == "drop"
+        dropped = over if drop else torch.zeros_like(over)
 
-        aux = routing.aux_weight * switch_loss(probs[:, :e_used], experts, e_used)
+        aux = routing.aux_weight * switch_loss(
+            probs[:, :e_used], experts, e_used)
         z = routing.z_weight * z_loss(clean[:, :e_used])
         record(trace, "moe.router_logits", logits)
         record(trace, "moe.router_probs", probs)
         record(trace, "moe.experts", experts)
         record(trace, "moe.gates", gates)
         record(trace, "moe.fits", fits)
-        load = torch.minimum(wanted, torch.tensor(cap)) if cap is not None else wanted
+        load = wanted if cap is None else wanted.clamp(max=cap)
         return MoEResult(
-            output=out.view(x.shape), logits=logits, probs=probs, experts=experts, gates=gates,
-            dispatched=dispatched, fits=fits, wanted=wanted, load=load, capacity=cap,
-            dropped=dropped, aux_loss=aux, z_loss=z,
-        )
+            output=out.view(x.shape), logits=logits, probs=probs,
+            experts=experts, gates=gates, dispatched=sent,
+            fits=fits, wanted=wanted, load=load, capacity=cap,
+            dropped=dropped, aux_loss=aux, z_loss=z)
