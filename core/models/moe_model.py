@@ -88,7 +88,8 @@ class MoEBlock(nn.Module):
         x = x + r.output
         # A dropped token leaves the stream altogether (its residual too); with "residual"
         # overflow it passes on as it came, since its expert output is 0.
-        x = x.masked_fill(r.dropped.view(*x.shape[:-1], 1), 0.0)             # (B, N, D)
+        if routing.overflow == "drop":
+            x = x.masked_fill(r.dropped.view(*x.shape[:-1], 1), 0.0)         # (B, N, D)
         record(trace, "resid_post", x)
         return x, r
 

@@ -122,14 +122,15 @@ def fill_experts(experts: torch.Tensor, sent: torch.Tensor,
     Example: experts [[0], [0], [0]], capacity 2
              -> fits [[T], [T], [F]], wanted [3]
     """
+    if capacity is None:                       # every sent one fits
+        wanted = torch.bincount(experts[sent], minlength=n_experts)
+        return sent.clone(), wanted            # (T, k), (E,)
     t, k = experts.shape
     order = experts.T.reshape(-1)              # (k*T,) choice-major
     onehot = F.one_hot(order, n_experts)       # (k*T, E)
     onehot = onehot * sent.T.reshape(-1, 1)    # unsent: no slot
     slot = ((onehot.cumsum(0) - 1) * onehot).sum(-1)  # (k*T,)
-    fits = sent.T.reshape(-1).clone()          # (k*T,)
-    if capacity is not None:
-        fits &= slot < capacity
+    fits = sent.T.reshape(-1) & (slot < capacity)  # (k*T,)
     return fits.view(k, t).T, onehot.sum(0)    # (T, k), (E,)
 
 
@@ -169,8 +170,21 @@ class MoEResult:
     load: torch.Tensor            # (E,) assignments each expert processed (<= capacity)
     capacity: int | None          # slots per expert; None = unlimited
     dropped: torch.Tensor         # (T,) bool: tokens removed from the stream ("drop" overflow)
-    aux_loss: torch.Tensor        # alpha * E * sum f_i P_i
-    z_loss: torch.Tensor          # beta * mean logsumexp^2
+    clean_logits: torch.Tensor    # (T, E) router logits before noise and masking
+    routing: Routing              # the settings of this call
+    n_used: int                   # E_used
+
+    # The losses are computed when asked for (training, the lesson), not on every decoding step.
+    @property
+    def aux_loss(self) -> torch.Tensor:
+        """alpha * E_used * sum_i f_i P_i, the Switch load-balancing loss."""
+        e = self.n_used
+        return self.routing.aux_weight * switch_loss(self.probs[:, :e], self.experts, e)
+
+    @property
+    def z_loss(self) -> torch.Tensor:
+        """beta * mean logsumexp^2 of the clean logits, the router z-loss."""
+        return self.routing.z_weight * z_loss(self.clean_logits[:, :self.n_used])
 
     @property
     def overflow(self) -> torch.Tensor:
@@ -231,9 +245,6 @@ class MoE(nn.Module):
         drop = routing.overflow == "drop"
         dropped = over if drop else torch.zeros_like(over)
 
-        aux = routing.aux_weight * switch_loss(
-            probs[:, :e_used], experts, e_used)
-        z = routing.z_weight * z_loss(clean[:, :e_used])
         record(trace, "moe.router_logits", logits)
         record(trace, "moe.router_probs", probs)
         record(trace, "moe.experts", experts)
@@ -244,4 +255,5 @@ class MoE(nn.Module):
             output=out.view(x.shape), logits=logits, probs=probs,
             experts=experts, gates=gates, dispatched=sent,
             fits=fits, wanted=wanted, load=load, capacity=cap,
-            dropped=dropped, aux_loss=aux, z_loss=z)
+            dropped=dropped, clean_logits=clean, routing=routing,
+            n_used=e_used)
