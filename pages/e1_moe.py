@@ -91,6 +91,11 @@ def marked_text(tokens: list[str], overflowed, dropped) -> str:
     return "".join(out)
 
 
+def cell(char: str) -> str:
+    """A corpus character for a markdown table cell: line breaks and spaces made visible."""
+    return plain({"\n": "↵", " ": "␣"}.get(char, char))
+
+
 loaded = _load(MAIN, device())
 if isinstance(loaded, MoEModelUnavailable):
     st.error(tr(f"{NS}.unavailable", reason=str(loaded), command=REBUILD))
@@ -180,7 +185,7 @@ with left:
             for i, layer_stats in enumerate(info["experts"]["layers"]):
                 rows.append(f"{label} · {tr(f'{NS}.layer_short')}{i}")
                 loads.append([100 * e["load"] for e in layer_stats])
-        figure(count_grid(loads, rows, expert_names, fmt=".0f",
+        figure(count_grid(loads, rows, expert_names, fmt=".0f", axis_titles=False,
                           names=(tr(f"{NS}.layer"), tr(f"{NS}.expert"), tr(f"{NS}.share")),
                           title=tr(f"{NS}.collapse_fig"), height=150 + 34 * len(rows)),
                key=f"{NS}.collapse")
@@ -224,8 +229,8 @@ def learned_section():
         head = f"| {tr(f'{NS}.expert')} | {tr(f'{NS}.share')} | {tr(f'{NS}.often')} | {tr(f'{NS}.exclusive')} |"
         rows = [head, "|---|---:|---|---|"]
         for e, ex in enumerate(stats["layers"][layer]):
-            often = " ".join(plain(c) for c, _ in ex["often"][:8])
-            own = " ".join(f"{plain(c)}&nbsp;{100 * s:.0f}%" for c, s in ex["exclusive"][:6])
+            often = " ".join(cell(c) for c, _ in ex["often"][:8])
+            own = " ".join(f"{cell(c)}&nbsp;{100 * s:.0f}%" for c, s in ex["exclusive"][:6])
             rows.append(f"| E{e} | {100 * ex['load']:.1f}% | {often} | {own} |")
         st.markdown("\n".join(rows))
         st.caption(tr(f"{NS}.learned_caption", tokens=stats["tokens"], min=stats["min_count"]))
@@ -243,7 +248,10 @@ memory_slot = beside_code(memory_and_compute, arch_of, height=420)
 def memory_points(vocab: int) -> list[dict]:
     ours = arch_of(cfg)
     archs = [configs.get(name) for name in configs.names()] + [ours]
-    return [{**memory_and_compute(c), "moe": c.is_moe} for c in archs]
+    # Dense models are named by their hover only, except two, so that the labels do not pile up.
+    spots = {"course": "top center", "gpt2-small": "middle right", ours.name: "bottom right"}
+    return [{**memory_and_compute(c), "moe": c.is_moe, "position": spots.get(c.name, "middle right"),
+             "label": c.title if c.is_moe or c.name in spots else ""} for c in archs]
 
 
 with memory_slot:

@@ -95,7 +95,7 @@ def test_e1_controls_and_figures(lang):
     assert loads.shape[1] == 8
     assert np.allclose(loads.sum(1), 100, atol=0.1)                 # shares of each layer add to 100 %
     memory = figure_by_key(at, "e1.memory")
-    titles = memory["data"][1]["text"]
+    titles = memory["data"][1]["customdata"]
     assert "Mixtral 8x7B" in titles and "MoE course model" in titles
     i = titles.index("Mixtral 8x7B")
     assert trace_array(memory, 1, "x")[i] == pytest.approx(2 * 46_702_792_704 / 1e9, rel=1e-6)

@@ -57,7 +57,7 @@ def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], na
 
 
 def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, str, str], title: str,
-               fmt: str = "d", height: int = 380) -> go.Figure:
+               fmt: str = "d", axis_titles: bool = True, height: int = 380) -> go.Figure:
     """A small table of numbers as a heatmap with every number written in its cell
     (device -> device traffic; layer x expert load)."""
     z = array(counts)
@@ -65,9 +65,12 @@ def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, st
     trace = {"type": "heatmap", "z": z, "x": cols, "y": rows, "text": text, "texttemplate": "%{text}",
              "textfont": {"size": 13}, "colorscale": WEIGHTS_SCALE, "zmin": 0.0, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{names[0]}: %{{y}}<br>{names[1]}: %{{x}}<br>{names[2]}: %{{text}}<extra></extra>"}
-    layout = {"yaxis": {"autorange": "reversed", "type": "category", "title": {"text": names[0]}},
-              "xaxis": {"side": "top", "type": "category", "tickangle": 0, "title": {"text": names[1]}},
+    layout = {"yaxis": {"autorange": "reversed", "type": "category"},
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0},
               "margin": {"t": 110 if title else 60}}
+    if axis_titles:
+        layout["yaxis"]["title"] = {"text": names[0]}
+        layout["xaxis"]["title"] = {"text": names[1]}
     return make([trace], layout, title, height)
 
 
@@ -75,15 +78,18 @@ def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[
                    height: int = 420) -> go.Figure:
     """Each model as a point: memory to hold all its weights (x) against FLOPs per token (y),
     both on log axes. Dense models lie on one line (every weight is used); a mixture of
-    experts sits below it, by the factor total / active."""
+    experts sits below it, by the factor total / active. A point's "label" (default its title)
+    is written beside it, at its "position" (default middle right); "" leaves it to the hover."""
     data = []
     for moe, name, symbol in ((False, series[0], "circle"), (True, series[1], "diamond")):
         pts = [p for p in points if p["moe"] == moe]
         data.append({"type": "scatter", "mode": "markers+text", "name": name,
                      "x": array([p["bytes"] / 1e9 for p in pts]), "y": array([p["flops_per_token"] / 1e9 for p in pts]),
-                     "text": [p["title"] for p in pts], "textposition": "middle right", "cliponaxis": False,
+                     "text": [p.get("label", p["title"]) for p in pts], "customdata": [p["title"] for p in pts],
+                     "textposition": [p.get("position", "middle right") for p in pts], "cliponaxis": False,
                      "marker": {"symbol": symbol, "size": 13},
-                     "hovertemplate": "%{text}<br>" + f"{names[0]}: %{{x:.3g}}<br>{names[1]}: %{{y:.3g}}<extra></extra>"})
-    layout = {"xaxis": {"type": "log", "title": {"text": names[0]}},
-              "yaxis": {"type": "log", "title": {"text": names[1]}}, "margin": {"r": 150}}
+                     "hovertemplate": "%{customdata}<br>" + f"{names[0]}: %{{x:.3g}}<br>"
+                                      f"{names[1]}: %{{y:.3g}}<extra></extra>"})
+    layout = {"xaxis": {"type": "log", "dtick": 1, "title": {"text": names[0]}},
+              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}}, "margin": {"r": 150}}
     return make(data, layout, title, height)
