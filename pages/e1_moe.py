@@ -1,14 +1,11 @@
 """E1 · Mixture of experts: a router sends each token to k of E feed-forward experts."""
-import json
-
 import streamlit as st
 
-from core.calc import configs
-from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute, route_prompt
-from core.models.model import ASSETS
-from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable, load_moe_model
-from core.parts.moe import MODES, OVERFLOWS, MoE, Routing, choose_experts, expert_capacity, fill_experts, switch_loss
+from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
+from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
+from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
 from ui.frame import beside_code, code_panel, device, figure, header, plain, text_box, tr, try_this
+from ui.moe import MAIN, load_cached, memory_points, routed, shipped
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
 
@@ -16,50 +13,7 @@ NS = "e1"
 DEFAULT_PROMPT = "君不见，黄河之水天上来，奔流到海不复回。"
 LIMIT = 64
 CAPACITY = ["0.25", "0.5", "0.75", "1", "1.25", "1.5", "2", "3", "none"]
-MAIN = "moe_model"
-
 header(NS)
-
-
-@st.cache_resource(show_spinner=False, max_entries=4)
-def _load(prefix: str, dev: str):
-    try:
-        return load_moe_model(dev, prefix=prefix)
-    except MoEModelUnavailable as err:
-        return err
-
-
-@st.cache_resource(max_entries=4, show_spinner=False)
-def shipped(prefix: str) -> dict | None:
-    """What training wrote beside the weights: config, losses, curve, expert statistics.
-    Read once and shared (cache_resource: no copy per run); the page never changes it."""
-    try:
-        return {name: json.loads((ASSETS / f"{prefix}{suffix}").read_text(encoding="utf-8"))
-                for name, suffix in (("meta", "_config.json"), ("curve", "_loss.json"),
-                                     ("experts", "_experts.json"))}
-    except (OSError, ValueError):
-        return None
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow: str, noise: float,
-           seed: int, dev: str) -> dict:
-    """One forward pass of the prompt with these routing settings, as plain arrays per layer."""
-    model, tok = _load(MAIN, dev)
-    routing = Routing(mode=mode, k=k, n_experts=n_used, overflow=overflow, noise_scale=noise,
-                      capacity_factor=None if capacity == "none" else float(capacity))
-    run = route_prompt(model, tok, prompt, routing, seed)
-    layers = []
-    for r in run.results:
-        layers.append({
-            "probs": r.probs.float().cpu().numpy(), "experts": r.experts.cpu().numpy(),
-            "fits": r.fits.cpu().numpy(), "dispatched": r.dispatched.cpu().numpy(),
-            "wanted": r.wanted.cpu().numpy(), "load": r.load.cpu().numpy(), "capacity": r.capacity,
-            "overflowed": r.overflowed_tokens.cpu().numpy(), "dropped": r.dropped.cpu().numpy(),
-            "aux": float(r.aux_loss), "z": float(r.z_loss), "balance": float(r.aux_loss) / routing.aux_weight,
-            "traffic": all_to_all(r.experts, r.fits, n_used).cpu().numpy(),
-        })
-    return {"tokens": run.tokens, "layers": layers, "hits": run.hits, "k": routing.top(model.config.n_experts)}
 
 
 def routing_controls(n_layers: int, n_experts: int):
@@ -96,7 +50,7 @@ def cell(char: str) -> str:
     return plain({"\n": "↵", " ": "␣"}.get(char, char))
 
 
-loaded = _load(MAIN, device())
+loaded = load_cached(MAIN, device())
 if isinstance(loaded, MoEModelUnavailable):
     st.error(tr(f"{NS}.unavailable", reason=str(loaded), command=REBUILD))
     st.stop()
@@ -244,18 +198,8 @@ st.markdown(tr(f"{NS}.memory_text"))
 memory_slot = beside_code(memory_and_compute, arch_of, height=420)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def memory_points(vocab: int) -> list[dict]:
-    ours = arch_of(cfg)
-    archs = [configs.get(name) for name in configs.names()] + [ours]
-    # Dense models are named by their hover only, except two, so that the labels do not pile up.
-    spots = {"course": "top center", "gpt2-small": "middle right", ours.name: "bottom right"}
-    return [{**memory_and_compute(c), "moe": c.is_moe, "position": spots.get(c.name, "middle right"),
-             "label": c.title if c.is_moe or c.name in spots else ""} for c in archs]
-
-
 with memory_slot:
-    points = memory_points(cfg.vocab_size)
+    points = memory_points(cfg)
     figure(memory_compute(points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
                           series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig")),
            key=f"{NS}.memory")
