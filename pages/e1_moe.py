@@ -199,7 +199,7 @@ memory_slot = beside_code(memory_and_compute, arch_of, height=420)
 
 
 with memory_slot:
-    points = memory_points(cfg)
+    points = memory_points(cfg, tr(f"{NS}.moe_course"))
     figure(memory_compute(points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
                           series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig")),
            key=f"{NS}.memory")

@@ -96,7 +96,7 @@ def test_e1_controls_and_figures(lang):
     assert np.allclose(loads.sum(1), 100, atol=0.1)                 # shares of each layer add to 100 %
     memory = figure_by_key(at, "e1.memory")
     titles = memory["data"][1]["customdata"]
-    assert "Mixtral 8x7B" in titles and "MoE course model" in titles
+    assert "Mixtral 8x7B" in titles and "Mixtral 8x22B" in titles and len(titles) == 3   # + the MoE course model
     i = titles.index("Mixtral 8x7B")
     assert trace_array(memory, 1, "x")[i] == pytest.approx(2 * 46_702_792_704 / 1e9, rel=1e-6)
     assert trace_array(memory, 1, "y")[i] == pytest.approx(2 * 12_879_925_248 / 1e9, rel=1e-6)

@@ -63,12 +63,13 @@ def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow:
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
-def memory_points(cfg: MoEConfig) -> list[dict]:
-    """Every registry model and the MoE course model: memory to hold against FLOPs per token."""
-    ours = arch_of(cfg)
+def memory_points(cfg: MoEConfig, title: str) -> list[dict]:
+    """Every registry model and the MoE course model (named ``title``): memory to hold
+    against FLOPs per token."""
+    ours = arch_of(cfg, title=title)
     archs = [configs.get(name) for name in configs.names()] + [ours]
     # Dense models are named by their hover only, except two, so that the labels do not pile up.
-    spots = {"course": "top center", "gpt2-small": "middle right", ours.name: "bottom right"}
+    spots = {"course": "top right", "gpt2-small": "middle right", ours.name: "bottom right"}
     return [{**memory_and_compute(c), "moe": c.is_moe, "position": spots.get(c.name, "middle right"),
              "label": c.title if c.is_moe or c.name in spots else ""} for c in archs]
 
