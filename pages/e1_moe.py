@@ -144,7 +144,7 @@ with left:
                           title=tr(f"{NS}.collapse_fig"), height=150 + 34 * len(rows)),
                key=f"{NS}.collapse")
         if noaux_info is None:
-            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux"))
+            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux --steps 300"))
         steps = sorted({p["step"] for info in (main_info, noaux_info) if info for p in info["curve"]})
         curves = {}
         for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
