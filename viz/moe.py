@@ -48,11 +48,11 @@ def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], na
              "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[1]}</extra>"}]
     layout = {"barmode": "stack", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
               "xaxis": {"type": "category", "tickangle": 0}}
-    if capacity is not None:
-        data.append({"type": "scatter", "mode": "lines", "x": [-0.5, len(expert_names) - 0.5],
-                     "y": [capacity, capacity], "xaxis": "x2", "name": names[2],
-                     "line": {"dash": "dash", "color": "#31333F", "width": 2}, "hoverinfo": "skip"})
-        layout["xaxis2"] = {"overlaying": "x", "range": [-0.5, len(expert_names) - 0.5], "visible": False}
+    if capacity is not None:   # on the same category axis: a second, overlaid axis costs a redraw
+        data.append({"type": "scatter", "mode": "lines", "x": expert_names,
+                     "y": array([capacity] * len(expert_names)), "name": names[2],
+                     "line": {"dash": "dash", "color": "#31333F", "width": 2, "shape": "hvh"},
+                     "hoverinfo": "skip"})
     return make(data, layout, title, height)
 
 
