@@ -20,6 +20,7 @@ PUBLISHED = {
     "llama-3-70b": 70_553_706_496,
     "mistral-7b": 7_241_732_096,
     "mixtral-8x7b": 46_702_792_704,
+    "mixtral-8x22b": 140_630_071_296,   # safetensors index total_size 281,260,142,592 bytes / 2 (bf16)
     "gpt2-small": 124_439_808,
 }
 
@@ -60,7 +61,7 @@ def test_docstring_examples():
 
 def test_registry_names_and_facts():
     assert configs.names() == ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
-                               "mistral-7b", "mixtral-8x7b", "gpt2-small", "course"]
+                               "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "gpt2-small", "course"]
     for name in configs.names():
         assert configs.get(name).name == name
     assert configs.get("llama-2-7b").n_kv_heads == 32                     # plain MHA
@@ -185,3 +186,10 @@ def test_model_stages_add_up_to_the_model(name):
     assert sum(s["params"] for s in stages) == count_params(c)
     assert [s["layer"] for s in stages if s["name"] == "block"] == list(range(c.n_layers))
     assert stages[-2]["shape"] == f"(N, {c.vocab_size})"
+
+
+def test_mixtral_8x22b_active():
+    # Mistral AI's announcement: 39 B active parameters out of 141 B
+    c = configs.get("mixtral-8x22b")
+    assert count_params(c, active=True) == 39_161_468_928
+    assert round(count_params(c) / 1e9) == 141 and round(count_params(c, active=True) / 1e9) == 39

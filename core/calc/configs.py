@@ -23,6 +23,9 @@ Sources (published config.json files on the Hugging Face Hub, and the papers):
     mixtral-8x7b Jiang et al. 2024, "Mixtral of Experts", Table 1; mistralai/Mixtral-8x7B-v0.1
                  config.json: as Mistral-7B but 8 experts, 2 per token, rope_theta 1e6,
                  32768 positions, no sliding window.
+    mixtral-8x22b Mistral AI 2024, "Cheaper, Better, Faster, Stronger" (39 B active of 141 B);
+                 mistralai/Mixtral-8x22B-Instruct-v0.1 config.json: vocab 32768, 6144/56 layers/
+                 48 heads, 8 KV heads, 16384, 8 experts, 2 per token, rope_theta 1e6, 65536 positions.
     gpt2-small   Radford et al. 2019; openai-community/gpt2 config.json: vocab 50257, n_embd 768,
                  n_layer 12, n_head 12, n_positions 1024, 4*768 GELU MLP, LayerNorm, biases,
                  learned positions, output tied to the token embedding.
@@ -114,6 +117,11 @@ _REGISTRY: dict[str, ArchConfig] = {c.name: c for c in (
     ArchConfig("mixtral-8x7b", "Mixtral 8x7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32,
                n_kv_heads=8, ffn_hidden=14336, max_seq_len=32768, rope_base=1e6,
                n_experts=8, experts_per_token=2),
+    # --- mixture of experts (issue 14) ---
+    ArchConfig("mixtral-8x22b", "Mixtral 8x22B", vocab_size=32768, d_model=6144, n_layers=56, n_heads=48,
+               n_kv_heads=8, ffn_hidden=16384, max_seq_len=65536, rope_base=1e6,
+               n_experts=8, experts_per_token=2),
+    # --- end mixture of experts ---
     ArchConfig("gpt2-small", "GPT-2 small", vocab_size=50257, d_model=768, n_layers=12, n_heads=12,
                n_kv_heads=12, ffn_hidden=3072, max_seq_len=1024, rope_base=None, norm="layer",
                ffn="gelu", tied_embeddings=True, bias=True, learned_positions=True),

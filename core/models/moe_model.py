@@ -1,0 +1,163 @@
+"""The MoE course model: the course model with every feed-forward replaced by a sparse
+mixture of experts (E = 8 SwiGLU experts, 2 per token, as Mixtral 8x7B).
+
+Dimension legend
+    B       batch
+    N       new positions in this call
+    S       key/value positions attended over (cached + new)
+    T       tokens routed together, B * N
+    D       model width
+    F       hidden width of one expert
+    E       experts per block;  k experts per token
+    V       vocabulary size
+
+Each expert is half as wide as the dense model's feed-forward (F = 172 against 344), so a
+token that runs k = 2 of them multiplies as many feed-forward weights as in the dense
+model, while the model holds E / k = 4 times as many. Attention, norms, embeddings and
+the output projection are the dense model's parts, shared by every token.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from core.models.model import ASSETS, ModelConfig, causal_mask_after, sha256_file
+from core.parts.kv_cache import KVCache, LayerKV
+from core.parts.mha import MHAConfig, MultiHeadAttention
+from core.parts.moe import MoE, MoEResult, Routing
+from core.parts.norms import RMSNorm
+from core.parts.trace import Trace, record
+from core.text.tokenizer import CharTokenizer
+
+WEIGHTS_FILE = "moe_model.safetensors"
+CONFIG_FILE = "moe_model_config.json"
+LOSS_FILE = "moe_model_loss.json"
+EXPERTS_FILE = "moe_model_experts.json"
+# Trained the same way without the load-balancing loss: its router collapses onto few experts.
+NO_AUX_PREFIX = "moe_model_noaux"
+VOCAB_FILE = "course_model_vocab.json"   # the dense course model's vocabulary, shared
+REBUILD = "python scripts/train_moe_model.py"
+
+# Inference routing: Mixtral's softmax top-2 with no capacity limit, so every token is
+# routed on its own and decoding with the KV cache gives what the full forward gives.
+INFERENCE = Routing(mode="topk", k=2)
+
+
+@dataclass(frozen=True)
+class MoEConfig(ModelConfig):
+    ffn_hidden: int = 172        # F of ONE expert: half the dense 344, so k = 2 experts cost what one dense FFN does
+    n_experts: int = 8           # E, experts per block (Mixtral 8x7B: 8)
+    experts_per_token: int = 2   # k, experts each token runs at inference (Mixtral: 2)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.experts_per_token <= self.n_experts:
+            raise ValueError("experts_per_token must be between 1 and n_experts")
+
+
+class MoEBlock(nn.Module):
+    """x + Attn(RMSNorm(x)), then + MoE(RMSNorm(...)): the course model's block with the
+    feed-forward replaced by experts."""
+
+    def __init__(self, c: MoEConfig):
+        super().__init__()
+        self.attn_norm = RMSNorm(c.d_model, c.norm_eps)
+        self.attn = MultiHeadAttention(MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False))
+        self.ffn_norm = RMSNorm(c.d_model, c.norm_eps)
+        self.moe = MoE(c.d_model, c.ffn_hidden, c.n_experts)
+        self.rope_base = c.rope_base
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
+                routing: Routing, rng: torch.Generator | None, trace: Trace | None = None,
+                cache: LayerKV | None = None) -> tuple[torch.Tensor, MoEResult]:
+        record(trace, "resid_pre", x)                                        # (B, N, D)
+        h = self.attn_norm(x)                                                # (B, N, D)
+        a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
+                      cache=cache, positions=positions)                      # (B, N, D)
+        record(trace, "attn_out", a)
+        x = x + a
+        record(trace, "resid_mid", x)
+        h = self.ffn_norm(x)                                                 # (B, N, D)
+        record(trace, "ffn_norm", h)
+        r = self.moe(h, routing, rng, trace)                                 # r.output (B, N, D)
+        record(trace, "moe_out", r.output)
+        x = x + r.output
+        # A dropped token leaves the stream altogether (its residual too); with "residual"
+        # overflow it passes on as it came, since its expert output is 0.
+        if routing.overflow == "drop":
+            x = x.masked_fill(r.dropped.view(*x.shape[:-1], 1), 0.0)         # (B, N, D)
+        record(trace, "resid_post", x)
+        return x, r
+
+
+class MoEModel(nn.Module):
+    """ids (B, N) -> next-token logits (B, N, V). Routing, random generator, cache and trace
+    are passed in per call; ``results`` (a list) receives each block's MoEResult."""
+
+    def __init__(self, config: MoEConfig):
+        super().__init__()
+        self.config = config
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.blocks = nn.ModuleList(MoEBlock(config) for _ in range(config.n_layers))
+        self.final_norm = RMSNorm(config.d_model, config.norm_eps)
+        self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
+
+    def new_cache(self) -> KVCache:
+        return KVCache(self.config.n_layers)
+
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, trace: Trace | None = None,
+                routing: Routing = INFERENCE, rng: torch.Generator | None = None,
+                results: list[MoEResult] | None = None) -> torch.Tensor:
+        b, n = ids.shape
+        past = 0 if cache is None else cache.length
+        if past + n > self.config.max_seq_len:
+            raise ValueError(f"{past + n} positions exceed max_seq_len={self.config.max_seq_len}")
+        positions = torch.arange(past, past + n, device=ids.device)          # (N,)
+        mask = causal_mask_after(n, past, ids.device)                        # (N, S)
+        x = self.embed(ids)                                                  # (B, N, D)
+        record(trace, "embed", x)
+        for i, block in enumerate(self.blocks):
+            x, r = block(x, mask, positions, routing, rng,
+                         trace=None if trace is None else trace.child(f"blocks.{i}"),
+                         cache=None if cache is None else cache.layers[i])   # (B, N, D)
+            if results is not None:
+                results.append(r)
+        x = self.final_norm(x)                                               # (B, N, D)
+        record(trace, "final_norm", x)
+        logits = self.output(x)                                              # (B, N, V)
+        record(trace, "logits", logits)
+        return logits
+
+
+class MoEModelUnavailable(RuntimeError):
+    """The shipped MoE model is missing or damaged; the message says how to rebuild it."""
+
+
+def load_moe_model(device: str | torch.device = "cpu", assets: Path | str | None = None,
+                   prefix: str = "moe_model") -> tuple[MoEModel, CharTokenizer]:
+    """A trained MoE course model (eval mode, float32) and its tokenizer, from assets/.
+    ``prefix`` "moe_model" is the model trained with the load-balancing loss,
+    ``NO_AUX_PREFIX`` the one trained without it."""
+    folder = Path(assets) if assets is not None else ASSETS
+    hint = f"Rebuild it with `{REBUILD}` (see assets/CORPUS.md)."
+    try:
+        from safetensors.torch import load_file
+
+        meta = json.loads((folder / f"{prefix}_config.json").read_text(encoding="utf-8"))
+        config = MoEConfig.from_dict(meta["config"])
+        tokenizer = CharTokenizer.from_json((folder / VOCAB_FILE).read_text(encoding="utf-8"))
+        weights_path = folder / f"{prefix}.safetensors"
+        if sha256_file(weights_path) != meta["weights_sha256"]:
+            raise ValueError(f"{weights_path.name} does not match the checksum in {prefix}_config.json")
+        state = load_file(str(weights_path))
+        if len(tokenizer) != config.vocab_size:
+            raise ValueError(f"vocabulary has {len(tokenizer)} entries, config says {config.vocab_size}")
+        model = MoEModel(config)
+        model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+    except Exception as err:  # missing file, bad JSON, truncated tensors, wrong shapes
+        raise MoEModelUnavailable(f"The MoE model {prefix} in {folder} cannot be loaded ({err}). {hint}") from err
+    return model.to(device).eval(), tokenizer

@@ -1,0 +1,214 @@
+"""E1 · Mixture of experts: a router sends each token to k of E feed-forward experts."""
+import streamlit as st
+
+from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
+from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
+from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
+from ui.frame import beside_code, code_panel, device, figure, header, plain, text_box, tr, try_this
+from ui.moe import MAIN, load_cached, memory_points, routed, shipped
+from viz.attention import lines
+from viz.moe import count_grid, load_bars, memory_compute, router_map
+
+NS = "e1"
+DEFAULT_PROMPT = "君不见，黄河之水天上来，奔流到海不复回。"
+LIMIT = 64
+CAPACITY = ["0.25", "0.5", "0.75", "1", "1.25", "1.5", "2", "3", "none"]
+header(NS)
+
+
+def routing_controls(n_layers: int, n_experts: int):
+    c1, c2, c3, c4 = st.columns(4)
+    layer = c1.slider(tr(f"{NS}.layer"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
+    k = c2.slider("k", 1, n_experts, 2, key=f"{NS}.k", bind="query-params", help=tr(f"{NS}.k_help"))
+    n_used = c3.slider(tr(f"{NS}.n_used"), 1, n_experts, n_experts, key=f"{NS}.n_used", bind="query-params")
+    capacity = c4.select_slider(tr(f"{NS}.capacity"), CAPACITY, value="1.25", key=f"{NS}.capacity",
+                                bind="query-params", help=tr(f"{NS}.capacity_help"))
+    c5, c6 = st.columns([3, 2])
+    mode = c5.segmented_control(tr(f"{NS}.mode"), MODES, default="topk", key=f"{NS}.mode", required=True,
+                                bind="query-params", help=tr(f"{NS}.mode_help"))
+    overflow = c6.segmented_control(tr(f"{NS}.overflow"), OVERFLOWS, default="residual", key=f"{NS}.overflow",
+                                    required=True, bind="query-params", help=tr(f"{NS}.overflow_help"))
+    c7, c8 = st.columns([3, 1])
+    noise = c7.slider(tr(f"{NS}.noise"), 0.0, 3.0, 1.0, 0.25, key=f"{NS}.noise", bind="query-params",
+                      help=tr(f"{NS}.noise_help"))
+    seed = c8.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+                           help=tr(f"{NS}.seed_help"))
+    return layer, mode or "topk", k, n_used, capacity, overflow or "residual", noise, int(seed)
+
+
+def marked_text(tokens: list[str], overflowed, dropped) -> str:
+    """The prompt with each overflowing token in red (struck through when it was dropped)."""
+    out = []
+    for t, over, gone in zip(tokens, overflowed, dropped, strict=True):
+        shown = plain(t)
+        out.append(f":red[~~**{shown}**~~]" if gone else f":red[**{shown}**]" if over else shown)
+    return "".join(out)
+
+
+def cell(char: str) -> str:
+    """A corpus character for a markdown table cell: line breaks and spaces made visible."""
+    return plain({"\n": "↵", " ": "␣"}.get(char, char))
+
+
+loaded = load_cached(MAIN, device())
+if isinstance(loaded, MoEModelUnavailable):
+    st.error(tr(f"{NS}.unavailable", reason=str(loaded), command=REBUILD))
+    st.stop()
+model, tok = loaded
+cfg = model.config
+expert_names = [f"E{e}" for e in range(cfg.n_experts)]
+
+# The fixed parts are laid out once; the fragment refills the slots when a control moves.
+st.subheader(tr(f"{NS}.route_title"))
+st.markdown(tr(f"{NS}.route_text"))
+slot = {"controls": st.container()}
+slot["router"] = beside_code(MoE.forward, choose_experts, height=560)
+st.subheader(tr(f"{NS}.load_title"))
+st.markdown(tr(f"{NS}.load_text"))
+slot["load"] = beside_code(expert_capacity, fill_experts, switch_loss, height=480)
+st.subheader(tr(f"{NS}.devices_title"))
+st.markdown(tr(f"{NS}.devices_text"))
+slot["devices"] = beside_code(all_to_all, height=420)
+
+
+@st.fragment
+def routing_section():
+    with slot["controls"]:
+        text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, LIMIT, tr(f"{NS}.prompt_label"))
+        prompt = DEFAULT_PROMPT if text.empty else text.text
+        layer, mode, k, n_used, capacity, overflow, noise, seed = routing_controls(cfg.n_layers, cfg.n_experts)
+    run = routed(prompt, mode, k, n_used, capacity, overflow, noise, seed, device())
+    r = run["layers"][layer]
+    n = len(run["tokens"])
+    beyond = int((r["wanted"] - r["capacity"]).clip(min=0).sum()) if r["capacity"] is not None else 0
+
+    with slot["router"]:
+        notes = []
+        if mode in ("switch", "gshard") or k > n_used:
+            notes.append(tr(f"{NS}.k_note", k=run["k"]))
+        if mode != "noisy" and noise != 1.0:
+            notes.append(tr(f"{NS}.noise_note"))
+        for note in notes:
+            st.caption(note)
+        figure(router_map(r["probs"], run["tokens"], r["experts"], r["fits"], r["dispatched"],
+                          expert_names=expert_names,
+                          names=(tr(f"{NS}.token"), tr(f"{NS}.expert"), tr(f"{NS}.prob")),
+                          marks=(tr(f"{NS}.mark_ran"), tr(f"{NS}.mark_full"), tr(f"{NS}.mark_skipped")),
+                          title=tr(f"{NS}.router_fig", layer=layer, mode=mode, k=run["k"]),
+                          height=max(380, 140 + 22 * n)),
+               key=f"{NS}.router")
+        st.markdown(tr(f"{NS}.losses", aux=r["aux"], balance=r["balance"], z=r["z"]))
+    with slot["load"]:
+        cap_text = tr(f"{NS}.no_limit") if r["capacity"] is None else str(r["capacity"])
+        figure(load_bars(r["wanted"], r["load"], r["capacity"], expert_names=expert_names,
+                         names=(tr(f"{NS}.processed"), tr(f"{NS}.turned_away"), tr(f"{NS}.capacity_line")),
+                         title=tr(f"{NS}.load_fig", layer=layer, cap=cap_text),
+                         y_title=tr(f"{NS}.assignments")),
+               key=f"{NS}.load")
+        st.markdown(tr(f"{NS}.overflow_count", n=beyond, tokens=int(r["overflowed"].sum()), total=n,
+                       cap=cap_text))
+        st.markdown(marked_text(run["tokens"], r["overflowed"], r["dropped"]))
+        st.caption(tr(f"{NS}.hits", hits=run["hits"], total=max(0, n - 1)))
+    with slot["devices"]:
+        traffic = r["traffic"]
+        crossing = int(traffic.sum() - traffic.trace())
+        gpus = [f"GPU {g}" for g in range(n_used)]
+        figure(count_grid(traffic, gpus, expert_names[:n_used],
+                          names=(tr(f"{NS}.from_device"), tr(f"{NS}.to_device"), tr(f"{NS}.tokens_sent")),
+                          title=tr(f"{NS}.devices_fig", layer=layer, n=n_used),
+                          height=max(300, 150 + 34 * n_used)),
+               key=f"{NS}.devices")
+        st.markdown(tr(f"{NS}.crossing", n=crossing, total=int(traffic.sum()), back=2 * crossing))
+
+
+routing_section()
+
+# What training did: balanced against collapsed ------------------------------------------------
+st.subheader(tr(f"{NS}.collapse_title"))
+st.markdown(tr(f"{NS}.collapse_text"))
+main_info, noaux_info = shipped(MAIN), shipped(NO_AUX_PREFIX)
+left, right = st.columns([3, 2])
+with left:
+    if main_info is None:
+        st.info(tr(f"{NS}.no_stats", command=REBUILD))
+    else:
+        rows, loads = [], []
+        for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
+            if info is None:
+                continue
+            for i, layer_stats in enumerate(info["experts"]["layers"]):
+                rows.append(f"{label} · {tr(f'{NS}.layer_short')}{i}")
+                loads.append([100 * e["load"] for e in layer_stats])
+        figure(count_grid(loads, rows, expert_names, fmt=".0f", axis_titles=False,
+                          names=(tr(f"{NS}.layer"), tr(f"{NS}.expert"), tr(f"{NS}.share")),
+                          title=tr(f"{NS}.collapse_fig"), height=150 + 34 * len(rows)),
+               key=f"{NS}.collapse")
+        if noaux_info is None:
+            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux --steps 300"))
+        steps = sorted({p["step"] for info in (main_info, noaux_info) if info for p in info["curve"]})
+        curves = {}
+        for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
+            if info is not None:   # the two runs may have different lengths: gaps are NaN
+                by_step = {p["step"]: p["balance"] for p in info["curve"]}
+                curves[label] = [by_step.get(s, float("nan")) for s in steps]
+        figure(lines(steps, curves,
+                     title=tr(f"{NS}.balance_fig"), x_title=tr(f"{NS}.step"), y_title="E · Σ fᵢ Pᵢ"),
+               key=f"{NS}.balance")
+        if noaux_info is not None:
+            st.caption(tr(f"{NS}.runs", a=main_info["meta"]["training"]["steps"],
+                          b=noaux_info["meta"]["training"]["steps"]))
+        meta = main_info["meta"]
+        st.markdown(tr(f"{NS}.val_loss", moe=meta["validation_loss"], dense=meta["dense_validation_loss"],
+                       train=meta["training_split_loss"]))
+        if noaux_info is not None:
+            st.markdown(tr(f"{NS}.val_loss_noaux", moe=noaux_info["meta"]["validation_loss"]))
+with right:
+    code_panel(switch_loss, height=420)
+
+# What the experts learned ----------------------------------------------------------------------
+st.subheader(tr(f"{NS}.learned_title"))
+st.markdown(tr(f"{NS}.learned_text"))
+learned_slot = beside_code(expert_stats, height=480)
+
+
+@st.fragment
+def learned_section():
+    with learned_slot:
+        if main_info is None:
+            st.info(tr(f"{NS}.no_stats", command=REBUILD))
+            return
+        stats = main_info["experts"]
+        layer = st.slider(tr(f"{NS}.learned_layer"), 0, len(stats["layers"]) - 1, 0,
+                          key=f"{NS}.learned_layer", bind="query-params")
+        head = f"| {tr(f'{NS}.expert')} | {tr(f'{NS}.share')} | {tr(f'{NS}.often')} | {tr(f'{NS}.exclusive')} |"
+        rows = [head, "|---|---:|---|---|"]
+        for e, ex in enumerate(stats["layers"][layer]):
+            often = " ".join(cell(c) for c, _ in ex["often"][:8])
+            own = " ".join(f"{cell(c)}&nbsp;{100 * s:.0f}%" for c, s in ex["exclusive"][:6])
+            rows.append(f"| E{e} | {100 * ex['load']:.1f}% | {often} | {own} |")
+        st.markdown("\n".join(rows))
+        st.caption(tr(f"{NS}.learned_caption", tokens=stats["tokens"], min=stats["min_count"]))
+
+
+learned_section()
+
+# Memory against compute --------------------------------------------------------------------------
+st.subheader(tr(f"{NS}.memory_title"))
+st.markdown(tr(f"{NS}.memory_text"))
+memory_slot = beside_code(memory_and_compute, arch_of, height=420)
+
+
+with memory_slot:
+    points = memory_points(cfg, tr(f"{NS}.moe_course"))
+    figure(memory_compute(points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
+                          series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig")),
+           key=f"{NS}.memory")
+    head = f"| {tr(f'{NS}.model')} | {tr(f'{NS}.total')} | {tr(f'{NS}.active')} | {tr(f'{NS}.ratio')} |"
+    rows = [head, "|---|---:|---:|---:|"]
+    for p in points:
+        if p["moe"]:
+            rows.append(f"| {p['title']} | {p['total']:,} | {p['active']:,} | {p['total'] / p['active']:.2f}× |")
+    st.markdown("\n".join(rows))
+    st.caption(tr(f"{NS}.memory_caption"))
+
+try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])

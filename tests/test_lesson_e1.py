@@ -1,0 +1,132 @@
+"""E1 in both languages: every control to its minimum and maximum, figure data checked:
+router rows sum to 1, no expert above capacity, overflow = assignments beyond capacity."""
+import math
+
+import numpy as np
+import pytest
+
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "e1_moe.py"
+N_DEFAULT = 20      # 「君不见，黄河之水天上来，奔流到海不复回。」
+
+
+def check(at, n_tokens: int | None = None) -> dict:
+    """The invariants of the routing figures; returns what was read."""
+    assert_ok(at)
+    router = figure_by_key(at, "e1.router")
+    probs = trace_array(router, 0, "z")
+    if n_tokens is not None:
+        assert probs.shape == (n_tokens, 8)
+    assert np.allclose(probs.sum(1), 1, atol=1e-5) and (probs >= 0).all()
+    load_fig = figure_by_key(at, "e1.load")
+    done, away = trace_array(load_fig, 0, "y"), trace_array(load_fig, 1, "y")
+    capacity = trace_array(load_fig, 2, "y")[0] if len(load_fig["data"]) > 2 else math.inf
+    assert (done <= capacity).all(), "no expert above capacity"
+    wanted = done + away
+    beyond = np.clip(wanted - capacity, 0, None).sum() if np.isfinite(capacity) else 0
+    assert away.sum() == beyond, "turned away = assignments beyond capacity"
+    # the crosses in the router map are the same assignments
+    assert len(router["data"][2]["x"]) == away.sum()
+    # every processed assignment is a ring and appears once in the device traffic
+    assert len(router["data"][1]["x"]) == done.sum()
+    traffic = trace_array(figure_by_key(at, "e1.devices"), 0, "z")
+    assert traffic.sum() == done.sum()
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{int(beyond)}**" in text
+    return {"probs": probs, "done": done, "away": away, "capacity": capacity, "traffic": traffic}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e1_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    r = check(at, N_DEFAULT)
+    assert r["capacity"] == math.ceil(1.25 * N_DEFAULT * 2 / 8)       # 7
+    assert (r["done"] + r["away"]).sum() == 2 * N_DEFAULT               # k = 2 per token
+
+    for layer in (0, 3):
+        at.slider(key="e1.layer").set_value(layer).run()
+        check(at, N_DEFAULT)
+        assert f" {layer} " in figure_by_key(at, "e1.router")["layout"]["title"]["text"]
+
+    for k in (1, 8):
+        at.slider(key="e1.k").set_value(k).run()
+        r = check(at, N_DEFAULT)
+        assert (r["done"] + r["away"]).sum() == k * N_DEFAULT
+        assert r["capacity"] == math.ceil(1.25 * N_DEFAULT * k / 8)
+    at.slider(key="e1.k").set_value(2).run()
+
+    for n_used in (1, 8):
+        at.slider(key="e1.n_used").set_value(n_used).run()
+        r = check(at, N_DEFAULT)
+        assert (r["probs"][:, n_used:] == 0).all()
+        assert r["traffic"].shape == (n_used, n_used)
+    for cap in ("0.25", "none"):
+        at.select_slider(key="e1.capacity").set_value(cap).run()
+        r = check(at, N_DEFAULT)
+        if cap == "none":
+            assert r["away"].sum() == 0 and len(figure_by_key(at, "e1.load")["data"]) == 2
+        else:
+            assert r["capacity"] == math.ceil(0.25 * N_DEFAULT * 2 / 8)   # 2 slots for 40 assignments
+            assert r["done"].sum() <= 16 and r["away"].sum() >= 24
+    for mode, per_token in (("switch", 1), ("gshard", None), ("noisy", 2), ("topk", 2)):
+        at.segmented_control(key="e1.mode").set_value(mode).run()
+        r = check(at, N_DEFAULT)
+        sent = (r["done"] + r["away"]).sum()
+        if per_token:
+            assert sent == per_token * N_DEFAULT
+        else:                                                         # GShard: 1st always, 2nd sometimes
+            assert N_DEFAULT <= sent <= 2 * N_DEFAULT
+    for overflow in ("drop", "residual"):
+        at.segmented_control(key="e1.overflow").set_value(overflow).run()
+        check(at, N_DEFAULT)
+    at.segmented_control(key="e1.mode").set_value("noisy").run()
+    for noise in (0.0, 3.0):
+        at.slider(key="e1.noise").set_value(noise).run()
+        check(at, N_DEFAULT)
+    for seed in (0, 9999):
+        at.number_input(key="e1.seed").set_value(seed).run()
+        check(at, N_DEFAULT)
+    for layer in (0, 3):
+        at.slider(key="e1.learned_layer").set_value(layer).run()
+        assert_ok(at)
+
+    loads = trace_array(figure_by_key(at, "e1.collapse"), 0, "z")
+    assert loads.shape[1] == 8
+    assert np.allclose(loads.sum(1), 100, atol=0.1)                 # shares of each layer add to 100 %
+    memory = figure_by_key(at, "e1.memory")
+    titles = memory["data"][1]["customdata"]
+    assert "Mixtral 8x7B" in titles and "Mixtral 8x22B" in titles and len(titles) == 3   # + the MoE course model
+    i = titles.index("Mixtral 8x7B")
+    assert trace_array(memory, 1, "x")[i] == pytest.approx(2 * 46_702_792_704 / 1e9, rel=1e-6)
+    assert trace_array(memory, 1, "y")[i] == pytest.approx(2 * 12_879_925_248 / 1e9, rel=1e-6)
+    assert any("46,702,792,704" in m.value and "12,879,925,248" in m.value for m in at.markdown)
+
+
+def test_e1_noisy_seed_replays_and_noise_changes_routing():
+    at = open_lesson(PAGE, "en", {"e1.mode": "noisy", "e1.noise": "3.0", "e1.seed": "5"})
+    a = trace_array(figure_by_key(at, "e1.router"), 0, "z")
+    at.number_input(key="e1.seed").set_value(6).run()
+    b = trace_array(figure_by_key(at, "e1.router"), 0, "z")
+    at.number_input(key="e1.seed").set_value(5).run()
+    c = trace_array(figure_by_key(at, "e1.router"), 0, "z")
+    assert not np.allclose(a, b) and np.array_equal(a, c)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽", "x"])
+def test_e1_bad_text(text):
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="e1.prompt").set_value(text).run()
+    r = check(at)
+    assert 1 <= r["probs"].shape[0] <= 64
+    if not text.strip():
+        assert at.info, "empty input must say so"
+    if len(text) > 64:
+        assert at.warning, "cut input must say so"
+
+
+def test_e1_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"e1.k": "99", "e1.layer": "-3", "e1.capacity": "<b>", "e1.mode": "nope",
+                                  "e1.overflow": "", "e1.noise": "abc", "e1.seed": "1e99", "e1.n_used": "0"})
+    r = check(at, N_DEFAULT)
+    assert r["capacity"] == 7

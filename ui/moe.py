@@ -1,0 +1,76 @@
+"""The MoE course models and what training wrote beside them, loaded once per process and
+shared by every student (E1). Cached functions live here, not in the page: a decorator in a
+page is applied again on every run of the page, and Streamlit reads the function's source
+each time to key its cache.
+
+Nothing per-request lives on the models: callers pass their own routing, generator and trace.
+"""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from core.calc import configs
+from core.lab.moe_lab import all_to_all, arch_of, memory_and_compute, route_prompt
+from core.models.model import ASSETS
+from core.models.moe_model import MoEConfig, MoEModelUnavailable, load_moe_model
+from core.parts.moe import Routing
+
+MAIN = "moe_model"
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def load_cached(prefix: str, dev: str):
+    """(model, tokenizer), or the MoEModelUnavailable error to show."""
+    try:
+        return load_moe_model(dev, prefix=prefix)
+    except MoEModelUnavailable as err:
+        return err
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def shipped(prefix: str) -> dict | None:
+    """What training wrote beside the weights: config, losses, curve, expert statistics.
+    Read once and shared (cache_resource: no copy per run); the page never changes it."""
+    try:
+        return {name: json.loads((ASSETS / f"{prefix}{suffix}").read_text(encoding="utf-8"))
+                for name, suffix in (("meta", "_config.json"), ("curve", "_loss.json"),
+                                     ("experts", "_experts.json"))}
+    except (OSError, ValueError):
+        return None
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow: str, noise: float,
+           seed: int, dev: str) -> dict:
+    """One forward pass of the prompt with these routing settings, as plain arrays per layer."""
+    model, tok = load_cached(MAIN, dev)
+    routing = Routing(mode=mode, k=k, n_experts=n_used, overflow=overflow, noise_scale=noise,
+                      capacity_factor=None if capacity == "none" else float(capacity))
+    run = route_prompt(model, tok, prompt, routing, seed)
+    layers = []
+    for r in run.results:
+        layers.append({
+            "probs": r.probs.float().cpu().numpy(), "experts": r.experts.cpu().numpy(),
+            "fits": r.fits.cpu().numpy(), "dispatched": r.dispatched.cpu().numpy(),
+            "wanted": r.wanted.cpu().numpy(), "load": r.load.cpu().numpy(), "capacity": r.capacity,
+            "overflowed": r.overflowed_tokens.cpu().numpy(), "dropped": r.dropped.cpu().numpy(),
+            "aux": float(r.aux_loss), "z": float(r.z_loss), "balance": float(r.aux_loss) / routing.aux_weight,
+            "traffic": all_to_all(r.experts, r.fits, n_used).cpu().numpy(),
+        })
+    return {"tokens": run.tokens, "layers": layers, "hits": run.hits, "k": routing.top(model.config.n_experts)}
+
+
+@st.cache_resource(max_entries=2, show_spinner=False)
+def memory_points(cfg: MoEConfig, title: str) -> list[dict]:
+    """Every registry model and the MoE course model (named ``title``): memory to hold
+    against FLOPs per token."""
+    ours = arch_of(cfg, title=title)
+    archs = [configs.get(name) for name in configs.names()] + [ours]
+    # Dense models are named by their hover only, except two, so that the labels do not pile up.
+    spots = {"course": "top right", "gpt2-small": "middle right", ours.name: "bottom right"}
+    return [{**memory_and_compute(c), "moe": c.is_moe, "position": spots.get(c.name, "middle right"),
+             "label": c.title if c.is_moe or c.name in spots else ""} for c in archs]
+
+

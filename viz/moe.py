@@ -1,0 +1,95 @@
+"""Mixture-of-experts pictures: the router's table, expert load against capacity, traffic
+between devices, memory against compute. Every label arrives translated."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import WEIGHTS_SCALE, array, make, unique_labels
+
+SENT, TURNED_AWAY, SKIPPED = "#d62728", "#111111", "#7f7f7f"
+
+
+def router_map(probs, tokens: list[str], experts, fits, dispatched, *, expert_names: list[str],
+               names: tuple[str, str, str], marks: tuple[str, str, str], title: str,
+               height: int = 460) -> go.Figure:
+    """Router probabilities (N, E) as a heatmap, a token per row; each chosen expert is
+    marked: a ring where the expert ran, a cross where it was full (overflow), an open
+    square where GShard's random routing skipped the second expert."""
+    z = array(probs)
+    rows = unique_labels(tokens)
+    ex, ok, sent = np.asarray(experts), np.asarray(fits), np.asarray(dispatched)
+    data = [{"type": "heatmap", "z": z, "x": expert_names, "y": rows, "zmin": 0.0, "zmax": 1.0,
+             "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
+             "hovertemplate": f"{names[0]}: %{{y}}<br>{names[1]}: %{{x}}<br>{names[2]}: %{{z:.3f}}<extra></extra>"}]
+    kinds = ((ok, "circle-open", SENT, marks[0]), (sent & ~ok, "x-thin-open", TURNED_AWAY, marks[1]),
+             (~sent, "square-open", SKIPPED, marks[2]))
+    for mask, symbol, colour, name in kinds:
+        r, c = np.nonzero(mask)
+        data.append({"type": "scatter", "mode": "markers", "name": name,
+                     "x": [expert_names[e] for e in ex[r, c]], "y": [rows[i] for i in r],
+                     "marker": {"symbol": symbol, "size": 15, "color": colour, "line": {"width": 3, "color": colour}},
+                     "hoverinfo": "skip", "showlegend": True})
+    dtick = {"dtick": 1} if len(rows) <= 24 else {}
+    layout = {"yaxis": {"autorange": "reversed", "type": "category", **dtick},
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0},
+              "legend": {"orientation": "h", "y": -0.02, "yanchor": "top"}, "margin": {"t": 100, "b": 60}}
+    return make(data, layout, title, height)
+
+
+def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], names: tuple[str, str, str],
+              title: str, y_title: str, height: int = 360) -> go.Figure:
+    """Per expert: assignments processed (solid) and turned away (stacked on top), with the
+    capacity as a dashed line."""
+    w, done = array(wanted), array(load)
+    data = [{"type": "bar", "x": expert_names, "y": done, "name": names[0], "marker": {"color": "#0068c9"},
+             "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[0]}</extra>"},
+            {"type": "bar", "x": expert_names, "y": w - done, "name": names[1], "marker": {"color": "#ff4b4b"},
+             "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[1]}</extra>"}]
+    layout = {"barmode": "stack", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+              "xaxis": {"type": "category", "tickangle": 0}}
+    if capacity is not None:   # on the same category axis: a second, overlaid axis costs a redraw
+        data.append({"type": "scatter", "mode": "lines", "x": expert_names,
+                     "y": array([capacity] * len(expert_names)), "name": names[2],
+                     "line": {"dash": "dash", "color": "#31333F", "width": 2, "shape": "hvh"},
+                     "hoverinfo": "skip"})
+    return make(data, layout, title, height)
+
+
+def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, str, str], title: str,
+               fmt: str = "d", axis_titles: bool = True, height: int = 380) -> go.Figure:
+    """A small table of numbers as a heatmap with every number written in its cell
+    (device -> device traffic; layer x expert load)."""
+    z = array(counts)
+    text = [[format(v, ",.0f" if fmt == "d" else fmt) for v in row] for row in z.tolist()]
+    trace = {"type": "heatmap", "z": z, "x": cols, "y": rows, "text": text, "texttemplate": "%{text}",
+             "textfont": {"size": 13}, "colorscale": WEIGHTS_SCALE, "zmin": 0.0, "xgap": 1, "ygap": 1,
+             "hovertemplate": f"{names[0]}: %{{y}}<br>{names[1]}: %{{x}}<br>{names[2]}: %{{text}}<extra></extra>"}
+    layout = {"yaxis": {"autorange": "reversed", "type": "category"},
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0},
+              "margin": {"t": 110 if title else 60}}
+    if axis_titles:
+        layout["yaxis"]["title"] = {"text": names[0]}
+        layout["xaxis"]["title"] = {"text": names[1]}
+    return make([trace], layout, title, height)
+
+
+def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[str, str], title: str,
+                   height: int = 420) -> go.Figure:
+    """Each model as a point: memory to hold all its weights (x) against FLOPs per token (y),
+    both on log axes. Dense models lie on one line (every weight is used); a mixture of
+    experts sits below it, by the factor total / active. A point's "label" (default its title)
+    is written beside it, at its "position" (default middle right); "" leaves it to the hover."""
+    data = []
+    for moe, name, symbol in ((False, series[0], "circle"), (True, series[1], "diamond")):
+        pts = [p for p in points if p["moe"] == moe]
+        data.append({"type": "scatter", "mode": "markers+text", "name": name,
+                     "x": array([p["bytes"] / 1e9 for p in pts]), "y": array([p["flops_per_token"] / 1e9 for p in pts]),
+                     "text": [p.get("label", p["title"]) for p in pts], "customdata": [p["title"] for p in pts],
+                     "textposition": [p.get("position", "middle right") for p in pts], "cliponaxis": False,
+                     "marker": {"symbol": symbol, "size": 13},
+                     "hovertemplate": "%{customdata}<br>" + f"{names[0]}: %{{x:.3g}}<br>"
+                                      f"{names[1]}: %{{y:.3g}}<extra></extra>"})
+    layout = {"xaxis": {"type": "log", "dtick": 1, "title": {"text": names[0]}},
+              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}}, "margin": {"r": 150}}
+    return make(data, layout, title, height)
