@@ -20,7 +20,7 @@ PUBLISHED = {
     "llama-3-70b": 70_553_706_496,
     "mistral-7b": 7_241_732_096,
     "mixtral-8x7b": 46_702_792_704,
-    "mixtral-8x22b": 140_630_071_296,   # safetensors index total_size 281,260,142,592 bytes / 2 (bf16)
+    "mixtral-8x22b": 140_630_071_296,   # the config counted by hand (vocab 32768, 56 x 8 experts of 3 x 6144 x 16384); the model card says 141 B
     "gpt2-small": 124_439_808,
 }
 
