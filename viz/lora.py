@@ -1,0 +1,48 @@
+"""E2's figures: trainable against frozen parameters, and the spectra of learned updates."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.common import COLORWAY, array, make
+
+SPECTRUM_FLOOR = 1e-9   # a log axis cannot show 0; singular values below this are drawn here
+
+
+def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int], *, names: tuple[str, str],
+                     title: str, x_title: str, height: int = 440) -> go.Figure:
+    """Two bars per model on a log axis: the adapters' parameters and the frozen base model's.
+    The trainable bar is labelled with its share of the model."""
+    share = [f"{t / f:.3%}" if f else "" for t, f in zip(trainable, frozen, strict=True)]
+    data = [
+        {"type": "bar", "orientation": "h", "y": models, "x": array(trainable), "name": names[0],
+         "text": share, "textposition": "outside", "cliponaxis": False,
+         "customdata": [f"{v:,}" for v in trainable],
+         "hovertemplate": "%{y}: %{customdata} (%{text})<extra>" + names[0] + "</extra>"},
+        {"type": "bar", "orientation": "h", "y": models, "x": array(frozen), "name": names[1],
+         "customdata": [f"{v:,}" for v in frozen],
+         "hovertemplate": "%{y}: %{customdata}<extra>" + names[1] + "</extra>"},
+    ]
+    layout = {"barmode": "group", "xaxis": {"title": {"text": x_title}, "type": "log", "range": [2.5, 12.2]},
+              "yaxis": {"type": "category", "autorange": "reversed"}}
+    return make(data, layout, title, height)
+
+
+def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int, title: str,
+            x_title: str, y_title: str, height: int = 400) -> go.Figure:
+    """The first ``show`` singular values of every adapted matrix, largest first, on a log axis:
+    one line per matrix, one colour per projection (``groups``: matrix name -> projection)."""
+    colours = {g: COLORWAY[i % len(COLORWAY)] for i, g in enumerate(dict.fromkeys(groups.values()))}
+    seen: set[str] = set()
+    data = []
+    for name, values in spectra.items():
+        group = groups[name]
+        y = np.maximum(array(values)[:show], SPECTRUM_FLOOR)
+        data.append({"type": "scatter", "mode": "lines+markers", "x": array(np.arange(1, len(y) + 1)), "y": y,
+                     "name": group, "legendgroup": group, "showlegend": group not in seen,
+                     "line": {"color": colours[group], "width": 1.5}, "marker": {"size": 5},
+                     "hovertemplate": f"{name}<br>σ%{{x}} = %{{y:.3g}}<extra></extra>"})
+        seen.add(group)
+    layout = {"xaxis": {"title": {"text": x_title}, "dtick": 1 if show <= 20 else None},
+              "yaxis": {"title": {"text": y_title}, "type": "log", "exponentformat": "power"}}
+    return make(data, layout, title, height)
