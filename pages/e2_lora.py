@@ -223,9 +223,9 @@ def tune_section() -> None:
     which = "mine" if mine else "shipped"
     st.info(tr(f"{NS}.showing_{which}", r=cfg["r"], alpha=cfg["alpha"], targets=", ".join(cfg["targets"]),
                steps=cfg["steps"], seconds=shown["seconds"]))
-    if mine and ship is not None and st.button(tr(f"{NS}.back_to_shipped"), key=f"{NS}.back_btn"):
-        del st.session_state[MINE]
-        st.rerun(scope="fragment")
+    if mine and ship is not None:
+        st.button(tr(f"{NS}.back_to_shipped"), key=f"{NS}.back_btn",
+                  on_click=lambda: st.session_state.pop(MINE, None))
 
     base, res = baseline(), analysis(shown["config"], shown["blob"])
 

@@ -271,11 +271,12 @@ def test_spectra_merge_gap_and_memory(course):
     assert lab.merge_gap(run.adapted, corpora.song[:64])["rel"] <= 1e-6
     assert lab.merge_gap(run.adapted, corpora.song[:64], torch.float16)["rel"] < 1e-2
     computed = lab.optimizer_bytes(run.adapted.trainable)
-    measured = lab.measured_optimizer_bytes(add_lora(model, ("w_q", "w_v"), 2, 4).model, corpora.song[:17])
+    fresh = add_lora(model, run.config.targets, 2, 4).model
+    measured = lab.measured_optimizer_bytes(fresh, corpora.song[:17])
     assert measured == computed
-    full = lab.memory_report(model, ("w_q", "w_v"), 2, 4, corpora.song[:17])
-    assert full["full"]["measured"] == lab.optimizer_bytes(sum(p.numel() for p in model.parameters()))
-    assert full["lora"]["measured"] == computed
+    full = lab.memory_report(model, run.config.targets, 2, 4, corpora.song[:17])
+    assert full["full"]["measured"] == lab.optimizer_bytes(sum(p.numel() for p in model.parameters()))["total"]
+    assert full["lora"]["measured"] == computed["total"] == full["lora"]["computed"]
 
 
 # --- the shipped adapter ----------------------------------------------------------------------

@@ -29,7 +29,7 @@ def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int],
 
 
 def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int, title: str,
-            x_title: str, y_title: str, height: int = 400) -> go.Figure:
+            x_title: str, y_title: str, height: int = 460) -> go.Figure:
     """The first ``show`` singular values of every adapted matrix, largest first, on a log axis:
     one line per matrix, one colour per projection (``groups``: matrix name -> projection)."""
     colours = {g: COLORWAY[i % len(COLORWAY)] for i, g in enumerate(dict.fromkeys(groups.values()))}
@@ -43,6 +43,9 @@ def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int
                      "line": {"color": colours[group], "width": 1.5}, "marker": {"size": 5},
                      "hovertemplate": f"{name}<br>σ%{{x}} = %{{y:.3g}}<extra></extra>"})
         seen.add(group)
+    # One legend entry per projection, under the plot: above it, seven entries would wrap
+    # into the title in a half-width column.
     layout = {"xaxis": {"title": {"text": x_title}, "dtick": 1 if show <= 20 else None},
-              "yaxis": {"title": {"text": y_title}, "type": "log", "exponentformat": "power"}}
+              "yaxis": {"title": {"text": y_title}, "type": "log", "exponentformat": "power"},
+              "legend": {"orientation": "h", "y": -0.28, "yanchor": "top"}, "margin": {"b": 130}}
     return make(data, layout, title, height)

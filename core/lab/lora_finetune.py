@@ -256,13 +256,13 @@ SONG_OPENINGS: tuple[tuple[str, str], ...] = (
     ("高楼聊引望，", "杳杳一川平"),
     ("春云如兽复如禽，", "日照风吹浅又深"),
 )
-LINE_ENDS = "。！？；：\n"
+LINE_ENDS = "。！？；："
 
 
 @torch.no_grad()
 def continue_line(model: torch.nn.Module, tok: CharTokenizer, opening: str, max_new: int = 12) -> str:
-    """Greedy continuation of ``opening`` up to the end of its line (a full stop, a line
-    break, EOS or ``max_new`` characters).
+    """Greedy continuation of ``opening`` up to the end of its sentence (a full stop, EOS
+    or ``max_new`` characters); a line break is written as "/".
 
     Example (the course model): continue_line(m, tok, "君不见，黄河之水") -> "天上来，"...
     """
@@ -280,4 +280,4 @@ def continue_line(model: torch.nn.Module, tok: CharTokenizer, opening: str, max_
         if tok.decode([nxt]) in LINE_ENDS:
             break
         x = torch.tensor([[nxt]])                                            # (1, 1)
-    return tok.decode(out)
+    return tok.decode(out).replace("\n", "/")

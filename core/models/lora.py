@@ -46,30 +46,35 @@ def frozen_view(model: CourseModel) -> CourseModel:
     return view.eval()
 
 
-def add_lora(model: CourseModel, targets: list[str] | tuple[str, ...], r: int, alpha: float,
-             seed: int = 0) -> Adapted:
-    """The course model with a rank-r adapter on each chosen projection of every block.
+def add_lora(model: CourseModel, targets: tuple[str, ...] | list[str],
+             r: int, alpha: float, seed: int = 0) -> Adapted:
+    """The course model with a rank-r adapter on each chosen
+    projection of every block; ``model`` itself is only read.
 
     Example: add_lora(m, ["w_q", "w_v"], r=8, alpha=16).trainable
-             -> 4 blocks * (8 * (128 + 128) + 8 * (128 + 64)) = 14_336
+             -> 4 * (8 * (128 + 128) + 8 * (128 + 64)) = 14_336
     """
     unknown = sorted(set(targets) - set(TARGETS))
     if unknown:
-        raise ValueError(f"unknown projections {unknown}; choose from {list(TARGETS)}")
+        raise ValueError(f"unknown projections {unknown}; "
+                         f"choose from {list(TARGETS)}")
     frozen = sum(p.numel() for p in model.parameters())
     view = frozen_view(model)
     gen = torch.Generator().manual_seed(seed)
     adapters: dict[str, LoRALinear] = {}
     for i, block in enumerate(view.blocks):
-        for name in TARGETS:              # a fixed order, so a seed gives the same A's
+        # a fixed order, so one seed always gives the same A's
+        for name in TARGETS:
             if name not in targets:
                 continue
             part, attr = TARGETS[name]
             holder = getattr(block, part)
-            lora = LoRALinear(getattr(holder, attr), r, alpha, generator=gen)
+            base = getattr(holder, attr)
+            lora = LoRALinear(base, r, alpha, generator=gen)
             setattr(holder, attr, lora)
             adapters[f"blocks.{i}.{part}.{attr}"] = lora
-    trainable = sum(p.numel() for p in view.parameters() if p.requires_grad)
+    trainable = sum(p.numel() for p in view.parameters()
+                    if p.requires_grad)
     return Adapted(view, adapters, trainable, frozen)
 
 

@@ -57,16 +57,19 @@ class LoRALinear(nn.Module):
         return self.scale * (self.B @ self.A)                             # (d_out, d_in)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # x (B, N, d_in) -> (B, N, d_out)
         if self.merged is not None:
-            return F.linear(x, self.merged)                                # (B, N, d_out)
-        base = F.linear(x, self.weight)                                    # (B, N, d_out)
-        low = F.linear(x, self.A)                                          # (B, N, r)
-        return base + self.scale * F.linear(low, self.B)                   # (B, N, d_out)
+            return F.linear(x, self.merged)  # Ŵ x
+        base = F.linear(x, self.weight)          # W x      (B, N, d_out)
+        low = F.linear(x, self.A)                # A x      (B, N, r)
+        update = F.linear(low, self.B)           # B A x    (B, N, d_out)
+        return base + self.scale * update
 
     @torch.no_grad()
     def merge(self) -> None:
-        """Ŵ = W + (alpha / r) B A in a matrix of its own: one matmul per call again."""
-        self.merged = self.weight + self.delta()                           # (d_out, d_in)
+        """Ŵ = W + (alpha / r) B A, in a matrix of its own
+        (W is shared: it is never written)."""
+        self.merged = self.weight + self.delta()  # (d_out, d_in)
 
     def unmerge(self) -> None:
         self.merged = None
