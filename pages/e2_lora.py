@@ -1,39 +1,26 @@
 """E2 · LoRA: freeze W, learn a low-rank ΔW = B·A, fine-tune the course model on Song poems."""
 import json
-import os
 import time
 
 import numpy as np
 import streamlit as st
-import torch
 
 from core.calc import configs
-from core.calc.lora import lora_split
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS, add_lora
 from core.parts.lora import LoRALinear
 from ui.frame import beside_code, figure, header, plain, text_box, tr, try_this
+from ui.lora import MODELS, adapter_blob, analysis, baseline, counts, digest, job_queue, own_line, shipped, song_stats
 from ui.model import course_model
-from ui.queue import JobQueue
 from viz.attention import bars, lines
 from viz.lora import spectra, trainable_frozen
 
 NS = "e2"
 RANKS = [1, 2, 4, 8, 16, 32, 64]
 DEFAULT = lab.FinetuneConfig()
-MODELS = ["course", "gpt2-small", "llama-2-7b", "llama-3-8b", "mistral-7b", "mixtral-8x7b",
-          "llama-2-70b", "gpt3-175b"]
-# Fine-tunes running at once on this server: one per four cores (two for a class server of
-# eight), so that a class pressing the button together leaves cores for everyone's lessons.
-SLOTS = max(1, (os.cpu_count() or 2) // 4)
 MINE = f"{NS}.mine"      # this session's own fine-tune (plain data), in its session state
 
 header(NS)
-
-
-@st.cache_resource(show_spinner=False)
-def job_queue() -> JobQueue:
-    return JobQueue(SLOTS)
 
 
 def adapter_controls():
@@ -44,82 +31,6 @@ def adapter_controls():
     targets = c3.pills(tr(f"{NS}.targets"), list(TARGETS), selection_mode="multi", default=list(DEFAULT.targets),
                        key=f"{NS}.targets", bind="query-params")
     return int(r), float(alpha), tuple(t for t in TARGETS if t in (targets or []))
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def counts(r: int, targets: tuple[str, ...]) -> dict:
-    rows = [lora_split(configs.get(name), r, targets) for name in MODELS]
-    return {"trainable": [int(x["trainable"]) for x in rows], "frozen": [int(x["frozen"]) for x in rows]}
-
-
-def _blob(state: dict[str, torch.Tensor]) -> bytes:
-    from safetensors.torch import save
-
-    return save({k: v.contiguous() for k, v in state.items()})
-
-
-def _config(data: dict) -> lab.FinetuneConfig:
-    return lab.FinetuneConfig(**{**data, "targets": tuple(data["targets"])})
-
-
-@st.cache_data(max_entries=2, show_spinner=False)
-def baseline() -> dict:
-    """The course model before any fine-tune: losses and line continuations."""
-    model, tok = course_model("cpu")
-    corpora = lab.load_corpora(tok)
-    return {"song": lab.mean_loss(model, corpora.song), "tang": lab.mean_loss(model, corpora.tang),
-            "lines": [lab.continue_line(model, tok, o) for o, _ in lab.SONG_OPENINGS]}
-
-
-def _adapted(config_json: str, blob: bytes):
-    from safetensors.torch import load
-
-    model, _ = course_model("cpu")
-    return lab.from_state(model, _config(json.loads(config_json)), load(blob))
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def analysis(config_json: str, blob: bytes) -> dict:
-    """Everything the results show for one adapter, as plain data (keyed on its bytes)."""
-    model, tok = course_model("cpu")
-    config = _config(json.loads(config_json))
-    adapted = _adapted(config_json, blob)
-    corpora = lab.load_corpora(tok)
-    probe = corpora.song[:65]
-    spectra_ = {name: s.numpy() for name, s in lab.delta_spectra(adapted).items()}
-    return {
-        "song": lab.mean_loss(adapted.model, corpora.song), "tang": lab.mean_loss(adapted.model, corpora.tang),
-        "lines": [lab.continue_line(adapted.model, tok, o) for o, _ in lab.SONG_OPENINGS],
-        "spectra": spectra_, "trainable": adapted.trainable, "frozen": adapted.frozen,
-        "gap32": lab.merge_gap(adapted, probe), "gap16": lab.merge_gap(adapted, probe, torch.float16),
-        "memory": lab.memory_report(model, config.targets, config.r, config.alpha, probe),
-    }
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def own_line(config_json: str, blob: bytes, opening: str) -> dict:
-    model, tok = course_model("cpu")
-    return {"before": lab.continue_line(model, tok, opening),
-            "after": lab.continue_line(_adapted(config_json, blob).model, tok, opening),
-            "unknown": sum(1 for ch in opening if not tok.is_known(ch))}
-
-
-@st.cache_data(max_entries=1, show_spinner=False)
-def shipped() -> dict | None:
-    try:
-        meta = json.loads((lab.ASSETS / lab.ADAPTER_META).read_text(encoding="utf-8"))
-        blob = (lab.ASSETS / lab.ADAPTER_FILE).read_bytes()
-    except (OSError, ValueError):
-        return None
-    return {"config": json.dumps(meta["config"]), "blob": blob, "losses": meta["losses"],
-            "seconds": meta["seconds"]}
-
-
-def song_stats() -> dict:
-    try:
-        return json.loads((lab.ASSETS / lab.SONG_STATS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
 
 
 def train_live(config: lab.FinetuneConfig) -> None:
@@ -151,7 +62,8 @@ def train_live(config: lab.FinetuneConfig) -> None:
         queue.leave(ticket)
     from core.models.lora import adapter_state
 
-    st.session_state[MINE] = {"config": json.dumps(config.to_dict()), "blob": _blob(adapter_state(run.adapted)),
+    blob = adapter_blob(adapter_state(run.adapted))
+    st.session_state[MINE] = {"config": json.dumps(config.to_dict()), "blob": blob, "digest": digest(blob),
                               "losses": run.losses, "seconds": round(seconds, 1)}
     bar.empty()
     live.empty()
@@ -220,14 +132,14 @@ def tune_section() -> None:
         st.warning(tr(f"{NS}.no_adapter", command=lab.REBUILD))
         return
     cfg = json.loads(shown["config"])
-    which = "mine" if mine else "shipped"
-    st.info(tr(f"{NS}.showing_{which}", r=cfg["r"], alpha=cfg["alpha"], targets=", ".join(cfg["targets"]),
+    which = f"{NS}.showing_mine" if mine else f"{NS}.showing_shipped"
+    st.info(tr(which, r=cfg["r"], alpha=cfg["alpha"], targets=", ".join(cfg["targets"]),
                steps=cfg["steps"], seconds=shown["seconds"]))
     if mine and ship is not None:
         st.button(tr(f"{NS}.back_to_shipped"), key=f"{NS}.back_btn",
                   on_click=lambda: st.session_state.pop(MINE, None))
 
-    base, res = baseline(), analysis(shown["config"], shown["blob"])
+    base, res = baseline(), analysis(shown["config"], shown["digest"], shown["blob"])
 
     left, right = st.columns(2)
     with left:
@@ -251,7 +163,7 @@ def tune_section() -> None:
             for (o, real), b, a in zip(lab.SONG_OPENINGS, base["lines"], res["lines"], strict=True)]
     st.markdown(head + "\n".join(rows))
     opening = prompt_controls()
-    own = own_line(shown["config"], shown["blob"], opening)
+    own = own_line(shown["config"], shown["digest"], shown["blob"], opening)
     if own["unknown"]:
         st.warning(tr(f"{NS}.unknown_note", n=own["unknown"]))
     st.markdown(tr(f"{NS}.own_line", opening=plain(opening), before=plain(own["before"]) or "∅",

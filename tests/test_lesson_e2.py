@@ -20,6 +20,18 @@ def _counts(at):
     return trace_array(fig, 0, "x"), trace_array(fig, 1, "x"), fig
 
 
+def _segments(y):
+    """The lines of one spectrum trace, split at its gaps (NaN)."""
+    out, cur = [], []
+    for v in np.asarray(y, dtype=np.float64):
+        if np.isnan(v):
+            out.append(np.array(cur))
+            cur = []
+        else:
+            cur.append(v)
+    return out + ([np.array(cur)] if cur else [])
+
+
 def _expected(r, targets):
     return np.array([lora_params(configs.get(n), r, targets) for n in MODELS], dtype=np.float32)
 
@@ -65,10 +77,12 @@ def test_e2_controls_and_figures(lang):
     loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
     assert len(loss) == 150 and loss[-1] < loss[0] / 2
     svd = figure_by_key(at, "e2.svd")
-    assert len(svd["data"]) == 4 * 7
-    for trace in svd["data"]:
-        s = np.asarray(trace_array({"data": [trace]}, 0, "y"))
-        assert len(s) == 16 and (s[8:] < 1e-4 * s[0]).all()              # at most r = 8 non-zero
+    assert [t["name"] for t in svd["data"]] == list(TARGETS)
+    for i in range(7):
+        segments = _segments(trace_array(svd, i, "y"))
+        assert len(segments) == 4                                          # one line per block
+        for s in segments:
+            assert len(s) == 16 and (s[:8] > 1e-3).all() and (s[8:] < 1e-4 * s[0]).all()   # r = 8 non-zero
     mem = figure_by_key(at, "e2.memory")
     computed, measured = trace_array(mem, 0, "x"), trace_array(mem, 1, "x")
     assert np.array_equal(computed, measured)
@@ -84,8 +98,8 @@ def test_e2_live_fine_tune_is_this_sessions_own(lang):
     loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
     assert len(loss) == 10 and len(shipped_loss) == 150
     svd = figure_by_key(at, "e2.svd")
-    assert len(svd["data"]) == 4                                        # w_q of 4 blocks
-    assert all(len(trace_array(svd, i, "y")) == 4 for i in range(4))    # 2 r values shown, r = 2
+    assert [t["name"] for t in svd["data"]] == ["w_q"]
+    assert [len(s) for s in _segments(trace_array(svd, 0, "y"))] == [4] * 4   # 2 r values a block, r = 2
     # Another student, opening the lesson now, still sees the shipped adapter.
     other = open_lesson(PAGE, lang)
     assert len(trace_array(figure_by_key(other, "e2.loss"), 0, "y")) == 150

@@ -31,20 +31,24 @@ def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int],
 def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int, title: str,
             x_title: str, y_title: str, height: int = 460) -> go.Figure:
     """The first ``show`` singular values of every adapted matrix, largest first, on a log axis:
-    one line per matrix, one colour per projection (``groups``: matrix name -> projection)."""
-    colours = {g: COLORWAY[i % len(COLORWAY)] for i, g in enumerate(dict.fromkeys(groups.values()))}
-    seen: set[str] = set()
+    one line per matrix, one colour (one trace, lines split by gaps) per projection
+    (``groups``: matrix name -> projection), so 28 matrices cost the browser 7 traces."""
+    by_group: dict[str, list[str]] = {}
+    for name in spectra:
+        by_group.setdefault(groups[name], []).append(name)
     data = []
-    for name, values in spectra.items():
-        group = groups[name]
-        y = np.maximum(array(values)[:show], SPECTRUM_FLOOR)
-        data.append({"type": "scatter", "mode": "lines+markers", "x": array(np.arange(1, len(y) + 1)), "y": y,
-                     "name": group, "legendgroup": group, "showlegend": group not in seen,
-                     "line": {"color": colours[group], "width": 1.5}, "marker": {"size": 5},
-                     "hovertemplate": f"{name}<br>σ%{{x}} = %{{y:.3g}}<extra></extra>"})
-        seen.add(group)
-    # One legend entry per projection, under the plot: above it, seven entries would wrap
-    # into the title in a half-width column.
+    for i, (group, names) in enumerate(by_group.items()):
+        xs, ys, labels = [], [], []
+        for name in names:
+            y = np.maximum(array(spectra[name])[:show], SPECTRUM_FLOOR)
+            xs += [*range(1, len(y) + 1), None]
+            ys += [*y.tolist(), None]
+            labels += [name] * len(y) + [""]
+        data.append({"type": "scatter", "mode": "lines+markers", "x": xs, "y": array(
+            [np.nan if v is None else v for v in ys]), "name": group, "text": labels,
+            "line": {"color": COLORWAY[i % len(COLORWAY)], "width": 1.5}, "marker": {"size": 5},
+            "hovertemplate": "%{text}<br>σ%{x} = %{y:.3g}<extra></extra>"})
+    # Legend under the plot: above it, seven entries wrap into the title in a half-width column.
     layout = {"xaxis": {"title": {"text": x_title}, "dtick": 1 if show <= 20 else None},
               "yaxis": {"title": {"text": y_title}, "type": "log", "exponentformat": "power"},
               "legend": {"orientation": "h", "y": -0.28, "yanchor": "top"}, "margin": {"b": 130}}
