@@ -12,8 +12,8 @@ from core.parts.lora import LoRALinear
 from ui.frame import beside_code, figure, header, plain, text_box, tr, try_this
 from ui.lora import MODELS, adapter_blob, analysis, baseline, counts, digest, job_queue, own_line, shipped, song_stats
 from ui.model import course_model
-from viz.attention import bars, lines
-from viz.lora import spectra, trainable_frozen
+from viz.attention import lines
+from viz.lora import grouped_bars, spectra, trainable_frozen
 
 NS = "e2"
 RANKS = [1, 2, 4, 8, 16, 32, 64]
@@ -24,11 +24,12 @@ header(NS)
 
 
 def adapter_controls():
-    c1, c2, c3 = st.columns([2, 2, 3])
+    # The seven pills on a row of their own: in a third of a 1024 px page they were cut off.
+    pills, (c1, c2) = st.container(), st.columns(2)
     r = c1.select_slider(tr(f"{NS}.rank"), RANKS, value=DEFAULT.r, key=f"{NS}.r", bind="query-params")
     alpha = c2.slider("α", 1, 64, int(DEFAULT.alpha), key=f"{NS}.alpha", bind="query-params",
                       help=tr(f"{NS}.alpha_help"))
-    targets = c3.pills(tr(f"{NS}.targets"), list(TARGETS), selection_mode="multi", default=list(DEFAULT.targets),
+    targets = pills.pills(tr(f"{NS}.targets"), list(TARGETS), selection_mode="multi", default=list(DEFAULT.targets),
                        key=f"{NS}.targets", bind="query-params")
     return int(r), float(alpha), tuple(t for t in TARGETS if t in (targets or []))
 
@@ -149,9 +150,9 @@ def tune_section() -> None:
                key=f"{NS}.loss")
     with right:
         song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang")
-        figure(bars([song, tang], {tr(f"{NS}.before"): [base["song"], base["tang"]],
-                                   tr(f"{NS}.after"): [res["song"], res["tang"]]},
-                    title=tr(f"{NS}.forget_fig"), y_title=tr(f"{NS}.loss_axis"), fmt=".2f"),
+        figure(grouped_bars([song, tang], {tr(f"{NS}.before"): [base["song"], base["tang"]],
+                                           tr(f"{NS}.after"): [res["song"], res["tang"]]},
+                            title=tr(f"{NS}.forget_fig"), x_title=tr(f"{NS}.loss_axis"), fmt=".2f"),
                key=f"{NS}.forget")
     st.caption(tr(f"{NS}.forget_caption", song0=base["song"], song1=res["song"], tang0=base["tang"],
                   tang1=res["tang"]))
@@ -179,10 +180,11 @@ def tune_section() -> None:
                       gap16=res["gap16"]["abs"], rel16=res["gap16"]["rel"]))
     with right:
         mem = res["memory"]
-        figure(bars([tr(f"{NS}.lora"), tr(f"{NS}.full")],
-                    {tr(f"{NS}.computed"): [mem["lora"]["computed"], mem["full"]["computed"]],
-                     tr(f"{NS}.measured"): [mem["lora"]["measured"], mem["full"]["measured"]]},
-                    title=tr(f"{NS}.memory_fig"), y_title=tr(f"{NS}.bytes_axis")), key=f"{NS}.memory")
+        figure(grouped_bars([tr(f"{NS}.lora"), tr(f"{NS}.full")],
+                            {tr(f"{NS}.computed"): [mem["lora"]["computed"], mem["full"]["computed"]],
+                             tr(f"{NS}.measured"): [mem["lora"]["measured"], mem["full"]["measured"]]},
+                            title=tr(f"{NS}.memory_fig"), x_title=tr(f"{NS}.bytes_axis"), fmt=".3s"),
+               key=f"{NS}.memory")
         st.caption(tr(f"{NS}.memory_caption", lora=mem["lora"]["measured"], full=mem["full"]["measured"],
                       ratio=mem["full"]["measured"] / max(1, mem["lora"]["measured"])))
 

@@ -53,3 +53,18 @@ def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int
               "yaxis": {"title": {"text": y_title}, "type": "log", "exponentformat": "power"},
               "legend": {"orientation": "h", "y": -0.28, "yanchor": "top"}, "margin": {"b": 130}}
     return make(data, layout, title, height)
+
+
+def grouped_bars(categories: list[str], series: dict[str, list[float]], *, title: str, x_title: str,
+                 fmt: str, height: int = 420) -> go.Figure:
+    """Horizontal bars, one group per category (top to bottom), one bar per named series, each
+    labelled with its value (``fmt``: ".2f", ".3s"); the x data are the values. The legend sits
+    under the axis: in a half-width column a legend above the plot runs into the title."""
+    data = [{"type": "bar", "orientation": "h", "y": categories, "x": array(values), "name": name,
+             "texttemplate": f"%{{x:{fmt}}}", "textposition": "outside", "cliponaxis": False,
+             "hovertemplate": f"%{{y}}: %{{x:{fmt}}}<extra>{name}</extra>"}
+            for name, values in series.items()]
+    layout = {"barmode": "group", "xaxis": {"title": {"text": x_title}, "rangemode": "tozero"},
+              "yaxis": {"type": "category", "autorange": "reversed"},
+              "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"}, "margin": {"r": 60, "b": 120}}
+    return make(data, layout, title, height)
