@@ -89,7 +89,7 @@ def counts_section() -> None:
         titles = [tr(f"{NS}.course") if name == "course" else configs.get(name).title for name in MODELS]
         figure(trainable_frozen(titles, c["trainable"], c["frozen"],
                                 names=(tr(f"{NS}.trainable"), tr(f"{NS}.frozen")),
-                                title=tr(f"{NS}.counts_fig", r=r), x_title=tr(f"{NS}.params_axis")),
+                                title=tr(f"{NS}.counts_fig"), x_title=tr(f"{NS}.params_axis")),
                key=f"{NS}.counts")
         st.caption(tr(f"{NS}.counts_caption", r=r, alpha=alpha, scale=alpha / r,
                       course=c["trainable"][0], course_frozen=c["frozen"][0],

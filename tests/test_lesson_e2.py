@@ -49,7 +49,7 @@ def test_e2_controls_and_figures(lang):
         assert_ok(at)
         trainable, _, fig = _counts(at)
         assert np.array_equal(trainable, _expected(r, tuple(TARGETS)))
-        assert f"r = {r}" in fig["layout"]["title"]["text"]
+        assert f"/ {r} =" in at.caption[0].value                       # the scale α / r
     at.select_slider(key="e2.r").set_value(8).run()
 
     at.pills(key="e2.targets").set_value(["w_q", "w_v"]).run()
