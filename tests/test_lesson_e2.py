@@ -1,6 +1,8 @@
 """E2 in both languages: the counts figure follows r and the projections, the shipped
 adapter's results are shown at once, a short live fine-tune fills this session only, bad
 input gets a message."""
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ from core.calc import configs
 from core.calc.lora import lora_params
 from core.models.lora import TARGETS
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from ui.model import _load
 from ui.queue import JobQueue
 
 PAGE = "e2_lora.py"
@@ -18,6 +21,13 @@ MODELS = ["course", "gpt2-small", "llama-2-7b", "llama-3-8b", "mistral-7b", "mix
 def _counts(at):
     fig = figure_by_key(at, "e2.counts")
     return trace_array(fig, 0, "x"), trace_array(fig, 1, "x"), fig
+
+
+def _digest(model) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode() + t.detach().numpy().tobytes())
+    return h.hexdigest()
 
 
 def _segments(y):
@@ -93,8 +103,11 @@ def test_e2_controls_and_figures(lang):
 def test_e2_live_fine_tune_is_this_sessions_own(lang):
     at = open_lesson(PAGE, lang, {"e2.steps": "10", "e2.r": "2", "e2.targets": "w_q"})
     shipped_loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
+    shared, _ = _load("cpu")                      # the course model every session is handed
+    before = _digest(shared)
     at.button(key="e2.train_btn").click().run()
     assert_ok(at)
+    assert _load("cpu")[0] is shared and _digest(shared) == before   # byte-identical after a fine-tune
     loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
     assert len(loss) == 10 and len(shipped_loss) == 150
     svd = figure_by_key(at, "e2.svd")
