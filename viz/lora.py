@@ -11,14 +11,13 @@ SPECTRUM_FLOOR = 1e-9   # a log axis cannot show 0; singular values below this a
 
 def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int], *, names: tuple[str, str],
                      title: str, x_title: str, height: int = 440) -> go.Figure:
-    """Two bars per model on a log axis: the adapters' parameters and the frozen base model's.
-    The trainable bar is labelled with its share of the model."""
+    """Two bars per model on a log axis: the adapters' parameters and the frozen base model's
+    (the exact counts and the adapters' share of the model in the hover text)."""
     share = [f"{t / f:.3%}" if f else "" for t, f in zip(trainable, frozen, strict=True)]
     data = [
         {"type": "bar", "orientation": "h", "y": models, "x": array(trainable), "name": names[0],
-         "text": share, "textposition": "outside", "cliponaxis": False,
-         "customdata": [f"{v:,}" for v in trainable],
-         "hovertemplate": "%{y}: %{customdata} (%{text})<extra>" + names[0] + "</extra>"},
+         "customdata": [f"{v:,} ({s})" for v, s in zip(trainable, share, strict=True)],
+         "hovertemplate": "%{y}: %{customdata}<extra>" + names[0] + "</extra>"},
         {"type": "bar", "orientation": "h", "y": models, "x": array(frozen), "name": names[1],
          "customdata": [f"{v:,}" for v in frozen],
          "hovertemplate": "%{y}: %{customdata}<extra>" + names[1] + "</extra>"},
