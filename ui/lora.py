@@ -106,7 +106,7 @@ def shipped() -> dict | None:
     except (OSError, ValueError):
         return None
     return {"config": json.dumps(meta["config"]), "blob": blob, "digest": digest(blob),
-            "losses": meta["losses"], "seconds": meta["seconds"]}
+            "losses": meta["losses"], "seconds": meta.get("cpu_seconds", meta["seconds"])}
 
 
 def song_stats() -> dict:
