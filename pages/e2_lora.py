@@ -189,7 +189,9 @@ def tune_section() -> None:
                       ratio=mem["full"]["measured"] / max(1, mem["lora"]["measured"])))
 
 
-if loaded is not None:
+if loaded is not None and stats and (lab.ASSETS / lab.SONG_FILE).exists():
     tune_section()
+elif loaded is not None:
+    st.warning(tr(f"{NS}.no_song", command=lab.REBUILD_SONG))
 
 try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])

@@ -155,3 +155,12 @@ def test_queue_first_come_first_served():
     assert two.try_start(y) and two.try_start(x) and not two.try_start(z)
     with pytest.raises(ValueError):
         JobQueue(0)
+
+
+def test_e2_without_song_poems_says_so(monkeypatch, tmp_path):
+    from core.lab import lora_finetune as lab
+
+    monkeypatch.setattr(lab, "ASSETS", tmp_path)          # an empty folder: no song100, no adapter
+    at = open_lesson(PAGE, "en")
+    assert any("song100.txt" in w.value for w in at.warning)
+    assert figure_by_key(at, "e2.counts")                  # the counts need no asset

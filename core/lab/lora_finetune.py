@@ -34,6 +34,7 @@ TANG_FILE = "tang300.txt"
 ADAPTER_FILE = "lora_song100.safetensors"
 ADAPTER_META = "lora_song100.json"
 REBUILD = "python scripts/train_lora.py"
+REBUILD_SONG = "python scripts/build_song100.py"
 HELD_OUT_EVERY = 10     # every 10th Tang poem measures forgetting (31 of 313)
 
 
