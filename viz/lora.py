@@ -10,7 +10,7 @@ SPECTRUM_FLOOR = 1e-9   # a log axis cannot show 0; singular values below this a
 
 
 def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int], *, names: tuple[str, str],
-                     title: str, x_title: str, height: int = 440) -> go.Figure:
+                     title: str, x_title: str, height: int = 470) -> go.Figure:
     """Two bars per model on a log axis: the adapters' parameters and the frozen base model's
     (the exact counts and the adapters' share of the model in the hover text)."""
     share = [f"{t / f:.3%}" if f else "" for t, f in zip(trainable, frozen, strict=True)]
@@ -22,8 +22,10 @@ def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int],
          "customdata": [f"{v:,}" for v in frozen],
          "hovertemplate": "%{y}: %{customdata}<extra>" + names[1] + "</extra>"},
     ]
+    # Legend under the axis: above the plot, in a narrow column, it ran into the title.
     layout = {"barmode": "group", "xaxis": {"title": {"text": x_title}, "type": "log", "range": [2.5, 12.2]},
-              "yaxis": {"type": "category", "autorange": "reversed"}}
+              "yaxis": {"type": "category", "autorange": "reversed"},
+              "legend": {"orientation": "h", "y": -0.22, "yanchor": "top"}, "margin": {"b": 110}}
     return make(data, layout, title, height)
 
 
