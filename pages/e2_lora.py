@@ -9,8 +9,20 @@ from core.calc import configs
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS, add_lora
 from core.parts.lora import LoRALinear
-from ui.frame import beside_code, figure, header, plain, text_box, tr, try_this
-from ui.lora import MODELS, adapter_blob, analysis, baseline, counts, digest, job_queue, own_line, shipped, song_stats
+from ui.frame import beside_code, figure, header, lang, plain, text_box, tr, try_this
+from ui.lora import (
+    MODELS,
+    adapter_blob,
+    analysis,
+    baseline,
+    built_figure,
+    counts,
+    digest,
+    job_queue,
+    own_line,
+    shipped,
+    song_stats,
+)
 from ui.model import course_model
 from viz.attention import lines
 from viz.lora import grouped_bars, spectra, trainable_frozen
@@ -141,18 +153,21 @@ def tune_section() -> None:
                   on_click=lambda: st.session_state.pop(MINE, None))
 
     base, res = baseline(), analysis(shown["config"], shown["digest"], shown["blob"])
+    tag = f"{shown['digest']}:{lang()}"   # the results figures depend on the adapter and the language
 
     left, right = st.columns(2)
     with left:
         losses = shown["losses"]
-        figure(lines(np.arange(1, len(losses) + 1), {tr(f"{NS}.train_loss"): np.asarray(losses)},
-                     title=tr(f"{NS}.loss_fig"), x_title=tr(f"{NS}.step"), y_title=tr(f"{NS}.loss_axis")),
+        figure(built_figure(f"loss:{tag}", lambda: lines(
+            np.arange(1, len(losses) + 1), {tr(f"{NS}.train_loss"): np.asarray(losses)},
+            title=tr(f"{NS}.loss_fig"), x_title=tr(f"{NS}.step"), y_title=tr(f"{NS}.loss_axis"))),
                key=f"{NS}.loss")
     with right:
         song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang")
-        figure(grouped_bars([song, tang], {tr(f"{NS}.before"): [base["song"], base["tang"]],
-                                           tr(f"{NS}.after"): [res["song"], res["tang"]]},
-                            title=tr(f"{NS}.forget_fig"), x_title=tr(f"{NS}.loss_axis"), fmt=".2f"),
+        figure(built_figure(f"forget:{tag}", lambda: grouped_bars(
+            [song, tang], {tr(f"{NS}.before"): [base["song"], base["tang"]],
+                           tr(f"{NS}.after"): [res["song"], res["tang"]]},
+            title=tr(f"{NS}.forget_fig"), x_title=tr(f"{NS}.loss_axis"), fmt=".2f")),
                key=f"{NS}.forget")
     st.caption(tr(f"{NS}.forget_caption", song0=base["song"], song1=res["song"], tang0=base["tang"],
                   tang1=res["tang"]))
@@ -173,17 +188,18 @@ def tune_section() -> None:
     left, right = st.columns(2)
     with left:
         groups = {name: name.rsplit(".", 1)[1] for name in res["spectra"]}
-        figure(spectra(res["spectra"], groups, show=min(2 * cfg["r"], 32),
-                       title=tr(f"{NS}.svd_fig", r=cfg["r"]), x_title=tr(f"{NS}.svd_axis"),
-                       y_title=tr(f"{NS}.sigma_axis")), key=f"{NS}.svd")
+        figure(built_figure(f"svd:{tag}", lambda: spectra(
+            res["spectra"], groups, show=min(2 * cfg["r"], 32), title=tr(f"{NS}.svd_fig", r=cfg["r"]),
+            x_title=tr(f"{NS}.svd_axis"), y_title=tr(f"{NS}.sigma_axis"))), key=f"{NS}.svd")
         st.caption(tr(f"{NS}.merge_caption", gap32=res["gap32"]["abs"], rel32=res["gap32"]["rel"],
                       gap16=res["gap16"]["abs"], rel16=res["gap16"]["rel"]))
     with right:
         mem = res["memory"]
-        figure(grouped_bars([tr(f"{NS}.lora"), tr(f"{NS}.full")],
-                            {tr(f"{NS}.computed"): [mem["lora"]["computed"], mem["full"]["computed"]],
-                             tr(f"{NS}.measured"): [mem["lora"]["measured"], mem["full"]["measured"]]},
-                            title=tr(f"{NS}.memory_fig"), x_title=tr(f"{NS}.bytes_axis"), fmt=".3s"),
+        figure(built_figure(f"memory:{tag}", lambda: grouped_bars(
+            [tr(f"{NS}.lora"), tr(f"{NS}.full")],
+            {tr(f"{NS}.computed"): [mem["lora"]["computed"], mem["full"]["computed"]],
+             tr(f"{NS}.measured"): [mem["lora"]["measured"], mem["full"]["measured"]]},
+            title=tr(f"{NS}.memory_fig"), x_title=tr(f"{NS}.bytes_axis"), fmt=".3s")),
                key=f"{NS}.memory")
         st.caption(tr(f"{NS}.memory_caption", lora=mem["lora"]["measured"], full=mem["full"]["measured"],
                       ratio=mem["full"]["measured"] / max(1, mem["lora"]["measured"])))
