@@ -61,7 +61,7 @@ def test_docstring_examples():
 
 def test_registry_names_and_facts():
     assert configs.names() == ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
-                               "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "gpt2-small", "course"]
+                               "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "gpt2-small", "gpt3-175b", "course"]
     for name in configs.names():
         assert configs.get(name).name == name
     assert configs.get("llama-2-7b").n_kv_heads == 32                     # plain MHA

@@ -29,6 +29,10 @@ Sources (published config.json files on the Hugging Face Hub, and the papers):
     gpt2-small   Radford et al. 2019; openai-community/gpt2 config.json: vocab 50257, n_embd 768,
                  n_layer 12, n_head 12, n_positions 1024, 4*768 GELU MLP, LayerNorm, biases,
                  learned positions, output tied to the token embedding.
+    gpt3-175b    Brown et al. 2020, "Language Models are Few-Shot Learners", Table 2.1: 96 layers,
+                 d_model 12288, 96 heads of 128, context 2048; the GPT-2 tokenizer (vocab 50257),
+                 d_ff = 4 d_model, learned positions, LayerNorm, biases, tied output as GPT-2
+                 (sec. 2.1). Its alternating locally banded sparse attention has no field here.
     course       the course model of this app, read from assets/course_model_config.json.
 """
 from __future__ import annotations
@@ -126,6 +130,12 @@ _REGISTRY: dict[str, ArchConfig] = {c.name: c for c in (
                n_kv_heads=12, ffn_hidden=3072, max_seq_len=1024, rope_base=None, norm="layer",
                ffn="gelu", tied_embeddings=True, bias=True, learned_positions=True),
 )}
+
+# GPT-3 175B (E2: the LoRA paper's counts, 4.7 M and 37.7 M trainable parameters, are for it).
+_REGISTRY["gpt3-175b"] = ArchConfig(
+    "gpt3-175b", "GPT-3 175B", vocab_size=50257, d_model=12288, n_layers=96, n_heads=96, n_kv_heads=96,
+    ffn_hidden=4 * 12288, max_seq_len=2048, rope_base=None, norm="layer", ffn="gelu",
+    tied_embeddings=True, bias=True, learned_positions=True)
 
 COURSE = "course"
 # The course model's config as training wrote it (the file core.models.model reads too). calc may

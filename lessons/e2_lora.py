@@ -1,0 +1,213 @@
+"""E2 · LoRA: freeze W, learn a low-rank ΔW = B·A, fine-tune the course model on Song poems."""
+import json
+import time
+
+import numpy as np
+import streamlit as st
+
+from core.calc import configs
+from core.lab import lora_finetune as lab
+from core.models.lora import TARGETS, add_lora
+from core.parts.lora import LoRALinear
+from ui.frame import beside_code, figure, header, lang, plain, text_box, tr, try_this
+from ui.lora import (
+    MODELS,
+    adapter_blob,
+    analysis,
+    baseline,
+    built_figure,
+    counts,
+    digest,
+    job_queue,
+    own_line,
+    shipped,
+    song_stats,
+)
+from ui.model import course_model
+from viz.attention import lines
+from viz.lora import grouped_bars, spectra, trainable_frozen
+
+NS = "e2"
+RANKS = [1, 2, 4, 8, 16, 32, 64]
+DEFAULT = lab.FinetuneConfig()
+MINE = f"{NS}.mine"      # this session's own fine-tune (plain data), in its session state
+
+header(NS)
+
+
+def adapter_controls():
+    # The seven pills on a row of their own: in a third of a 1024 px page they were cut off.
+    pills, (c1, c2) = st.container(), st.columns(2)
+    r = c1.select_slider(tr(f"{NS}.rank"), RANKS, value=DEFAULT.r, key=f"{NS}.r", bind="query-params")
+    alpha = c2.slider("α", 1, 64, int(DEFAULT.alpha), key=f"{NS}.alpha", bind="query-params",
+                      help=tr(f"{NS}.alpha_help"))
+    targets = pills.pills(tr(f"{NS}.targets"), list(TARGETS), selection_mode="multi", default=list(DEFAULT.targets),
+                       key=f"{NS}.targets", bind="query-params")
+    return int(r), float(alpha), tuple(t for t in TARGETS if t in (targets or []))
+
+
+def train_live(config: lab.FinetuneConfig) -> None:
+    """The student's own fine-tune: wait for a free slot (place shown), then train with a
+    progress bar and a live loss curve; the result goes to this session's state only."""
+    model, tok = course_model("cpu")
+    queue = job_queue()
+    ticket = queue.join()
+    status = st.empty()
+    try:
+        while not queue.try_start(ticket):
+            status.info(tr(f"{NS}.queued", place=queue.place(ticket), running=queue.running))
+            time.sleep(0.5)
+        status.empty()
+        bar = st.progress(0.0, text=tr(f"{NS}.progress", step=0, steps=config.steps, loss=float("nan")))
+        live = st.empty()
+        losses: list[float] = []
+
+        def on_step(step: int, loss: float) -> None:
+            losses.append(loss)
+            bar.progress(step / config.steps, text=tr(f"{NS}.progress", step=step, steps=config.steps, loss=loss))
+            if step % 5 == 0 or step == config.steps:
+                live.line_chart({tr(f"{NS}.train_loss"): losses}, height=220, x_label=tr(f"{NS}.step"))
+
+        t0 = time.time()
+        run = lab.finetune(model, lab.load_corpora(tok).song, config, on_step=on_step)
+        seconds = time.time() - t0
+    finally:
+        queue.leave(ticket)
+    from core.models.lora import adapter_state
+
+    blob = adapter_blob(adapter_state(run.adapted))
+    st.session_state[MINE] = {"config": json.dumps(config.to_dict()), "blob": blob, "digest": digest(blob),
+                              "losses": run.losses, "seconds": round(seconds, 1)}
+    bar.empty()
+    live.empty()
+
+
+# ---- the page ------------------------------------------------------------------------------------
+loaded = course_model("cpu")
+st.subheader(tr(f"{NS}.counts_title"))
+st.markdown(tr(f"{NS}.counts_text"))
+controls_slot = st.container()
+counts_slot = beside_code(LoRALinear.forward, LoRALinear.merge, add_lora)
+
+
+@st.fragment
+def counts_section() -> None:
+    with controls_slot:
+        r, alpha, targets = adapter_controls()
+        if not targets:
+            st.info(tr(f"{NS}.no_targets"))
+    c = counts(r, targets)
+    with counts_slot:
+        titles = [tr(f"{NS}.course") if name == "course" else configs.get(name).title for name in MODELS]
+        figure(trainable_frozen(titles, c["trainable"], c["frozen"],
+                                names=(tr(f"{NS}.trainable"), tr(f"{NS}.frozen")),
+                                title=tr(f"{NS}.counts_fig"), x_title=tr(f"{NS}.params_axis")),
+               key=f"{NS}.counts")
+        st.caption(tr(f"{NS}.counts_caption", r=r, alpha=alpha, scale=alpha / r,
+                      course=c["trainable"][0], course_frozen=c["frozen"][0],
+                      llama=c["trainable"][MODELS.index("llama-2-7b")],
+                      gpt3=c["trainable"][MODELS.index("gpt3-175b")]))
+
+
+counts_section()
+
+st.subheader(tr(f"{NS}.tune_title"))
+stats = song_stats()
+st.markdown(tr(f"{NS}.tune_text"))
+if stats:
+    st.caption(tr(f"{NS}.song_stats", poems=stats["poems"], chars=stats["characters_out"],
+                  dropped=stats["dropped"], total=stats["characters_in"],
+                  share=stats["dropped"] / max(1, stats["characters_in"])))
+
+
+def prompt_controls() -> str:
+    text = text_box(f"{NS}.prompt", lab.SONG_OPENINGS[0][0], 60, tr(f"{NS}.prompt_label"))
+    return lab.SONG_OPENINGS[0][0] if text.empty else text.text
+
+
+@st.fragment
+def tune_section() -> None:
+    r = st.session_state.get(f"{NS}.r", DEFAULT.r)
+    alpha = float(st.session_state.get(f"{NS}.alpha", DEFAULT.alpha))
+    targets = tuple(t for t in TARGETS if t in (st.session_state.get(f"{NS}.targets") or []))
+    c1, c2 = st.columns([3, 2])
+    steps = c1.slider(tr(f"{NS}.steps_label"), 10, 300, DEFAULT.steps, 10, key=f"{NS}.steps",
+                      bind="query-params", help=tr(f"{NS}.steps_help"))
+    c2.write("")
+    pressed = c2.button(tr(f"{NS}.train"), key=f"{NS}.train_btn", type="primary", disabled=not targets)
+    if pressed and targets:
+        train_live(lab.FinetuneConfig(r=int(r), alpha=alpha, targets=targets, steps=int(steps)))
+
+    mine = st.session_state.get(MINE)
+    ship = shipped()
+    shown = mine or ship
+    if shown is None:
+        st.warning(tr(f"{NS}.no_adapter", command=lab.REBUILD))
+        return
+    cfg = json.loads(shown["config"])
+    which = f"{NS}.showing_mine" if mine else f"{NS}.showing_shipped"
+    st.info(tr(which, r=cfg["r"], alpha=cfg["alpha"], targets=", ".join(cfg["targets"]),
+               steps=cfg["steps"], seconds=shown["seconds"]))
+    if mine and ship is not None:
+        st.button(tr(f"{NS}.back_to_shipped"), key=f"{NS}.back_btn",
+                  on_click=lambda: st.session_state.pop(MINE, None))
+
+    base, res = baseline(), analysis(shown["config"], shown["digest"], shown["blob"])
+    tag = f"{shown['digest']}:{lang()}"   # the results figures depend on the adapter and the language
+
+    left, right = st.columns(2)
+    with left:
+        losses = shown["losses"]
+        figure(built_figure(f"loss:{tag}", lambda: lines(
+            np.arange(1, len(losses) + 1), {tr(f"{NS}.train_loss"): np.asarray(losses)},
+            title=tr(f"{NS}.loss_fig"), x_title=tr(f"{NS}.step"), y_title=tr(f"{NS}.loss_axis"))),
+               key=f"{NS}.loss")
+    with right:
+        song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang")
+        figure(built_figure(f"forget:{tag}", lambda: grouped_bars(
+            [song, tang], {tr(f"{NS}.before"): [base["song"], base["tang"]],
+                           tr(f"{NS}.after"): [res["song"], res["tang"]]},
+            title=tr(f"{NS}.forget_fig"), x_title=tr(f"{NS}.loss_axis"), fmt=".2f")),
+               key=f"{NS}.forget")
+    st.caption(tr(f"{NS}.forget_caption", song0=base["song"], song1=res["song"], tang0=base["tang"],
+                  tang1=res["tang"]))
+
+    st.markdown(f"**{tr(f'{NS}.lines_title')}**")
+    head = (f"| {tr(f'{NS}.opening')} | {tr(f'{NS}.real')} | {tr(f'{NS}.before')} | {tr(f'{NS}.after')} |\n"
+            "|---|---|---|---|\n")
+    rows = [f"| {o} | {real} | {plain(b) or '∅'} | {plain(a) or '∅'} |"
+            for (o, real), b, a in zip(lab.SONG_OPENINGS, base["lines"], res["lines"], strict=True)]
+    st.markdown(head + "\n".join(rows))
+    opening = prompt_controls()
+    own = own_line(shown["config"], shown["digest"], shown["blob"], opening)
+    if own["unknown"]:
+        st.warning(tr(f"{NS}.unknown_note", n=own["unknown"]))
+    st.markdown(tr(f"{NS}.own_line", opening=plain(opening), before=plain(own["before"]) or "∅",
+                   after=plain(own["after"]) or "∅"))
+
+    left, right = st.columns(2)
+    with left:
+        groups = {name: name.rsplit(".", 1)[1] for name in res["spectra"]}
+        figure(built_figure(f"svd:{tag}", lambda: spectra(
+            res["spectra"], groups, show=min(2 * cfg["r"], 32), title=tr(f"{NS}.svd_fig", r=cfg["r"]),
+            x_title=tr(f"{NS}.svd_axis"), y_title=tr(f"{NS}.sigma_axis"))), key=f"{NS}.svd")
+        st.caption(tr(f"{NS}.merge_caption", gap32=res["gap32"]["abs"], rel32=res["gap32"]["rel"],
+                      gap16=res["gap16"]["abs"], rel16=res["gap16"]["rel"]))
+    with right:
+        mem = res["memory"]
+        figure(built_figure(f"memory:{tag}", lambda: grouped_bars(
+            [tr(f"{NS}.lora"), tr(f"{NS}.full")],
+            {tr(f"{NS}.computed"): [mem["lora"]["computed"], mem["full"]["computed"]],
+             tr(f"{NS}.measured"): [mem["lora"]["measured"], mem["full"]["measured"]]},
+            title=tr(f"{NS}.memory_fig"), x_title=tr(f"{NS}.bytes_axis"), fmt=".3s")),
+               key=f"{NS}.memory")
+        st.caption(tr(f"{NS}.memory_caption", lora=mem["lora"]["measured"], full=mem["full"]["measured"],
+                      ratio=mem["full"]["measured"] / max(1, mem["lora"]["measured"])))
+
+
+if loaded is not None and stats and (lab.ASSETS / lab.SONG_FILE).exists():
+    tune_section()
+elif loaded is not None:
+    st.warning(tr(f"{NS}.no_song", command=lab.REBUILD_SONG))
+
+try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])

@@ -1,0 +1,166 @@
+"""E2 in both languages: the counts figure follows r and the projections, the shipped
+adapter's results are shown at once, a short live fine-tune fills this session only, bad
+input gets a message."""
+import hashlib
+
+import numpy as np
+import pytest
+
+from core.calc import configs
+from core.calc.lora import lora_params
+from core.models.lora import TARGETS
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from ui.model import _load
+from ui.queue import JobQueue
+
+PAGE = "e2_lora.py"
+MODELS = ["course", "gpt2-small", "llama-2-7b", "llama-3-8b", "mistral-7b", "mixtral-8x7b",
+          "llama-2-70b", "gpt3-175b"]
+
+
+def _counts(at):
+    fig = figure_by_key(at, "e2.counts")
+    return trace_array(fig, 0, "x"), trace_array(fig, 1, "x"), fig
+
+
+def _digest(model) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode() + t.detach().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _segments(y):
+    """The lines of one spectrum trace, split at its gaps (NaN)."""
+    out, cur = [], []
+    for v in np.asarray(y, dtype=np.float64):
+        if np.isnan(v):
+            out.append(np.array(cur))
+            cur = []
+        else:
+            cur.append(v)
+    return out + ([np.array(cur)] if cur else [])
+
+
+def _expected(r, targets):
+    return np.array([lora_params(configs.get(n), r, targets) for n in MODELS], dtype=np.float32)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e2_controls_and_figures(lang):
+    at = open_lesson(PAGE, lang)
+    trainable, frozen, _ = _counts(at)
+    assert np.array_equal(trainable, _expected(8, tuple(TARGETS)))
+    assert frozen[MODELS.index("llama-2-7b")] == np.float32(6_738_415_616)
+    assert "73,984" in at.caption[0].value                              # the course model, r = 8, all seven
+
+    for r in (1, 64):
+        at.select_slider(key="e2.r").set_value(r).run()
+        assert_ok(at)
+        trainable, _, fig = _counts(at)
+        assert np.array_equal(trainable, _expected(r, tuple(TARGETS)))
+        assert f"/ {r} =" in at.caption[0].value                       # the scale α / r
+    at.select_slider(key="e2.r").set_value(8).run()
+
+    at.pills(key="e2.targets").set_value(["w_q", "w_v"]).run()
+    assert_ok(at)
+    trainable, _, _ = _counts(at)
+    assert trainable[MODELS.index("llama-2-7b")] == 4_194_304
+    assert trainable[MODELS.index("gpt3-175b")] == 37_748_736
+    at.pills(key="e2.targets").set_value([]).run()
+    assert_ok(at)
+    assert at.info and not _counts(at)[0].any()                         # nothing chosen: a message, zero bars
+    assert at.button(key="e2.train_btn").disabled
+
+    for alpha in (1, 64):
+        at.slider(key="e2.alpha").set_value(alpha).run()
+        assert_ok(at)
+        assert f"α / r = {alpha} / 8" in at.caption[0].value
+    for steps in (10, 300):
+        at.slider(key="e2.steps").set_value(steps).run()
+        assert_ok(at)
+
+    # The shipped adapter: learned Song (loss at least halved), forgot less Tang than that.
+    forget = figure_by_key(at, "e2.forget")
+    before, after = trace_array(forget, 0, "x"), trace_array(forget, 1, "x")
+    assert after[0] <= before[0] / 2 and after[1] - before[1] < before[0] - after[0]
+    loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
+    assert len(loss) == 150 and loss[-1] < loss[0] / 2
+    svd = figure_by_key(at, "e2.svd")
+    assert [t["name"] for t in svd["data"]] == list(TARGETS)
+    for i in range(7):
+        segments = _segments(trace_array(svd, i, "y"))
+        assert len(segments) == 4                                          # one line per block
+        for s in segments:
+            assert len(s) == 16 and (s[:8] > 1e-3).all() and (s[8:] < 1e-4 * s[0]).all()   # r = 8 non-zero
+    mem = figure_by_key(at, "e2.memory")
+    computed, measured = trace_array(mem, 0, "x"), trace_array(mem, 1, "x")
+    assert np.array_equal(computed, measured)
+    assert computed[0] == 12 * 73_984 and computed[1] == 12 * 1_387_136
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e2_live_fine_tune_is_this_sessions_own(lang):
+    at = open_lesson(PAGE, lang, {"e2.steps": "10", "e2.r": "2", "e2.targets": "w_q"})
+    shipped_loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
+    shared, _ = _load("cpu")                      # the course model every session is handed
+    before = _digest(shared)
+    at.button(key="e2.train_btn").click().run()
+    assert_ok(at)
+    assert _load("cpu")[0] is shared and _digest(shared) == before   # byte-identical after a fine-tune
+    loss = trace_array(figure_by_key(at, "e2.loss"), 0, "y")
+    assert len(loss) == 10 and len(shipped_loss) == 150
+    svd = figure_by_key(at, "e2.svd")
+    assert [t["name"] for t in svd["data"]] == ["w_q"]
+    assert [len(s) for s in _segments(trace_array(svd, 0, "y"))] == [4] * 4   # 2 r values a block, r = 2
+    # Another student, opening the lesson now, still sees the shipped adapter.
+    other = open_lesson(PAGE, lang)
+    assert len(trace_array(figure_by_key(other, "e2.loss"), 0, "y")) == 150
+    at.button(key="e2.back_btn").click().run()
+    assert_ok(at)
+    assert len(trace_array(figure_by_key(at, "e2.loss"), 0, "y")) == 150
+
+
+@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<b>x</b> $x$", "黄河 river 🙂 ﷽"])
+def test_e2_bad_prompt(text):
+    at = open_lesson(PAGE, "en")
+    at.text_input(key="e2.prompt").set_value(text).run()
+    assert_ok(at)
+    if not text.strip():
+        assert at.info, "empty input must say so"
+    if len(text) > 60:
+        assert at.warning, "cut input must say so"
+    if any(ord(c) > 0x1F000 or c.isascii() and c.isalpha() for c in text):
+        assert any("vocabulary" in w.value for w in at.warning), "unknown characters must say so"
+
+
+def test_e2_malformed_url_params():
+    at = open_lesson(PAGE, "zh", {"e2.r": "7", "e2.alpha": "abc", "e2.targets": "<b>", "e2.steps": "-1"})
+    trainable, _, _ = _counts(at)
+    assert np.array_equal(trainable, _expected(8, tuple(TARGETS)))
+
+
+def test_queue_first_come_first_served():
+    q = JobQueue(1)
+    a, b, c = q.join(), q.join(), q.join()
+    assert (q.place(a), q.place(b), q.place(c)) == (1, 2, 3)
+    assert not q.try_start(b) and q.try_start(a)
+    assert (q.place(a), q.place(b), q.place(c)) == (0, 1, 2)
+    assert not q.try_start(b)                                           # the one slot is taken
+    q.leave(a)
+    q.leave(b)                                                          # b gave up waiting
+    assert q.place(c) == 1 and q.try_start(c) and q.running == 1 and q.waiting == 0
+    two = JobQueue(2)
+    x, y, z = two.join(), two.join(), two.join()
+    assert two.try_start(y) and two.try_start(x) and not two.try_start(z)
+    with pytest.raises(ValueError):
+        JobQueue(0)
+
+
+def test_e2_without_song_poems_says_so(monkeypatch, tmp_path):
+    from core.lab import lora_finetune as lab
+
+    monkeypatch.setattr(lab, "ASSETS", tmp_path)          # an empty folder: no song100, no adapter
+    at = open_lesson(PAGE, "en")
+    assert any("song100.txt" in w.value for w in at.warning)
+    assert figure_by_key(at, "e2.counts")                  # the counts need no asset

@@ -1,0 +1,338 @@
+"""LoRA: the layer, the adapters on the course model, the counts, the shipped adapter."""
+import hashlib
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from core.calc import configs
+from core.calc.lora import lora_params, lora_split, projection_shapes
+from core.calc.params import count_params
+from core.lab import lora_finetune as lab
+from core.models.lora import TARGETS, adapter_state, add_lora, frozen_view, load_adapter_state
+from core.models.model import load_course_model
+from core.parts.lora import LoRALinear
+
+ALL = tuple(TARGETS)
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course_model("cpu")
+
+
+def _weights_digest(model: nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(t.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+# --- the layer -------------------------------------------------------------------------
+
+def _layer(r=4, alpha=8.0, seed=0, d_in=12, d_out=10):
+    base = nn.Linear(d_in, d_out, bias=False)
+    with torch.no_grad():
+        # nn.Linear's own scale (1/sqrt(d_in)): outputs of order 1, as in the course model
+        base.weight.copy_(torch.randn(d_out, d_in, generator=torch.Generator().manual_seed(99)) / d_in ** 0.5)
+    return base, LoRALinear(base, r, alpha, generator=torch.Generator().manual_seed(seed))
+
+
+def test_b_zero_gives_exactly_the_base_output():
+    base, lora = _layer()
+    x = torch.randn(3, 5, 12)
+    assert torch.equal(lora.B, torch.zeros(10, 4))
+    assert torch.equal(lora(x), base(x))
+
+
+def test_forward_is_w_x_plus_scaled_b_a_x():
+    base, lora = _layer(r=3, alpha=6.0)
+    with torch.no_grad():
+        lora.B.normal_(generator=torch.Generator().manual_seed(1))
+    x = torch.randn(2, 7, 12)
+    ref = x @ base.weight.T + (6.0 / 3) * (x @ lora.A.T @ lora.B.T)
+    torch.testing.assert_close(lora(x), ref, rtol=1e-5, atol=1e-5)
+    assert lora.scale == 2.0
+
+
+def test_merged_equals_unmerged_and_unmerge_is_exact():
+    base, lora = _layer()
+    with torch.no_grad():
+        lora.B.normal_(generator=torch.Generator().manual_seed(2))
+    x = torch.randn(4, 6, 12)
+    unmerged = lora(x)
+    lora.merge()
+    merged = lora(x)
+    # float32 keeps ~7 digits: the difference is rounding, 1e-6 of the output's size at most
+    assert (merged - unmerged).abs().max() <= 1e-6 * unmerged.abs().max()
+    lora.unmerge()
+    assert torch.equal(lora(x), unmerged)
+    assert lora.merged is None
+
+
+def test_merged_equals_unmerged_on_the_course_models_own_layers(course):
+    model, _ = course
+    x = torch.randn(2, 16, model.config.d_model, generator=torch.Generator().manual_seed(5))
+    for attr in ("w_q", "w_k", "w_v", "w_o"):
+        base = getattr(model.blocks[1].attn, attr)
+        lora = LoRALinear(base, 8, 16, generator=torch.Generator().manual_seed(6))
+        with torch.no_grad():
+            lora.B.normal_(0, 0.05, generator=torch.Generator().manual_seed(7))
+            h = x[..., : base.in_features]
+            unmerged = lora(h)
+            lora.merge()
+            assert (lora(h) - unmerged).abs().max() <= 1e-6 * unmerged.abs().max()
+
+
+def test_merge_never_writes_the_base_weight():
+    base, lora = _layer()
+    before = base.weight.detach().clone()
+    with torch.no_grad():
+        lora.B.fill_(1.0)
+    lora.merge()
+    assert torch.equal(base.weight, before)
+    assert lora.weight.data_ptr() == base.weight.data_ptr()       # borrowed, not copied
+
+
+def test_only_a_and_b_are_parameters_and_the_seed_fixes_a():
+    base, lora = _layer(r=2)
+    assert [n for n, _ in lora.named_parameters()] == ["A", "B"]
+    assert not lora.weight.requires_grad
+    _, again = _layer(r=2)
+    _, other = _layer(r=2, seed=1)
+    assert torch.equal(lora.A, again.A) and not torch.equal(lora.A, other.A)
+    assert lora.A.abs().max() <= 1 / 12 ** 0.5
+
+
+@pytest.mark.parametrize("r", [1, 2, 5])
+def test_delta_has_rank_at_most_r(r):
+    _, lora = _layer(r=r)
+    with torch.no_grad():
+        lora.B.normal_(generator=torch.Generator().manual_seed(3))
+    s = torch.linalg.svdvals(lora.delta())
+    assert int((s > 1e-5 * s[0]).sum()) == r
+    assert torch.linalg.matrix_rank(lora.delta()) <= r
+
+
+def test_bad_rank_and_bias_are_refused():
+    with pytest.raises(ValueError, match="rank"):
+        LoRALinear(nn.Linear(4, 4, bias=False), 0, 1.0)
+    with pytest.raises(ValueError, match="bias"):
+        LoRALinear(nn.Linear(4, 4), 2, 1.0)
+
+
+# --- counts ----------------------------------------------------------------------------
+
+def test_published_counts():
+    assert lora_params(configs.get("llama-2-7b"), 8, ["w_q", "w_v"]) == 4_194_304
+    gpt3 = configs.get("gpt3-175b")
+    assert lora_params(gpt3, 1, ["w_q", "w_v"]) == 4_718_592        # the LoRA paper's 4.7 M
+    assert lora_params(gpt3, 8, ["w_q", "w_v"]) == 37_748_736       # and its 37.7 M
+    assert lora_split(gpt3, 1, ["w_q", "w_v"])["trainable"] == 4_718_592
+
+
+def test_gpt3_is_175_billion():
+    gpt3 = configs.get("gpt3-175b")
+    assert (gpt3.n_layers, gpt3.d_model, gpt3.n_heads, gpt3.head_dim, gpt3.max_seq_len) == (96, 12288, 96, 128, 2048)
+    assert abs(count_params(gpt3) - 175e9) / 175e9 < 0.005
+    assert "w3" not in projection_shapes(gpt3)                       # a GELU MLP has two matrices
+    assert lora_params(gpt3, 4, ["w3"]) == 0
+
+
+def test_mixtral_adapters_on_every_expert():
+    mix = configs.get("mixtral-8x7b")
+    assert lora_params(mix, 2, ["w1"]) == 32 * 8 * 2 * (4096 + 14336)
+
+
+@pytest.mark.parametrize("targets", [("w_q", "w_v"), ("w_k",), ALL])
+@pytest.mark.parametrize("r", [1, 8])
+def test_counts_of_the_built_model_match_the_calculator(course, targets, r):
+    model, _ = course
+    adapted = add_lora(model, targets, r, 16)
+    assert adapted.trainable == lora_params(configs.get("course"), r, targets)
+    assert adapted.trainable == sum(p.numel() for p in adapted.model.parameters() if p.requires_grad)
+    assert adapted.frozen == count_params(configs.get("course")) == sum(p.numel() for p in model.parameters())
+
+
+def test_unknown_projection_is_refused(course):
+    with pytest.raises(ValueError, match="unknown projections"):
+        add_lora(course[0], ["w_x"], 2, 4)
+    with pytest.raises(ValueError, match="unknown projections"):
+        lora_params(configs.get("course"), 2, ["w_x"])
+
+
+# --- adapters on the course model --------------------------------------------------------
+
+def test_only_adapter_parameters_require_grad(course):
+    model, _ = course
+    adapted = add_lora(model, ALL, 4, 8)
+    learning = {n for n, p in adapted.model.named_parameters() if p.requires_grad}
+    assert learning == {f"{name}.{p}" for name in adapted.adapters for p in ("A", "B")}
+    assert len(learning) == 2 * 7 * model.config.n_layers
+    assert all(p.requires_grad for p in model.parameters())         # the shared model untouched
+
+
+def test_fresh_adapters_give_exactly_the_base_logits(course):
+    model, _ = course
+    ids = torch.arange(4, 40)[None]
+    with torch.no_grad():
+        assert torch.equal(add_lora(model, ALL, 8, 16).model(ids), model(ids))
+        assert torch.equal(frozen_view(model)(ids), model(ids))
+
+
+def test_view_shares_memory_with_the_shared_model(course):
+    model, _ = course
+    view = frozen_view(model)
+    assert view.embed.weight.data_ptr() == model.embed.weight.data_ptr()
+    assert not any(p.requires_grad for p in view.parameters())
+
+
+def test_adapter_state_round_trip(course):
+    model, _ = course
+    a = add_lora(model, ["w_q", "w_v"], 2, 4, seed=3)
+    with torch.no_grad():
+        for lora in a.adapters.values():
+            lora.B.normal_(generator=torch.Generator().manual_seed(4))
+    state = adapter_state(a)
+    b = add_lora(model, ["w_q", "w_v"], 2, 4, seed=9)
+    load_adapter_state(b, state)
+    ids = torch.arange(4, 30)[None]
+    with torch.no_grad():
+        assert torch.equal(a.model(ids), b.model(ids))
+    with pytest.raises(ValueError, match="names differ"):
+        load_adapter_state(add_lora(model, ["w_q"], 2, 4), state)
+
+
+def test_a_fine_tune_leaves_the_shared_model_byte_identical(course):
+    model, tok = course
+    digest = _weights_digest(model)
+    corpora = lab.load_corpora(tok)
+    run = lab.finetune(model, corpora.song, lab.FinetuneConfig(steps=3, batch_size=2, seq_len=16))
+    assert len(run.losses) == 3
+    assert any(lora.B.abs().sum() > 0 for lora in run.adapted.adapters.values())   # it learned
+    assert _weights_digest(model) == digest
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_two_students_fine_tunes_do_not_see_each_other(course):
+    model, tok = course
+    corpora = lab.load_corpora(tok)
+    ids = corpora.song[:40][None]
+    with torch.no_grad():
+        base = model(ids)
+    one = lab.finetune(model, corpora.song, lab.FinetuneConfig(steps=2, batch_size=2, seq_len=16, seed=1))
+    two = lab.finetune(model, corpora.song, lab.FinetuneConfig(steps=2, batch_size=2, seq_len=16, seed=2,
+                                                                targets=("w1",)))
+    with torch.no_grad():
+        assert not torch.equal(one.adapted.model(ids), two.adapted.model(ids))
+        assert torch.equal(model(ids), base)
+    # one's adapters are its own: training two changed none of them
+    again = lab.finetune(model, corpora.song, lab.FinetuneConfig(steps=2, batch_size=2, seq_len=16, seed=1))
+    with torch.no_grad():
+        assert torch.equal(one.adapted.model(ids), again.adapted.model(ids))
+
+
+# --- the experiment ------------------------------------------------------------------------
+
+def test_windows_and_encoding():
+    w = lab.windows(torch.arange(10), 4)
+    assert w.tolist() == [[0, 1, 2, 3, 4], [4, 5, 6, 7, 8]]
+
+
+def test_song_corpus_and_its_stats(course):
+    _, tok = course
+    text = (lab.ASSETS / lab.SONG_FILE).read_text(encoding="utf-8")
+    stats = json.loads((lab.ASSETS / lab.SONG_STATS).read_text(encoding="utf-8"))
+    assert stats["poems"] == 96 == len([p for p in text.split("\n\n") if p.strip()])
+    assert "\x1b" not in text and "%" not in text
+    assert all(tok.is_known(ch) for ch in text if ch != "\n")
+    assert 0 < stats["dropped"] / stats["characters_in"] < 0.06
+    assert text.startswith("《塞上》\n作者：柳开\n")
+
+
+def test_openings_are_song_lines(course):
+    _, tok = course
+    text = (lab.ASSETS / lab.SONG_FILE).read_text(encoding="utf-8")
+    for opening, rest in lab.SONG_OPENINGS:
+        assert opening + rest in text
+        assert all(tok.is_known(ch) for ch in opening + rest)
+
+
+def test_spectra_merge_gap_and_memory(course):
+    model, tok = course
+    corpora = lab.load_corpora(tok)
+    run = lab.finetune(model, corpora.song, lab.FinetuneConfig(r=2, steps=2, batch_size=2, seq_len=16))
+    spectra = lab.delta_spectra(run.adapted)
+    assert set(spectra) == set(run.adapted.adapters)
+    for s in spectra.values():
+        assert int((s > 1e-6 * max(float(s[0]), 1e-30)).sum()) <= 2
+    assert lab.merge_gap(run.adapted, corpora.song[:64])["rel"] <= 1e-6
+    assert lab.merge_gap(run.adapted, corpora.song[:64], torch.float16)["rel"] < 1e-2
+    computed = lab.optimizer_bytes(run.adapted.trainable)
+    fresh = add_lora(model, run.config.targets, 2, 4).model
+    measured = lab.measured_optimizer_bytes(fresh, corpora.song[:17])
+    assert measured == computed
+    full = lab.memory_report(model, run.config.targets, 2, 4, corpora.song[:17])
+    assert full["full"]["measured"] == lab.optimizer_bytes(sum(p.numel() for p in model.parameters()))["total"]
+    assert full["lora"]["measured"] == computed["total"] == full["lora"]["computed"]
+
+
+# --- the shipped adapter ----------------------------------------------------------------------
+
+def test_shipped_adapter_is_small_and_loads(course):
+    model, _ = course
+    path = lab.ASSETS / lab.ADAPTER_FILE
+    assert path.stat().st_size <= 1_000_000
+    adapted, meta = lab.load_shipped(model)
+    assert meta["config"] == lab.FinetuneConfig().to_dict()
+    assert adapted.trainable == meta["trainable"]
+    b, a = meta["before"], meta["after"]
+    assert a["song"] <= b["song"] / 2                       # learned: the Song loss at least halved
+    assert a["tang"] - b["tang"] < b["song"] - a["song"]    # forgot less than it learned
+
+
+def test_shipped_adapter_reproduces_from_its_seed_short_run(course):
+    """The script's short check run, repeated: the same seed gives the same adapters."""
+    import scripts.train_lora as script
+
+    meta = json.loads((lab.ASSETS / lab.ADAPTER_META).read_text(encoding="utf-8"))
+    cfg = meta["check"]["config"]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(meta["threads"])
+    try:
+        result = script.train(lab.FinetuneConfig(**{**cfg, "targets": tuple(cfg["targets"])}))
+    finally:
+        torch.set_num_threads(threads)
+    got = script.norms(result["state"])
+    assert got.keys() == meta["check"]["norms"].keys()
+    for name, value in meta["check"]["norms"].items():
+        assert got[name] == pytest.approx(value, rel=1e-4, abs=1e-7), name
+
+
+def test_short_run_learns_song_more_than_it_forgets_tang(course):
+    """The done-when criterion on a short run: Song loss at least halves, Tang rises less."""
+    import scripts.train_lora as script
+
+    result = script.train(lab.FinetuneConfig(steps=25))
+    b, a = result["before"], result["after"]
+    assert a["song"] <= b["song"] / 2
+    assert a["tang"] - b["tang"] < b["song"] - a["song"]
+
+
+@pytest.mark.slow
+def test_shipped_adapter_reproduces_from_its_seed_full_run(course):
+    from safetensors.torch import load_file
+
+    import scripts.train_lora as script
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = script.train(lab.FinetuneConfig())
+    finally:
+        torch.set_num_threads(threads)
+    shipped = load_file(str(lab.ASSETS / lab.ADAPTER_FILE))
+    for name, t in shipped.items():
+        torch.testing.assert_close(result["state"][name], t, rtol=1e-4, atol=1e-6)
