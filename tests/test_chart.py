@@ -37,7 +37,7 @@ def test_element_keeps_its_id_and_carries_the_figure():
     assert chart_keys(at) == ids                       # same elements: the browser redraws in place
     after = figure_by_key(at, "b1.weights")
     assert after["layout"]["title"]["text"] != before["layout"]["title"]["text"]
-    w = trace_array(after, 0, "z")
+    w = trace_array(after, 4, "z")                     # B1's panels: Q, K, V, scores, weights, output
     assert w.shape == (11, 11) and np.allclose(w.sum(-1), 1, atol=1e-5)
     for el in charts(at):                              # the revision names the figure exactly
         data = json.loads(el.proto.json)
