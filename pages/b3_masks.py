@@ -117,7 +117,8 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
         figure(masked_scores(one["seen"], tokens, tokens, title=tr(f"{NS}.scores_fig"),
                              hover_names=(tr("common.query"), tr("common.key"), tr("common.score"))), key=f"{NS}.scores")
     with slots["weights"]:
-        figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover),
+        figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover,
+                       masked=~one["mask"]),
                key=f"{NS}.weights")
     check = one["check"]
     slots["check"].caption(tr(f"{NS}.check", masked=check["masked"], largest=check["largest_masked"],
@@ -146,7 +147,7 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
     with slots["batch"]:
         figure(batch_panels(padded["weights"], padded["tokens"],
                             titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
-                            hover_names=hover, height=440), key=f"{NS}.batch")
+                            hover_names=hover, height=440, masked=~padded["mask"]), key=f"{NS}.batch")
         check = padded["check"]
         st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
                       low=check["row_sum_min"], high=check["row_sum_max"]))

@@ -70,6 +70,7 @@ def language_and_device_controls() -> None:
 
 
 def header(ns: str) -> None:
+    layout_css()
     st.title(tr(f"{ns}.title"))
     st.markdown(tr(f"{ns}.intro"))
 
@@ -86,7 +87,7 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
     with box:
         for obj in objs:
             st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
-            st.code(_source(obj), language="python")
+            st.code(_source(obj), language="python", wrap_lines=True)
 
 
 def beside_code(*objs: Callable | type, height: int | None = 520):
@@ -105,6 +106,39 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
     st.markdown(tr(f"{ns}.{name}_text"))
     controls = st.container()
     return controls, beside_code(*objs, height=height)
+
+
+# --- Readable on a laptop (1024x768) and a projector (1440x900) -------------------------------
+# A fixed style sheet (no user text), sent once per page by header(). Streamlit 1.67 stacks
+# columns only below 640 px; at 1024 px with the sidebar open the main column is ~720 px wide,
+# and a [3, 2] row there left "The code" 218 px (~25 characters) and two charts side by side
+# ~320 px each (titles cut, tick labels on top of each other). So:
+# - less padding beside the main column on narrow screens (5rem each side is 160 px at 1024);
+# - a row of columns that holds a code panel or a chart stacks (one column under the other,
+#   each full width) when the main column is under 920 px: a container query, so it follows
+#   the sidebar too. At 1440 px (main column ~980 px) rows stay side by side;
+# - code lines wrap (st.code(wrap_lines=True), and pre-wrap here) rather than scroll sideways:
+#   the safety net under functions whose lines are kept short in the source.
+_STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
+LAYOUT_CSS = f"""<style>
+@media (max-width: 1280px) {{
+  [data-testid="stMainBlockContainer"] {{ padding-left: 2rem; padding-right: 2rem; }}
+}}
+[data-testid="stMainBlockContainer"] {{ container-type: inline-size; container-name: anatomy-main; }}
+@container anatomy-main (max-width: 920px) {{
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] {_STACKS}) {{
+    flex-direction: column; flex-wrap: nowrap;
+  }}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] {_STACKS}) > [data-testid="stColumn"] {{
+    width: 100% !important; flex: 1 1 auto !important; min-width: 0;
+  }}
+}}
+[data-testid="stCode"] pre code {{ white-space: pre-wrap !important; overflow-wrap: anywhere; }}
+</style>"""
+
+
+def layout_css() -> None:
+    st.html(LAYOUT_CSS)
 
 
 def figure(fig, key: str) -> None:

@@ -155,14 +155,14 @@ def padded_attention(texts: list[str], d_k: int, seed: int, causal: bool, d_mode
     """One head of seeded attention on a padded batch. The padding mask (B, 1, N) hides the
     padding keys from every query; with ``causal`` the causal mask (N, N) is combined with it.
     Returns the tokens of each row, the (B, N, N) mask and the attention result."""
-    tokens, x, lengths = padded_batch(texts, d_model, seed, device)         # x (B, N, D)
+    tokens, x, lengths = padded_batch(texts, d_model, seed, device)  # x (B, N, D)
     n = x.shape[1]
     w_q, w_k, w_v = toy.projections(d_model, d_k, d_k, seed, device)
-    mask = padding_mask(lengths, n, device)                                 # (B, 1, N)
+    mask = padding_mask(lengths, n, device)                          # (B, 1, N)
     if causal:
-        mask = mask & causal_mask(n, device)                                # (B, N, N)
-    mask = mask.expand(len(texts), n, n)                                    # (B, N, N)
-    att = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)   # weights (B, N, N)
+        mask = mask & causal_mask(n, device)                         # (B, N, N)
+    mask = mask.expand(len(texts), n, n)                             # (B, N, N)
+    att = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)  # weights (B, N, N)
     return tokens, mask, att
 
 

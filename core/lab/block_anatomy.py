@@ -86,10 +86,10 @@ def compare_norms(x: torch.Tensor, shift: float, eps: float = 1e-5) -> dict[str,
     Example: compare_norms(torch.tensor([[1.0, 3.0]]), 0.0, eps=0.0)["layer"] -> [[-1., 1.]]
     """
     shifted = x + shift                                                # (N, D)
-    ones = torch.ones(x.shape[-1], device=x.device)                    # (D,) gain g = 1
+    ones = torch.ones(x.shape[-1], device=x.device)            # (D,) gain g = 1
     out = {"input": shifted,
-           "layer": layer_norm(shifted, ones, torch.zeros_like(ones), eps),   # (N, D)
-           "rms": rms_norm(shifted, ones, eps)}                               # (N, D)
+           "layer": layer_norm(shifted, ones, torch.zeros_like(ones), eps),  # (N, D)
+           "rms": rms_norm(shifted, ones, eps)}                         # (N, D)
     for name in ("input", "layer", "rms"):
         out[f"{name}_mean"] = out[name].mean(dim=-1)                   # (N,)
         out[f"{name}_rms"] = rms(out[name])                            # (N,)

@@ -42,7 +42,7 @@ def nearest(table: torch.Tensor, row: int, k: int, candidates: torch.Tensor) -> 
     sims = torch.where(candidates == row, torch.tensor(float("-inf")), sims)
     k = min(k, len(candidates) - int((candidates == row).any()))
     order = torch.sort(sims, descending=True, stable=True).indices[:k]  # (k,)
-    return candidates[order], sims[order]                              # (k,), (k,)
+    return candidates[order], sims[order]                           # (k,), (k,)
 
 
 def frequent_ids(vocab_size: int, top: int, n_special: int = 4) -> torch.Tensor:
@@ -79,11 +79,11 @@ def pca_2d(x: torch.Tensor) -> PCA2:
     """
     mean = x.mean(dim=0)                                                # (D,)
     xc = x - mean                                                       # (C, D)
-    _, s, vh = torch.linalg.svd(xc, full_matrices=False)               # s: (min(C, D),), vh: (min(C, D), D)
+    _, s, vh = torch.linalg.svd(xc, full_matrices=False)  # s: (min(C, D),), vh: (min(C, D), D)
     components = vh[:2]                                                # (2, D)
     biggest = components.abs().argmax(dim=1)                           # (2,)
     signs = torch.sign(components[torch.arange(len(components)), biggest])
     components = components * signs[:, None]                           # (2, D)
     variance = s**2
     explained = variance[:2] / variance.sum().clamp_min(1e-12)         # (2,)
-    return PCA2(xc @ components.T, explained, components, mean)        # coords: (C, 2)
+    return PCA2(xc @ components.T, explained, components, mean)  # coords: (C, 2)

@@ -43,10 +43,10 @@ def equivariance(x: torch.Tensor, perm: list[int], w_q: torch.Tensor, w_k: torch
     index = torch.tensor(perm, dtype=torch.long, device=x.device)     # (N,)
     x_perm = x[index]                                                  # (N, D)
     if positions is not None:
-        x, x_perm = x + positions, x_perm + positions                  # (N, D) each
-    out = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v).output                      # (N, d_k)
+        x, x_perm = x + positions, x_perm + positions              # (N, D) each
+    out = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v).output  # (N, d_k)
     out_perm = scaled_dot_product_attention(x_perm @ w_q, x_perm @ w_k, x_perm @ w_v).output  # (N, d_k)
-    matched = out[index]                                               # (N, d_k)
-    difference = matched - out_perm                                    # (N, d_k)
+    matched = out[index]                                              # (N, d_k)
+    difference = matched - out_perm                                   # (N, d_k)
     error = float(difference.abs().max()) if len(perm) else 0.0
     return EquivarianceCheck(out, out_perm, matched, difference, error)

@@ -34,7 +34,7 @@ def rope_both_forms(x: torch.Tensor, positions: torch.Tensor, base: float) -> di
     Example: rope_both_forms(torch.tensor([1.0, 0.0]), torch.arange(2), base=1.0)
              -> real [[1, 0], [0.5403, 0.8415]], max_abs_diff ≈ 0
     """
-    xs = x.expand(len(positions), -1)                           # (N, d): x placed at every position
+    xs = x.expand(len(positions), -1)       # (N, d): x placed at every position
     real = apply_rope(xs, positions, base)                      # (N, d)
     as_complex = apply_rope_complex(xs, positions, base)        # (N, d)
     return {"real": real, "complex": as_complex, "max_abs_diff": (real - as_complex).abs().max()}
@@ -55,8 +55,8 @@ def rope_score_matrix(q: torch.Tensor, k: torch.Tensor, n: int, base: float) -> 
     Example: rope_score_matrix(q, k, 4, 1e4)["scores"][2, 1] == ...["scores"][3, 2]
     """
     positions = torch.arange(n, device=q.device)                # (N,)
-    q_rot = apply_rope(q.expand(n, -1), positions, base)        # (N, d): row m is q at position m
-    k_rot = apply_rope(k.expand(n, -1), positions, base)        # (N, d): row n is k at position n
+    q_rot = apply_rope(q.expand(n, -1), positions, base)  # (N, d): row m is q at position m
+    k_rot = apply_rope(k.expand(n, -1), positions, base)  # (N, d): row n is k at position n
     return {"q_rot": q_rot, "k_rot": k_rot, "scores": q_rot @ k_rot.T}  # scores (N, N)
 
 

@@ -67,8 +67,8 @@ def sampling_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | 
         probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
     if top_p is not None and 0 < top_p < 1:
         sorted_p, order = torch.sort(probs, descending=True)          # (V,)
-        before = sorted_p.cumsum(0) - sorted_p                        # mass of the likelier tokens
-        keep_sorted = before < top_p                                  # the first token is always kept
+        before = sorted_p.cumsum(0) - sorted_p     # mass of the likelier tokens
+        keep_sorted = before < top_p            # the first token is always kept
         keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     return probs / probs.sum()

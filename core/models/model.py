@@ -103,17 +103,17 @@ class Block(nn.Module):
         trace: Trace | None = None,
         cache: LayerKV | None = None,
     ) -> torch.Tensor:
-        record(trace, "resid_pre", x)                                        # (B, N, D)
-        h = self.attn_norm(x)                                                # (B, N, D)
+        record(trace, "resid_pre", x)                                # (B, N, D)
+        h = self.attn_norm(x)                                        # (B, N, D)
         record(trace, "attn_norm", h)
         a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
-                      cache=cache, positions=positions)                      # (B, N, D)
+                      cache=cache, positions=positions)              # (B, N, D)
         record(trace, "attn_out", a)
         x = x + a
         record(trace, "resid_mid", x)
-        h = self.ffn_norm(x)                                                 # (B, N, D)
+        h = self.ffn_norm(x)                                         # (B, N, D)
         record(trace, "ffn_norm", h)
-        f = self.ffn(h, trace=trace)                                         # (B, N, D)
+        f = self.ffn(h, trace=trace)                                 # (B, N, D)
         record(trace, "ffn_out", f)
         x = x + f
         record(trace, "resid_post", x)

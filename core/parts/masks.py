@@ -31,7 +31,7 @@ def padding_mask(lengths: list[int], n: int, device: torch.device | str | None =
     """
     positions = torch.arange(n, device=device)                         # (N,)
     lens = torch.tensor(lengths, device=device).unsqueeze(-1)          # (B, 1)
-    return (positions < lens).unsqueeze(1)                             # (B, 1, N)
+    return (positions < lens).unsqueeze(1)                           # (B, 1, N)
 
 
 def additive(mask: torch.Tensor) -> torch.Tensor:

@@ -90,7 +90,7 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
         return x
     b, h_kv, s, d_head = x.shape
     x = x[:, :, None, :, :].expand(b, h_kv, n_rep, s, d_head)  # (B, H_kv, n_rep, S, d_head)
-    return x.reshape(b, h_kv * n_rep, s, d_head)               # (B, H, S, d_head)
+    return x.reshape(b, h_kv * n_rep, s, d_head)             # (B, H, S, d_head)
 
 
 class MultiHeadAttention(nn.Module):
@@ -144,7 +144,7 @@ class MultiHeadAttention(nn.Module):
             q = apply_rope(q, positions, rope_base)
             k = apply_rope(k, positions, rope_base)
         if cache is not None:
-            k, v = cache.append(k, v)                    # (B, H_kv, S, d_head) each
+            k, v = cache.append(k, v)                # (B, H_kv, S, d_head) each
 
         record(trace, "attn.q", q)
         record(trace, "attn.k", k)
@@ -153,7 +153,7 @@ class MultiHeadAttention(nn.Module):
         # GQA/MQA: every query head in a group reads the same key/value head.
         att = scaled_dot_product_attention(
             q, repeat_kv(k, c.n_rep), repeat_kv(v, c.n_rep), mask=mask
-        )                                                 # output (B, H, N, d_head)
+        )                                             # output (B, H, N, d_head)
         record(trace, "attn.scores", att.scores)          # (B, H, N, S)
         record(trace, "attn.weights", att.weights)        # (B, H, N, S)
 

@@ -19,7 +19,7 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     Example: layer_norm(tensor([1., 3.]), ones(2), zeros(2), 0.0) -> [-1., 1.]
     """
     mean = x.mean(dim=-1, keepdim=True)                        # (B, N, 1)
-    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)         # (B, N, 1), biased like the paper
+    var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (B, N, 1), biased like the paper
     y = (x - mean) / torch.sqrt(var + eps) * weight            # (B, N, D)
     return y if bias is None else y + bias
 

@@ -44,11 +44,11 @@ def sinusoidal_at(positions: torch.Tensor, d_model: int, base: float = BASE) -> 
 
     Example: sinusoidal_at(torch.tensor([0.0, 1.0]), 2) -> [[0.0, 1.0], [0.841, 0.540]]
     """
-    angles = positions.to(torch.float64)[:, None] * frequencies(d_model, base)   # (P, D/2)
-    pe = torch.empty(len(positions), d_model, dtype=torch.float64)               # (P, D)
+    angles = positions.to(torch.float64)[:, None] * frequencies(d_model, base)  # (P, D/2)
+    pe = torch.empty(len(positions), d_model, dtype=torch.float64)      # (P, D)
     pe[:, 0::2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles)
-    return pe.to(torch.float32)                                                   # (P, D)
+    return pe.to(torch.float32)                                         # (P, D)
 
 
 def sinusoidal(n_positions: int, d_model: int, device: str = "cpu") -> torch.Tensor:
@@ -66,7 +66,7 @@ def offset_similarity(pe: torch.Tensor, p: int) -> torch.Tensor:
     sum_i cos(k * omega_i): it depends on the offset k only, never on p, and equals D/2 at k = 0.
     Example: offset_similarity(sinusoidal(50, 8), 10)[0] -> 4.0
     """
-    return pe[p:] @ pe[p]                                                         # (K,) = (P - p,)
+    return pe[p:] @ pe[p]                                      # (K,) = (P - p,)
 
 
 def first_block_input(token_embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,8 +76,8 @@ def first_block_input(token_embeddings: torch.Tensor) -> tuple[torch.Tensor, tor
     Example: first_block_input(torch.zeros(3, 4))[1] == sinusoidal(3, 4)
     """
     n, d = token_embeddings.shape
-    pe = sinusoidal(n, d, device=str(token_embeddings.device))                   # (N, D)
-    return pe, token_embeddings + pe                                              # (N, D) each
+    pe = sinusoidal(n, d, device=str(token_embeddings.device))          # (N, D)
+    return pe, token_embeddings + pe                               # (N, D) each
 
 
 def dimension_waves(n_positions: int, d_model: int, dims: list[int], per_position: int = 8

@@ -78,7 +78,7 @@ def apply_rope_complex(x: torch.Tensor, positions: torch.Tensor, base: float = 1
              -> [[0.5403, 0.8415]], equal to apply_rope
     """
     angles = rope_angles(positions, x.shape[-1], base)                  # (N, P)
-    pairs = x.float().reshape(*x.shape[:-1], -1, 2)                      # (..., N, P, 2)
-    z = torch.view_as_complex(pairs.contiguous())                        # (..., N, P) complex
-    turned = z * torch.polar(torch.ones_like(angles), angles)            # (..., N, P) complex
-    return torch.view_as_real(turned).flatten(-2).to(x.dtype)            # (..., N, d)
+    pairs = x.float().reshape(*x.shape[:-1], -1, 2)             # (..., N, P, 2)
+    z = torch.view_as_complex(pairs.contiguous())          # (..., N, P) complex
+    turned = z * torch.polar(torch.ones_like(angles), angles)  # (..., N, P) complex
+    return torch.view_as_real(turned).flatten(-2).to(x.dtype)      # (..., N, d)

@@ -77,7 +77,7 @@ def best_pair(counts: dict[tuple[int, int], int]) -> tuple[tuple[int, int], int]
     """
     top_pair, top_count = None, 0
     for pair, count in counts.items():
-        if count > top_count:          # strictly greater: an earlier pair keeps a tie
+        if count > top_count:    # strictly greater: an earlier pair keeps a tie
             top_pair, top_count = pair, count
     if top_pair is None:
         raise ValueError("no pair left to merge")
@@ -98,7 +98,7 @@ def merge(seq: Sequence[int], pair: tuple[int, int], new_id: int) -> list[int]:
         else:
             out.append(seq[i])
             i += 1
-    return out                                                    # (T,) with T <= len(seq)
+    return out                                         # (T,) with T <= len(seq)
 
 
 class ByteBPE:
@@ -121,7 +121,7 @@ class ByteBPE:
         (a, a) occurs 4 times counting overlaps, but "aaa" holds only one non-overlapping
         copy, so the 11 bytes become 9 tokens.
         """
-        seqs = [list(line.encode("utf-8")) for line in text.split("\n") if line]   # (L_line,) each
+        seqs = [list(line.encode("utf-8")) for line in text.split("\n") if line]  # (L_line,) each
         merges = []
         for k in range(1, n_merges + 1):
             counts = pair_counts(seqs)
@@ -213,11 +213,11 @@ def tokenize(text: str, scheme: str, chars: CharTokenizer, bpe: ByteBPE) -> Toke
     Example: tokenize("黄", "byte", chars, bpe.truncated(0)).tokens -> ["<bos>", "\\xe9", "\\xbb", "\\x84", "<eos>"]
     """
     if scheme == "char":
-        ids = chars.encode(text, bos=True, eos=True)                   # (N + 2,)
+        ids = chars.encode(text, bos=True, eos=True)                  # (N + 2,)
         return TokenView(chars.tokens(ids), ids, [i < 4 for i in ids])
     tok = bpe if scheme == "bpe" else bpe.truncated(0)
     body = tok.encode(text)                                            # (T,)
     bos, eos = len(tok), len(tok) + 1
-    ids = [bos, *body, eos]                                            # (T + 2,)
+    ids = [bos, *body, eos]                                           # (T + 2,)
     names = [BOS, *(tok.token_text(i) for i in body), EOS]
     return TokenView(names, ids, [True] + [False] * len(body) + [True])

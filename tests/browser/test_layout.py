@@ -1,0 +1,121 @@
+"""Every lesson readable on a laptop (1024x768) and a projector (1440x900), in both languages.
+
+A page fails when it scrolls sideways, when a code panel needs a horizontal scrollbar, when a
+chart's text (titles, axis titles, tick labels, legend, annotations) reaches past the chart's
+own box, when two titles or annotations of one chart overlap, when neighbouring tick labels of
+one axis overlap, or when a tick label with Chinese characters is turned sideways.
+Full-page screenshots go to tests/screenshots/layout-<lesson>-<lang>-<width>.png.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import SHOTS, settle
+from ui.course import existing_lessons
+
+SIZES = [(1024, 768), (1440, 900)]
+LESSONS = [(lesson.url_path, lesson.code.lower()) for lesson in existing_lessons()]
+
+# Runs in the page: a list of human-readable problems (empty when the page is fine).
+# Plotly draws SVG: every text element's box is compared with the chart's own <svg> box.
+PROBLEMS = r"""() => {
+  const out = [];
+  const SLACK = 1.5;   // px: sub-pixel rounding of text boxes
+  const shown = (el) => {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) return null;
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const s = getComputedStyle(e);
+      if (s.display === 'none' || s.visibility === 'hidden' || s.opacity === '0') return null;
+      if (e.classList && e.classList.contains('js-plotly-plot')) break;
+    }
+    return r;
+  };
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > SLACK
+      && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > SLACK;
+  const name = (el) => (el.textContent || '').trim().slice(0, 40);
+
+  // 1. The page itself scrolls sideways.
+  for (const sel of ['html', 'body', '[data-testid="stMain"]', '[data-testid="stAppViewContainer"]']) {
+    const el = document.querySelector(sel);
+    if (el && el.scrollWidth > el.clientWidth + 1)
+      out.push(`page scrolls sideways: ${sel} ${el.scrollWidth} > ${el.clientWidth}`);
+  }
+  // 2. A code panel with a horizontal scrollbar.
+  document.querySelectorAll('[data-testid="stMain"] [data-testid="stCode"] pre').forEach((pre) => {
+    if (pre.scrollWidth > pre.clientWidth + 1) {
+      const line = (pre.textContent || '').split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
+      out.push(`code panel scrolls sideways (${pre.scrollWidth} > ${pre.clientWidth}): ${line.trim().slice(0, 60)}`);
+    }
+  });
+  // 3. Charts.
+  document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').forEach((plot, i) => {
+    const svg = plot.querySelector('.main-svg');
+    if (!svg) return;
+    const box = svg.getBoundingClientRect();
+    if (box.width === 0) return;
+    const title = name(plot.querySelector('.gtitle') || plot) || `chart ${i}`;
+    const where = `chart "${title}"`;
+    const texts = plot.querySelectorAll(
+      '.gtitle, .xtitle, .ytitle, [class*="xtitle"], [class*="ytitle"], .xtick text, .ytick text, '
+      + '[class*="xtick"] text, [class*="ytick"] text, .legend text, .annotation-text, .cbtitle text, '
+      + '.colorbar .tick text');
+    const seen = new Set();
+    texts.forEach((t) => {
+      if (seen.has(t)) return; seen.add(t);
+      const r = shown(t);
+      if (!r || !name(t)) return;
+      if (r.left < box.left - SLACK || r.right > box.right + SLACK || r.top < box.top - SLACK
+          || r.bottom > box.bottom + SLACK)
+        out.push(`${where}: "${name(t)}" outside the chart (text ${Math.round(r.left)}..${Math.round(r.right)} x `
+                 + `${Math.round(r.top)}..${Math.round(r.bottom)}, chart ${Math.round(box.left)}..${Math.round(box.right)} x `
+                 + `${Math.round(box.top)}..${Math.round(box.bottom)})`);
+    });
+    // Titles and annotations must not overlap one another.
+    const labels = Array.from(plot.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text, '
+        + '[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text, .annotation-text'))
+        .filter((t, k, all) => all.indexOf(t) === k)
+        .map((t) => [t, shown(t)]).filter(([t, r]) => r && name(t));
+    for (let a = 0; a < labels.length; a++)
+      for (let b = a + 1; b < labels.length; b++)
+        if (overlap(labels[a][1], labels[b][1]))
+          out.push(`${where}: "${name(labels[a][0])}" overlaps "${name(labels[b][0])}"`);
+    // Neighbouring tick labels of one axis must not overlap; Chinese tick labels stay upright.
+    plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach((layer) => {
+      const ticks = Array.from(layer.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text'))
+        .map((t) => [t, shown(t)]).filter(([t, r]) => r && name(t));
+      ticks.forEach(([t]) => {
+        const tr = t.getAttribute('transform') || '';
+        const turn = /rotate\((-?[\d.]+)/.exec(tr);
+        if (turn && Math.abs(parseFloat(turn[1])) > 1 && /[\u3400-\u9fff]/.test(t.textContent || ''))
+          out.push(`${where}: Chinese tick label "${name(t)}" turned sideways (${turn[1]} deg)`);
+      });
+      for (let k = 1; k < ticks.length; k++)
+        if (overlap(ticks[k - 1][1], ticks[k][1]))
+          out.push(`${where}: tick labels "${name(ticks[k - 1][0])}" and "${name(ticks[k][0])}" overlap`);
+    });
+  });
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name", LESSONS, ids=[p[1] for p in LESSONS])
+def test_lesson_fits(chromium_browser, server_url, slug, name, lang, width, height):
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    try:
+        page.goto(f"{server_url}/{slug}?lang={lang}")
+        settle(page)
+        # Charts below the fold are drawn in a task of their own (ui/chart.js): let them finish.
+        page.wait_for_timeout(300)
+        problems = page.evaluate(PROBLEMS)
+        # Streamlit scrolls its main column, not the page: a "full page" screenshot is the
+        # viewport. Make the window as tall as the lesson (same width, so the same layout).
+        tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        page.set_viewport_size({"width": width, "height": min(max(tall, height), 16000)})
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(SHOTS / f"layout-{name}-{lang}-{width}.png"))
+        assert not problems, "\n".join(problems)
+    finally:
+        page.close()
