@@ -141,6 +141,26 @@ def layout_css() -> None:
     st.html(LAYOUT_CSS)
 
 
+def bring_into_view(key: str, press: int) -> None:
+    """Scroll the element with ``key`` (a chart) into view unless it is wholly on screen: after
+    a button press changed it, the student sees the change (D1's Step sat above the fold of the
+    figure it moves). ``press`` counts the presses, so that each one is a new element and runs
+    again. A fixed script: only the key, turned into Streamlit's class name, is put into it."""
+    name = "st-key-" + "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else "-" for ch in key.strip())
+    st.html(f"""<script>/* press {int(press)} */
+(() => {{
+  let tries = 0;
+  const look = () => {{
+    const el = document.querySelector('[class~="{name}"]');
+    if (!el || !el.querySelector('.main-svg')) {{ if (++tries < 40) setTimeout(look, 50); return; }}
+    const r = el.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) el.scrollIntoView({{block: "nearest", behavior: "smooth"}});
+  }};
+  look();
+}})();
+</script>""", unsafe_allow_javascript=True)
+
+
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
