@@ -31,7 +31,7 @@ def multi_head_attention(
     """
     h = mha.config.n_heads
     if mha.config.n_kv_heads != h:
-        raise ValueError("one key/value head per query head here (GQA is lesson D4)")
+        raise ValueError("one key/value head per query head (GQA: lesson D4)")
     q = split_heads(mha.w_q(x), h)                     # (B, H, N, d_head)
     k = split_heads(mha.w_k(x), h)                     # (B, H, N, d_head)
     v = split_heads(mha.w_v(x), h)                     # (B, H, N, d_head)

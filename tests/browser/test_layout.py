@@ -8,6 +8,8 @@ Full-page screenshots go to tests/screenshots/layout-<lesson>-<lang>-<width>.png
 """
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 
 from tests.browser.conftest import SHOTS, settle
@@ -59,7 +61,7 @@ PROBLEMS = r"""() => {
     const texts = plot.querySelectorAll(
       '.gtitle, .xtitle, .ytitle, [class*="xtitle"], [class*="ytitle"], .xtick text, .ytick text, '
       + '[class*="xtick"] text, [class*="ytick"] text, .legend text, .annotation-text, .cbtitle text, '
-      + '.colorbar .tick text');
+      + '.colorbar .tick text, .textpoint text, text.bartext');
     const seen = new Set();
     texts.forEach((t) => {
       if (seen.has(t)) return; seen.add(t);
@@ -99,23 +101,46 @@ PROBLEMS = r"""() => {
 }"""
 
 
+def _check(page, url: str, width: int, height: int, shot: str) -> None:
+    page.goto(url)
+    settle(page)
+    # Charts below the fold are drawn in a task of their own (ui/chart.js): let them finish.
+    page.wait_for_timeout(300)
+    problems = page.evaluate(PROBLEMS)
+    # Streamlit scrolls its main column, not the page: a "full page" screenshot is the
+    # viewport. Make the window as tall as the lesson (same width, so the same layout).
+    tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": min(max(tall, height), 16000)})
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / f"layout-{shot}.png"))
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("slug,name", LESSONS, ids=[p[1] for p in LESSONS])
 def test_lesson_fits(chromium_browser, server_url, slug, name, lang, width, height):
     page = chromium_browser.new_page(viewport={"width": width, "height": height})
     try:
-        page.goto(f"{server_url}/{slug}?lang={lang}")
-        settle(page)
-        # Charts below the fold are drawn in a task of their own (ui/chart.js): let them finish.
-        page.wait_for_timeout(300)
-        problems = page.evaluate(PROBLEMS)
-        # Streamlit scrolls its main column, not the page: a "full page" screenshot is the
-        # viewport. Make the window as tall as the lesson (same width, so the same layout).
-        tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-        page.set_viewport_size({"width": width, "height": min(max(tall, height), 16000)})
-        page.wait_for_timeout(500)
-        page.screenshot(path=str(SHOTS / f"layout-{name}-{lang}-{width}.png"))
-        assert not problems, "\n".join(problems)
+        _check(page, f"{server_url}/{slug}?lang={lang}", width, height, f"{name}-{lang}-{width}")
+    finally:
+        page.close()
+
+
+# The longest text each token-labelled lesson takes (its box cuts the rest): every token is
+# still named, upright, without overlap, on the laptop screen (issue 11: labels up to 48 tokens).
+LONG = "君不见黄河之水天上来奔流到海不复回君不见高堂明镜悲白发朝如青丝暮成雪人生得意须尽欢莫使金樽空对月天生我材必有用千金散尽还复来"
+LONG_INPUT = [c for c in [("tokens", "a1", "a1.text"), ("embeddings", "a2", "a2.text"),
+                          ("attention", "b1", "b1.text"), ("heads", "b2", "b2.text"), ("masks", "b3", "b3.text"),
+                          ("llama-block", "c2", "c2.text")]
+              if c[0] in {slug for slug, _ in LESSONS}]
+
+
+@pytest.mark.parametrize("slug,name,param", LONG_INPUT, ids=[c[1] for c in LONG_INPUT])
+def test_long_text_fits(chromium_browser, server_url, slug, name, param):
+    width, height = SIZES[0]
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    try:
+        _check(page, f"{server_url}/{slug}?lang=zh&{param}={quote(LONG)}", width, height, f"{name}-long-{width}")
     finally:
         page.close()
