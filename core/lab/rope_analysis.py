@@ -83,7 +83,9 @@ def toeplitz_error(matrix: torch.Tensor) -> float:
     return max(float(s.max() - s.min()) for s in spreads)
 
 
-def rope_score_bound(distances: torch.Tensor, d: int, base: float) -> torch.Tensor:
+def rope_score_bound(
+    distances: torch.Tensor, d: int, base: float
+) -> torch.Tensor:
     """RoFormer's relative upper bound of |q_m · k_n| at distance r = m - n
     (Su et al. 2021, sec. 3.4.3): with S_j = sum_{i<j} e^{i r theta_i},
     |score| <= max_i |h_{i+1} - h_i| * sum_j |S_j|, and the factor

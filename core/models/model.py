@@ -85,12 +85,14 @@ def causal_mask_after(n: int, past: int, device: torch.device | str | None = Non
 
 
 class Block(nn.Module):
-    """x + Attn(RMSNorm(x)), then + FFN(RMSNorm(...)): pre-norm keeps the residual path clean."""
+    """x + Attn(RMSNorm(x)), then + FFN(RMSNorm(...)): pre-norm keeps the
+    residual path clean."""
 
     def __init__(self, c: ModelConfig):
         super().__init__()
         self.attn_norm = RMSNorm(c.d_model, c.norm_eps)
-        self.attn = MultiHeadAttention(MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False))
+        heads = MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False)
+        self.attn = MultiHeadAttention(heads)
         self.ffn_norm = RMSNorm(c.d_model, c.norm_eps)
         self.ffn = SwiGLU(c.d_model, c.ffn_hidden)
         self.rope_base = c.rope_base

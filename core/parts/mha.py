@@ -136,10 +136,10 @@ class MultiHeadAttention(nn.Module):
                   what the cache holds.
         """
         c = self.config
-        if context is not None and (cache is not None or rope_base is not None):
-            raise ValueError(
-                "cross-attention takes neither a KV cache nor RoPE in this course"
-            )
+        cross = context is not None
+        if cross and (cache is not None or rope_base is not None):
+            raise ValueError("cross-attention takes neither a KV cache nor "
+                             "RoPE in this course")
         source = x if context is None else context
 
         q = split_heads(self.w_q(x), c.n_heads)          # (B, H, N, d_head)
@@ -156,16 +156,17 @@ class MultiHeadAttention(nn.Module):
             q = apply_rope(q, positions, rope_base)
             k = apply_rope(k, positions, rope_base)
         if cache is not None:
-            k, v = cache.append(k, v)                    # (B, H_kv, S, d_head) each
+            k, v = cache.append(k, v)                # (B, H_kv, S, d_head) each
 
         record(trace, "attn.q", q)
         record(trace, "attn.k", k)
         record(trace, "attn.v", v)
 
-        # GQA/MQA: every query head in a group reads the same key/value head.
+        # GQA/MQA: every query head in a group reads the same key/value
+        # head; att.output (B, H, N, d_head)
         att = scaled_dot_product_attention(
             q, repeat_kv(k, c.n_rep), repeat_kv(v, c.n_rep), mask=mask
-        )                                                 # output (B, H, N, d_head)
+        )
         record(trace, "attn.scores", att.scores)          # (B, H, N, S)
         record(trace, "attn.weights", att.weights)        # (B, H, N, S)
 
