@@ -108,7 +108,7 @@ text, add_pe, seed = order_controls()
 dev = device()
 check = order_demo(text, add_pe, seed, dev)
 tokens = check["tokens"]
-left, right = st.columns([3, 2])
+left, right = st.columns([1, 1])
 with left:
     figure(side_by_side([("A(X)", check["output"], tokens), ("A(PX)", check["output_permuted"], check["reversed"]),
                          ("P·A(X) − A(PX)", check["difference"], check["reversed"])],

@@ -83,7 +83,7 @@ def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
     st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
     c1, c2, c3 = st.columns(3)
     slots.update(mask=c1.container(), scores=c2.container(), weights=c3.container(), check=st.container())
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     with left:
         st.markdown(tr(f"{NS}.steps_text"))
         slots["shapes"] = st.container()
@@ -167,7 +167,7 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
                       bind="query-params")
         moved = leak(text, p - 1, seed, dev)
         new = change_token(text, p - 1)[p - 1]
-        left, right = st.columns([3, 2])
+        left, right = st.columns([1, 1])
         with left:
             setting = "causal" if causal else "none"
             figure(change_bars(tokens, moved[setting], p - 1,

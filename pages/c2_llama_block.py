@@ -149,7 +149,7 @@ st.subheader(tr(f"{NS}.block_title"))
 # The diagram, then the controls right above the tensor view they drive (block, head, part).
 slot = {"diagram": st.container(), "controls": st.container()}
 if loaded:
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     slot["tensor"], slot["tensor_code"] = left.container(), right.container()
     st.subheader(tr(f"{NS}.stream_title"))
     st.markdown(tr(f"{NS}.stream_text"))
@@ -164,7 +164,7 @@ timing_section()
 st.subheader(tr(f"{NS}.swiglu_title"))
 st.markdown(tr(f"{NS}.swiglu_text"))
 curves = curves_demo()
-left, right = st.columns([3, 2])
+left, right = st.columns([1, 1])
 with left:
     figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
                  title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
@@ -275,7 +275,7 @@ def counter_section():
     c1.metric(tr(f"{NS}.total_name"), f"{count_params(arch):,}")
     c2.metric(tr(f"{NS}.active_metric"), f"{count_params(arch, active=True):,}")
     c3.metric(tr(f"{NS}.per_expert"), f"{expert_params(arch):,}")
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     with left:
         figure(breakdown_bars([tr(f"{COUNT_TEXT}.{p}") for p in PARTS], series, unit=unit,
                               title=tr(f"{NS}.params_fig", name=arch.title),

@@ -97,7 +97,7 @@ def lesson_body():
         st.markdown(f"### {plain(prompt_text) or '∅'}{written}" + (" ⏹" if shown and shown[-1]["eos"] else ""))
         st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
 
-        left, right = st.columns([3, 2])
+        left, right = st.columns([1, 1])
         with left:
             if n_steps == 0:
                 s, chosen, title = run["steps"][0], None, tr(f"{NS}.bars_next")

@@ -93,7 +93,9 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
 def beside_code(*objs: Callable | type, height: int | None = 520):
     """A row laid out once: "The code" of ``objs`` on the right, and on the left an empty slot
     (returned) that a fragment fills with the figure those functions compute."""
-    left, right = st.columns([3, 2])
+    # Half and half: at 1440 px "The code" is ~63 characters wide at 13 px (at [3, 2] it was
+    # ~45, and every line wrapped); under a 920 px main column the two stack (LAYOUT_CSS).
+    left, right = st.columns([1, 1])
     with right:
         code_panel(*objs, height=height)
     return left.container()
@@ -113,14 +115,19 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
 # columns only below 640 px; at 1024 px with the sidebar open the main column is ~720 px wide,
 # and a [3, 2] row there left "The code" 218 px (~25 characters) and two charts side by side
 # ~320 px each (titles cut, tick labels on top of each other). So:
-# - less padding beside the main column on narrow screens (5rem each side is 160 px at 1024);
+# - less padding beside the main column (5rem each side is 160 px: 3rem up to 1600 px, 2rem
+#   up to 1280 px);
 # - a row of columns that holds a code panel or a chart stacks (one column under the other,
 #   each full width) when the main column is under 920 px: a container query, so it follows
-#   the sidebar too. At 1440 px (main column ~980 px) rows stay side by side;
+#   the sidebar too. At 1440 px (main column ~1040 px) rows stay side by side;
+# - code at 13 px: 80 characters fit the full-width panel at 1024 px;
 # - code lines wrap (st.code(wrap_lines=True), and pre-wrap here) rather than scroll sideways:
 #   the safety net under functions whose lines are kept short in the source.
 _STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
 LAYOUT_CSS = f"""<style>
+@media (max-width: 1600px) {{
+  [data-testid="stMainBlockContainer"] {{ padding-left: 3rem; padding-right: 3rem; }}
+}}
 @media (max-width: 1280px) {{
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem; padding-right: 2rem; }}
 }}
@@ -133,7 +140,9 @@ LAYOUT_CSS = f"""<style>
     width: 100% !important; flex: 1 1 auto !important; min-width: 0;
   }}
 }}
-[data-testid="stCode"] pre code {{ white-space: pre-wrap !important; overflow-wrap: anywhere; }}
+[data-testid="stCode"] pre code {{
+  white-space: pre-wrap !important; overflow-wrap: anywhere; font-size: 13px;
+}}
 </style>"""
 
 

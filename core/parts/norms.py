@@ -14,7 +14,8 @@ from torch import nn
 
 
 def layer_norm(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, eps: float
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
+    eps: float,
 ) -> torch.Tensor:
     """(x - mean) / sqrt(var + eps) * g + b over the last axis (Ba et al. 2016).
 
