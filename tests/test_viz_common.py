@@ -71,3 +71,15 @@ def test_tilted_labels_get_room_below():
     flat = make(data, {"xaxis": {"tickangle": 0}}).to_plotly_json()["layout"]["margin"]["b"]
     tilted = make(data, {"xaxis": {"tickangle": -45}}).to_plotly_json()["layout"]["margin"]["b"]
     assert tilted == flat + 6 * 6            # six half-em units of "0·attn"
+
+
+def test_long_titles_break_in_two_lines():
+    """Issue 11: plotly never wraps a title; one wider than a half-page chart is split."""
+    from viz.common import title_lines
+    assert title_lines("Attention weights, d_k = 8") == "Attention weights, d_k = 8"
+    en = title_lines("X: 11 tokens × 128 dimensions (trained course model, table «embed»)")
+    assert en == "X: 11 tokens × 128 dimensions<br>(trained course model, table «embed»)"
+    zh = title_lines("X：11 个词元 × 128 维（训练好的课程模型，表「embed」）")
+    assert zh.split("<br>")[1].startswith("（")
+    fig = make([], None, en).to_plotly_json()
+    assert fig["layout"]["title"]["text"] == en and fig["layout"]["margin"]["t"] == 82

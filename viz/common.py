@@ -157,6 +157,27 @@ def _revision(data: list[dict]) -> str:
     return f"{crc:08x}"
 
 
+def title_lines(title: str, limit: int = 50) -> str:
+    """A title wider than ``limit`` half-em units (what a chart half the page wide holds at
+    16 px) split in two at the break nearest its middle: plotly never wraps a title.
+
+    Example: title_lines("X: 11 tokens × 128 dimensions (trained course model, table «embed»)")
+             -> "X: 11 tokens × 128 dimensions<br>(trained course model, table «embed»)"
+    """
+    if _text_width(title) <= limit or "<br>" in title:
+        return title
+    middle = len(title) / 2
+    breaks = [i for i, ch in enumerate(title) if ch in " ，：（、；" and 0 < i < len(title) - 1]
+    if not breaks:
+        return title
+    i = min(breaks, key=lambda j: abs(j - middle))
+    if title[i] == " ":
+        return title[:i] + "<br>" + title[i + 1:]
+    if title[i] == "（":
+        return title[:i] + "<br>" + title[i:]
+    return title[:i + 1] + "<br>" + title[i + 1:]
+
+
 def make(data: list[dict], layout: dict | None = None, title: str | None = None, height: int = 420) -> go.Figure:
     """One Figure from plain trace and layout dicts, with the shared look applied.
 
@@ -180,8 +201,11 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         # Pinned a fixed 8 px below the top edge: at y=0.98 of a short chart the glyphs' tops were
         # cut. A long title is set a size smaller, so it fits a half-width chart at 1440 px.
         size = 18 if _text_width(title) <= 48 else 16
+        title = title_lines(title)
         base["title"] = {"text": title, "font": {"size": size}, "y": 1, "yref": "container",
                          "yanchor": "top", "pad": {"t": 8}}
+        if "<br>" in title:
+            base["margin"]["t"] += 22
     for key in _axis_keys(data, layout or {}):
         base[key] = dict(AXIS_LOOK)
     for key, value in (layout or {}).items():
