@@ -46,10 +46,11 @@ PART_TEXT = f"{NS}.part"          # c2.part.<trace name>: what each part of the 
 COUNT_TEXT = f"{NS}.parts"        # c2.parts.<part of core.calc.params.PARTS>: rows of the counter
 TIMING_WIDTHS = [256, 1024, 4096]
 # Language-neutral labels of the diagram: the formulas are the same in every language.
+# Two short lines a box: the diagram is ~620 px wide on a laptop, a box ~40 px.
 LABELS = {
-    "resid_pre": "x", "attn_norm": "RMSNorm", "attn.q": "q·RoPE", "attn.k": "k·RoPE", "attn.v": "v",
-    "attn.weights": "softmax<br>qkᵀ/√d", "attn_out": "W_o", "resid_mid": "x + attn", "ffn_norm": "RMSNorm",
-    "ffn.gate": "SiLU(W₁h)", "ffn.up": "W₃h", "ffn_out": "W₂(g⊙u)", "resid_post": "x + ffn",
+    "resid_pre": "x", "attn_norm": "RMS<br>Norm", "attn.q": "q<br>RoPE", "attn.k": "k<br>RoPE", "attn.v": "v",
+    "attn.weights": "softmax<br>qkᵀ/√d", "attn_out": "W_o", "resid_mid": "x +<br>attn", "ffn_norm": "RMS<br>Norm",
+    "ffn.gate": "SiLU<br>(W₁h)", "ffn.up": "W₃h", "ffn_out": "W₂<br>(g⊙u)", "resid_post": "x +<br>ffn",
 }
 CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn_out": (Block.forward,),
         "resid_mid": (Block.forward,), "ffn_norm": (rms_norm,), "ffn_out": (SwiGLU.forward,),

@@ -73,6 +73,19 @@ PROBLEMS = r"""() => {
                  + `${Math.round(r.top)}..${Math.round(r.bottom)}, chart ${Math.round(box.left)}..${Math.round(box.right)} x `
                  + `${Math.round(box.top)}..${Math.round(box.bottom)})`);
     });
+    // A diagram's label stays inside the box (a shape) its centre sits in: the smallest one.
+    const shapes = Array.from(plot.querySelectorAll('.shapelayer path')).map((p) => p.getBoundingClientRect())
+      .filter((r) => r.width > 4 && r.height > 4);
+    plot.querySelectorAll('.textpoint text').forEach((t) => {
+      const r = shown(t);
+      if (!r || !name(t)) return;
+      const cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+      const inside = shapes.filter((s) => s.left <= cx && cx <= s.right && s.top <= cy && cy <= s.bottom)
+        .sort((a, b) => a.width * a.height - b.width * b.height)[0];
+      if (inside && (r.left < inside.left - SLACK || r.right > inside.right + SLACK
+                     || r.top < inside.top - SLACK || r.bottom > inside.bottom + SLACK))
+        out.push(`${where}: label "${name(t)}" spills out of its box`);
+    });
     // Titles and annotations must not overlap one another.
     const labels = Array.from(plot.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text, '
         + '[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text, .annotation-text'))
@@ -142,5 +155,40 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
     page = chromium_browser.new_page(viewport={"width": width, "height": height})
     try:
         _check(page, f"{server_url}/{slug}?lang=zh&{param}={quote(LONG)}", width, height, f"{name}-long-{width}")
+    finally:
+        page.close()
+
+
+# After a button press the figure it changed is on screen (issue 11: D1's Step left it below
+# the fold). The button is brought to the bottom of the window, as a lecturer scrolling down
+# to it would see it; after the press the whole chart must be in the window.
+BUTTON_MOVES = [("generation", "d1", "d1.step_btn", "d1.bars")]
+
+
+@pytest.mark.parametrize("slug,name,button,chart", [c for c in BUTTON_MOVES if c[0] in {s for s, _ in LESSONS}],
+                         ids=[c[1] for c in BUTTON_MOVES if c[0] in {s for s, _ in LESSONS}])
+@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_button_brings_its_figure_into_view(chromium_browser, server_url, slug, name, button, chart,
+                                            width, height):
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    css = lambda key: f'[class~="st-key-{key.replace(".", "-")}"]'   # noqa: E731  Streamlit's class for a key
+    try:
+        page.goto(f"{server_url}/{slug}")
+        settle(page)
+        press = page.locator(f"{css(button)} button")
+        press.evaluate("el => el.scrollIntoView({block: 'end'})")
+        page.wait_for_timeout(300)
+        before = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
+        press.click()
+        settle(page)
+        page.wait_for_timeout(1200)   # the smooth scroll
+        box = page.evaluate(f"""() => {{
+            const el = document.querySelector('{css(chart)}');
+            const r = el.getBoundingClientRect();
+            return [r.top, r.bottom, window.innerHeight];
+        }}""")
+        page.screenshot(path=str(SHOTS / f"layout-{name}-pressed-{width}.png"))
+        top, bottom, window_height = box
+        assert top >= -1 and bottom <= window_height + 1, (before, box)
     finally:
         page.close()
