@@ -75,7 +75,7 @@ def sharing_sections():
     sizes = cache_bytes_by_kv_heads(cfg, context)
     choices = list(sizes)
     gib = [sizes[c] / 2**30 for c in choices]
-    labels = [f"{c} · {tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]
+    labels = [f"{c}<br>{tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]   # two lines: upright, narrow
     left, right = st.columns([1, 1])
     with left:
         figure(cache_bars(labels, gib, choices.index(h_kv), title=tr(f"{NS}.cache_fig", model=cfg.title, n=context),

@@ -90,12 +90,13 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
             st.code(_source(obj), language="python", wrap_lines=True)
 
 
-def beside_code(*objs: Callable | type, height: int | None = 520):
+def beside_code(*objs: Callable | type, height: int | None = 520, widths: tuple[int, int] = (1, 1)):
     """A row laid out once: "The code" of ``objs`` on the right, and on the left an empty slot
     (returned) that a fragment fills with the figure those functions compute."""
-    # Half and half: at 1440 px "The code" is ~63 characters wide at 13 px (at [3, 2] it was
-    # ~45, and every line wrapped); under a 920 px main column the two stack (LAYOUT_CSS).
-    left, right = st.columns([1, 1])
+    # Half and half by default: at 1440 px "The code" is ~63 characters wide at 13 px (at
+    # [3, 2] it was ~45, and every line wrapped); a figure of several panels side by side can
+    # ask for more (widths=(3, 2)). Under a 920 px main column the two stack (LAYOUT_CSS).
+    left, right = st.columns(list(widths))
     with right:
         code_panel(*objs, height=height)
     return left.container()
