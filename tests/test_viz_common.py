@@ -82,4 +82,4 @@ def test_long_titles_break_in_two_lines():
     zh = title_lines("X：11 个词元 × 128 维（训练好的课程模型，表「embed」）")
     assert zh.split("<br>")[1].startswith("（")
     fig = make([], None, en).to_plotly_json()
-    assert fig["layout"]["title"]["text"] == en and fig["layout"]["margin"]["t"] == 82
+    assert fig["layout"]["title"]["text"] == en and fig["layout"]["margin"]["t"] == 90

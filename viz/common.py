@@ -116,18 +116,20 @@ def _margins(data: list[dict], layout: dict) -> dict:
     for values in y_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
             widest = max(widest, max(_text_width(v) for v in values[:200]))
-    x_widest, x_count = 0, 0
+    x_widest, x_count, x_lines = 0, 0, 1
     for values in x_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
-            x_widest = max(x_widest, max(_text_width(v) for v in values[:200]))
+            # A label on two lines ("8<br>GQA") is as wide as its longest line, one line taller.
+            x_widest = max(x_widest, max(_text_width(part) for v in values[:200] for part in v.split("<br>")))
             x_count = max(x_count, len(values))
+            x_lines = max(x_lines, max(v.count("<br>") + 1 for v in values[:200]))
     left = 14 + 8 * min(widest, 24) + (26 if (yaxis.get("title") or {}).get("text") else 0)
     # Labels tilted by the figure (tickangle), or by plotly when many long ones crowd the axis:
     # leave room for the slant, or their first characters fall off the bottom.
     angle = xaxis.get("tickangle")
     tilted = angle not in (None, 0) or (angle is None and x_count * x_widest > 60)
     slant = 6 * min(x_widest, 24) if tilted and xaxis.get("side") != "top" else 0
-    bottom = 36 + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
+    bottom = 36 + 18 * (x_lines - 1) + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
     return {"l": left, "b": bottom}
 
 
@@ -205,7 +207,9 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         base["title"] = {"text": title, "font": {"size": size}, "y": 1, "yref": "container",
                          "yanchor": "top", "pad": {"t": 8}}
         if "<br>" in title:
-            base["margin"]["t"] += 22
+            # plotly anchors a two-line title by its first line: move it down by the second.
+            base["title"]["pad"]["t"] = 30
+            base["margin"]["t"] += 30
     for key in _axis_keys(data, layout or {}):
         base[key] = dict(AXIS_LOOK)
     for key, value in (layout or {}).items():
