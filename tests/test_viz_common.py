@@ -83,3 +83,14 @@ def test_long_titles_break_in_two_lines():
     assert zh.split("<br>")[1].startswith("（")
     fig = make([], None, en).to_plotly_json()
     assert fig["layout"]["title"]["text"] == en and fig["layout"]["margin"]["t"] == 90
+
+
+def test_pca_labels_of_near_points_go_to_different_sides():
+    """Issue 11 (A2's PCA labels wrote over each other): labels of close points are spread."""
+    from viz.embeddings import label_positions
+    extent = np.array([[-1.0, -1.0], [1.0, 1.0]])
+    assert label_positions(np.array([[0, 0], [0, 0.01]]), extent) == ["bottom center", "top center"]
+    crowd = np.array([[0, 0], [0.01, 0], [0, 0.01], [0.01, 0.01]])
+    assert len(set(label_positions(crowd, extent))) == 4
+    far = np.array([[-0.9, -0.9], [0.9, 0.9]])
+    assert label_positions(far, extent) == ["top center", "top center"]
