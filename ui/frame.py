@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import textwrap
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -77,7 +78,8 @@ def header(ns: str) -> None:
 
 @functools.cache
 def _source(obj: Callable | type) -> str:
-    return inspect.getsource(obj)
+    # Dedented: a method's class indentation would cost 4 characters of every line.
+    return textwrap.dedent(inspect.getsource(obj))
 
 
 def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
@@ -123,7 +125,9 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
 #   the sidebar too. At 1440 px (main column ~1040 px) rows stay side by side;
 # - code at 13 px: 80 characters fit the full-width panel at 1024 px;
 # - code lines wrap (st.code(wrap_lines=True), and pre-wrap here) rather than scroll sideways:
-#   the safety net under functions whose lines are kept short in the source.
+#   the safety net under functions whose lines are kept short in the source. Each source line
+#   is a <span> of its own: a wrapped line continues 8 characters in (a hanging indent), so
+#   it does not read as a new line of code.
 _STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
 LAYOUT_CSS = f"""<style>
 @media (max-width: 1600px) {{
@@ -144,6 +148,7 @@ LAYOUT_CSS = f"""<style>
 [data-testid="stCode"] pre code {{
   white-space: pre-wrap !important; overflow-wrap: anywhere; font-size: 13px;
 }}
+[data-testid="stCode"] pre code > span {{ display: block; padding-left: 8ch; text-indent: -8ch; }}
 </style>"""
 
 
