@@ -120,7 +120,7 @@ if model is None:
     st.info(tr(f"{NS}.needs_model"))
 else:
     slot["near_controls"] = st.container()
-    left, right = st.columns([2, 3])
+    left, right = st.columns([1, 1])
     slot["near"] = left.container()
     with right:
         code_panel(nearest, height=420)

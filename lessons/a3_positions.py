@@ -3,7 +3,15 @@ import streamlit as st
 
 from core.lab import toy
 from core.lab.permutation import equivariance, reverse_order
-from core.parts.positional import dimension_waves, first_block_input, offset_similarity, sinusoidal, wavelengths
+from core.parts.positional import (
+    dimension_waves,
+    first_block_input,
+    frequencies,
+    offset_similarity,
+    sinusoidal,
+    sinusoidal_at,
+    wavelengths,
+)
 from ui.frame import (
     code_panel,
     device,
@@ -100,7 +108,7 @@ text, add_pe, seed = order_controls()
 dev = device()
 check = order_demo(text, add_pe, seed, dev)
 tokens = check["tokens"]
-left, right = st.columns([3, 2])
+left, right = st.columns([1, 1])
 with left:
     figure(side_by_side([("A(X)", check["output"], tokens), ("A(PX)", check["output_permuted"], check["reversed"]),
                          ("P·A(X) − A(PX)", check["difference"], check["reversed"])],
@@ -120,7 +128,7 @@ with right:
 # Sections 2-5: their fixed parts (prose, the code) are laid out once; the fragment below
 # refills only the slots that depend on its controls.
 slot = {}
-slot["table_controls"], slot["table"] = section_with_controls(NS, "table", sinusoidal)             # 2. The table
+slot["table_controls"], slot["table"] = section_with_controls(NS, "table", sinusoidal_at, frequencies)  # 2. The table
 st.subheader(tr(f"{NS}.waves_title"))                              # 3. One dimension at a time
 st.markdown(tr(f"{NS}.waves_text"))
 slot["waves"] = st.container()

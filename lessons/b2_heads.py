@@ -4,7 +4,8 @@ import torch
 
 from core.lab import toy
 from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
-from core.parts.mha import MultiHeadAttention, merge_heads, split_heads
+from core.lab.multi_head import multi_head_attention
+from core.parts.mha import merge_heads, split_heads
 from ui.explorer import explorer
 from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
 from viz.attention import bars, head_bands, head_grid
@@ -55,7 +56,7 @@ def shape(t: tuple) -> str:
 # depend on the controls, so a slider move re-sends the figures, not the prose and the code.
 controls = st.container()
 grid_head = st.container()
-grid_slot = beside_code(MultiHeadAttention.forward, seeded_mha)
+grid_slot = beside_code(multi_head_attention, seeded_mha)
 st.subheader(tr(f"{NS}.reshape_title"))
 st.markdown(tr(f"{NS}.reshape_text"))
 reshape_slot = beside_code(split_heads, merge_heads, height=640)

@@ -94,7 +94,7 @@ def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
     st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
     c1, c2, c3 = st.columns(3)
     slots.update(mask=c1.container(), scores=c2.container(), weights=c3.container(), check=st.container())
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     with left:
         st.markdown(tr(f"{NS}.steps_text"))
         slots["shapes"] = st.container()
@@ -128,7 +128,8 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
         figure(masked_scores(one["seen"], tokens, tokens, title=tr(f"{NS}.scores_fig"),
                              hover_names=(tr("common.query"), tr("common.key"), tr("common.score"))), key=f"{NS}.scores")
     with slots["weights"]:
-        figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover),
+        figure(heatmap(one["weights"], tokens, tokens, title=tr(f"{NS}.weights_fig"), hover_names=hover,
+                       masked=~one["mask"]),
                key=f"{NS}.weights")
     check = one["check"]
     slots["check"].caption(tr(f"{NS}.check", masked=check["masked"], largest=check["largest_masked"],
@@ -157,7 +158,7 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
     with slots["batch"]:
         figure(batch_panels(padded["weights"], padded["tokens"],
                             titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
-                            hover_names=hover, height=440), key=f"{NS}.batch")
+                            hover_names=hover, height=440, masked=~padded["mask"]), key=f"{NS}.batch")
         check = padded["check"]
         st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
                       low=check["row_sum_min"], high=check["row_sum_max"]))
@@ -176,7 +177,7 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
         p = ranged_slider(tr(f"{NS}.position_label"), 2, n, (n + 1) // 2, key=f"{NS}.changed")
         moved = leak(text, p - 1, seed, dev)
         new = change_token(text, p - 1)[p - 1]
-        left, right = st.columns([3, 2])
+        left, right = st.columns([1, 1])
         with left:
             setting = "causal" if causal else "none"
             figure(change_bars(tokens, moved[setting], p - 1,

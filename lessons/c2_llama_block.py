@@ -49,10 +49,11 @@ STAGES = {"ids": f"{NS}.stage_ids", "embed": f"{NS}.stage_embed", "block": f"{NS
 COUNT_TEXT = f"{NS}.parts"        # c2.parts.<part of core.calc.params.PARTS>: rows of the counter
 TIMING_WIDTHS = [256, 1024, 4096]
 # Language-neutral labels of the diagram: the formulas are the same in every language.
+# Two short lines a box: the diagram is ~620 px wide on a laptop, a box ~40 px.
 LABELS = {
-    "resid_pre": "x", "attn_norm": "RMSNorm", "attn.q": "q·RoPE", "attn.k": "k·RoPE", "attn.v": "v",
-    "attn.weights": "softmax<br>qkᵀ/√d", "attn_out": "W_o", "resid_mid": "x + attn", "ffn_norm": "RMSNorm",
-    "ffn.gate": "SiLU(W₁h)", "ffn.up": "W₃h", "ffn_out": "W₂(g⊙u)", "resid_post": "x + ffn",
+    "resid_pre": "x", "attn_norm": "RMS<br>Norm", "attn.q": "q<br>RoPE", "attn.k": "k<br>RoPE", "attn.v": "v",
+    "attn.weights": "softmax<br>qkᵀ/√d", "attn_out": "W_o", "resid_mid": "x +<br>attn", "ffn_norm": "RMS<br>Norm",
+    "ffn.gate": "SiLU<br>(W₁h)", "ffn.up": "W₃h", "ffn_out": "W₂<br>(g⊙u)", "resid_post": "x +<br>ffn",
 }
 CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn_out": (Block.forward,),
         "resid_mid": (Block.forward,), "ffn_norm": (rms_norm,), "ffn_out": (SwiGLU.forward,),
@@ -155,7 +156,7 @@ st.subheader(tr(f"{NS}.block_title"))
 # the tensor view they drive (block, head, part).
 slot = {"strip": st.container(), "diagram": st.container(), "controls": st.container()}
 if loaded:
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     slot["tensor"], slot["tensor_code"] = left.container(), right.container()
     st.subheader(tr(f"{NS}.stream_title"))
     st.markdown(tr(f"{NS}.stream_text"))
@@ -170,7 +171,7 @@ timing_section()
 st.subheader(tr(f"{NS}.swiglu_title"))
 st.markdown(tr(f"{NS}.swiglu_text"))
 curves = curves_demo()
-left, right = st.columns([3, 2])
+left, right = st.columns([1, 1])
 with left:
     figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
                  title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
@@ -288,7 +289,7 @@ def counter_section():
     c1.metric(tr(f"{NS}.total_name"), f"{count_params(arch):,}")
     c2.metric(tr(f"{NS}.active_metric"), f"{count_params(arch, active=True):,}")
     c3.metric(tr(f"{NS}.per_expert"), f"{expert_params(arch):,}")
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     with left:
         figure(breakdown_bars([tr(f"{COUNT_TEXT}.{p}") for p in PARTS], series, unit=unit,
                               title=tr(f"{NS}.params_fig", name=arch.title),

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from core.models.generate import Generation, sampling_probs
-from ui.frame import code_panel, device, figure, header, plain, text_box, tr, try_this
+from ui.frame import bring_into_view, code_panel, device, figure, header, plain, text_box, tr, try_this
 from ui.model import course_model
 from viz.generation import probability_bars
 
@@ -61,6 +61,7 @@ def step_controls(n_max: int):
 
     def move(to):
         st.session_state[key] = max(0, min(n_max, to(st.session_state.get(key, 0))))
+        st.session_state[f"{NS}.presses"] = st.session_state.get(f"{NS}.presses", 0) + 1
 
     c1, c2, c3, c4 = st.columns([4, 1, 1, 1])
     c2.button(tr(f"{NS}.step"), on_click=move, args=(lambda n: n + 1,), key=f"{NS}.step_btn", type="primary")
@@ -114,7 +115,7 @@ def lesson_body():
         st.caption(tr(f"{NS}.ids_line", pairs=" · ".join(pairs[:IDS_SHOWN]) + (" · …" if len(pairs) > IDS_SHOWN else ""),
                       bos=run["bos"], eos=run["eos"], max=MAX_NEW))
 
-        left, right = st.columns([3, 2])
+        left, right = st.columns([1, 1])
         with left:
             if n_steps == 0:
                 s, chosen, title = run["steps"][0], None, tr(f"{NS}.bars_next")
@@ -132,6 +133,10 @@ def lesson_body():
                             help=tr(f"{NS}.log_help"))
             figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
                                     hover_names=(tr(f"{NS}.token"), *names), log=log), key=f"{NS}.bars")
+            presses = st.session_state.get(f"{NS}.presses", 0)
+            if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # a button moved the figure
+                st.session_state[f"{NS}.presses_shown"] = presses
+                bring_into_view(f"{NS}.bars", presses)
             if n_steps:
                 if temperature <= 0:
                     why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])

@@ -90,7 +90,7 @@ if loaded is not None:
     model, tok = loaded
     mc = model.config
     step_slots = {"controls": st.container()}
-    step_slots["figure"] = beside_code(LayerKV.append, Generation.step, height=620)
+    step_slots["figure"] = beside_code(LayerKV.append, Generation.step, height=620, widths=(3, 2))
 
     @st.fragment
     def step_section():

@@ -52,7 +52,7 @@ def sharing_sections():
 
     # 1 · Who reads what -----------------------------------------------------------------------
     st.subheader(tr(f"{NS}.map_title"))
-    left, right = st.columns([3, 2])
+    left, right = st.columns([1, 1])
     with left:
         figure(head_map(groups, row_names=(tr(f"{NS}.query_heads"), tr(f"{NS}.kv_row")),
                         hover_names=(tr(f"{NS}.query_head"), tr(f"{NS}.kv_head")),
@@ -75,8 +75,8 @@ def sharing_sections():
     sizes = cache_bytes_by_kv_heads(cfg, context)
     choices = list(sizes)
     gib = [sizes[c] / 2**30 for c in choices]
-    labels = [f"{c} · {tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]
-    left, right = st.columns([3, 2])
+    labels = [f"{c}<br>{tr(KINDS[kind_of(cfg.n_heads, c)])}" for c in choices]   # two lines: upright, narrow
+    left, right = st.columns([1, 1])
     with left:
         figure(cache_bars(labels, gib, choices.index(h_kv), title=tr(f"{NS}.cache_fig", model=cfg.title, n=context),
                           y_title="GiB", text=[f"{g:,.3g} GiB" for g in gib]),
@@ -120,7 +120,7 @@ def model_section():
         run = course_attention(DEFAULT_PROMPT if text.empty else text.text, device())
         model_groups = kv_groups(mc.n_heads, mc.n_kv_heads)
         titles = [tr(f"{NS}.head_title", q=h, kv=g) for h, g in enumerate(model_groups)]
-        left, right = st.columns([3, 2])
+        left, right = st.columns([1, 1])
         with left:
             figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
                              hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),

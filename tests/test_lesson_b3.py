@@ -25,6 +25,13 @@ def _check_single(at, n, causal):
         assert w[0, 0] == pytest.approx(1.0)
     else:
         assert (mask == 1).all() and np.isfinite(scores).all() and (w > 0).all()
+    # Masked cells look masked: a layer over the scores and the weights paints exactly the cells
+    # the mask closed (-inf before the softmax, 0 after it), not the white of a value of 0.
+    for key in ("b3.scores", "b3.weights"):
+        closed = _z(at, key, 1)
+        assert closed.shape == (n, n)
+        assert (closed[upper] == 1).all() if causal else True
+        assert np.isnan(closed[~upper]).all() and (np.isnan(closed).all() or causal)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -42,7 +49,10 @@ def test_b3_controls_and_figures(lang):
 
     # The padded batch: 「君不见」 and 「黄河之水天上来」, lengths 3 and 7.
     fig = figure_by_key(at, "b3.batch")
-    assert len(fig["data"]) == 2
+    assert len(fig["data"]) == 4                                      # two panels, two masked layers
+    for i, closed in enumerate((trace_array(fig, 2, "z"), trace_array(fig, 3, "z"))):
+        weights = trace_array(fig, i, "z")
+        assert (weights[closed == 1] == 0).all() and (weights[np.isnan(closed)] > 0).all()
     short, long_ = trace_array(fig, 0, "z"), trace_array(fig, 1, "z")
     assert short.shape == long_.shape == (7, 7)
     assert (short[:, 3:] == 0).all()                                  # no weight on <pad> keys
@@ -112,7 +122,8 @@ def test_b3_equal_phrases_fall_back_to_an_unequal_batch():
     assert_ok(at)
     assert any("padding" in i.value for i in at.info)
     fig = figure_by_key(at, "b3.batch")
-    assert len(fig["data"]) == 3 and trace_array(fig, 0, "z").shape == (7, 7)   # 君不见 / 黄河之水天上来 / 奔流到海
+    panels = [t for t in fig["data"] if t.get("hoverinfo") != "skip"]   # not the masked-cell layers
+    assert len(panels) == 3 and trace_array(fig, 0, "z").shape == (7, 7)   # 君不见 / 黄河之水天上来 / 奔流到海
 
 
 def test_b3_one_character():

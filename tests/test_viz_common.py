@@ -1,6 +1,7 @@
 """The shared figure look: what keeps a redraw to one drawing, and what the browser is sent."""
 import numpy as np
 
+from tests.apptest_util import decode
 from viz.attention import heatmap, lines
 from viz.common import _axis_keys, _revision, line_mode, make
 
@@ -35,11 +36,33 @@ def test_markers_only_on_short_lines():
     assert lines(np.arange(100), {"a": np.ones(100)}, markers=True).to_plotly_json()["data"][0]["mode"] == "lines+markers"
 
 
-def test_short_token_axes_name_every_token():
-    fig = heatmap(np.eye(16, dtype=np.float32), list("abcdefghijklmnop"), list("abcdefghijklmnop")).to_plotly_json()
-    assert fig["layout"]["xaxis"]["dtick"] == 1 and fig["layout"]["yaxis"]["dtick"] == 1
-    fig = heatmap(np.eye(17, dtype=np.float32), list("abcdefghijklmnopq"), list("abcdefghijklmnopq")).to_plotly_json()
+def test_token_axes_name_every_token_up_to_48():
+    """Issue 11: every token labelled up to at least 48 tokens, the font smaller as they get many,
+    the chart taller so each row keeps room for its label."""
+    for n, size in ((16, 14), (17, 12), (48, 9)):
+        names = [chr(0x4E00 + i) for i in range(n)]
+        fig = heatmap(np.eye(n, dtype=np.float32), names, names).to_plotly_json()
+        for axis in ("xaxis", "yaxis"):
+            assert fig["layout"][axis]["dtick"] == 1 and fig["layout"][axis]["tickfont"]["size"] == size
+        assert fig["layout"]["height"] >= (size + 4) * n
+    fig = heatmap(np.eye(49, dtype=np.float32), [str(i) for i in range(49)], [str(i) for i in range(49)]).to_plotly_json()
     assert "dtick" not in fig["layout"]["xaxis"]
+
+
+def test_masked_cells_drawn_in_their_own_colour():
+    """Issue 11: a cell the mask closed is painted by a layer of its own, not the white of 0."""
+    from viz.attention import MASKED_COLOUR
+    from viz.masks import masked_scores
+    closed = ~np.tril(np.ones((4, 4), bool))
+    fig = heatmap(np.where(closed, 0.0, 0.25).astype(np.float32), list("abcd"), list("abcd"),
+                  masked=closed).to_plotly_json()
+    layer = fig["data"][1]
+    assert layer["colorscale"][0][1] == MASKED_COLOUR and layer["hoverinfo"] == "skip"
+    assert np.array_equal(np.isnan(decode(layer["z"])), ~closed)
+    scores = np.where(closed, -np.inf, 1.0).astype(np.float32)
+    fig = masked_scores(scores, list("abcd"), list("abcd"), title="t", hover_names=("q", "k", "s")).to_plotly_json()
+    assert np.isnan(decode(fig["data"][0]["z"])[closed]).all()
+    assert (decode(fig["data"][1]["z"])[closed] == 1).all() and fig["data"][1]["text"][0][1] == "−∞"
 
 
 def test_tilted_labels_get_room_below():
@@ -48,3 +71,26 @@ def test_tilted_labels_get_room_below():
     flat = make(data, {"xaxis": {"tickangle": 0}}).to_plotly_json()["layout"]["margin"]["b"]
     tilted = make(data, {"xaxis": {"tickangle": -45}}).to_plotly_json()["layout"]["margin"]["b"]
     assert tilted == flat + 6 * 6            # six half-em units of "0·attn"
+
+
+def test_long_titles_break_in_two_lines():
+    """Issue 11: plotly never wraps a title; one wider than a half-page chart is split."""
+    from viz.common import title_lines
+    assert title_lines("Attention weights, d_k = 8") == "Attention weights, d_k = 8"
+    en = title_lines("X: 11 tokens × 128 dimensions (trained course model, table «embed»)")
+    assert en == "X: 11 tokens × 128 dimensions<br>(trained course model, table «embed»)"
+    zh = title_lines("X：11 个词元 × 128 维（训练好的课程模型，表「embed」）")
+    assert zh.split("<br>")[1].startswith("（")
+    fig = make([], None, en).to_plotly_json()
+    assert fig["layout"]["title"]["text"] == en and fig["layout"]["margin"]["t"] == 90
+
+
+def test_pca_labels_of_near_points_go_to_different_sides():
+    """Issue 11 (A2's PCA labels wrote over each other): labels of close points are spread."""
+    from viz.embeddings import label_positions
+    extent = np.array([[-1.0, -1.0], [1.0, 1.0]])
+    assert label_positions(np.array([[0, 0], [0, 0.01]]), extent) == ["bottom center", "top center"]
+    crowd = np.array([[0, 0], [0.01, 0], [0, 0.01], [0.01, 0.01]])
+    assert len(set(label_positions(crowd, extent))) == 4
+    far = np.array([[-0.9, -0.9], [0.9, 0.9]])
+    assert label_positions(far, extent) == ["top center", "top center"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import textwrap
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -103,13 +104,15 @@ def language_and_device_controls() -> None:
 
 
 def header(ns: str) -> None:
+    layout_css()
     st.title(tr(f"{ns}.title"))
     st.markdown(tr(f"{ns}.intro"))
 
 
 @functools.cache
 def _source(obj: Callable | type) -> str:
-    return inspect.getsource(obj)
+    # Dedented: a method's class indentation would cost 4 characters of every line.
+    return textwrap.dedent(inspect.getsource(obj))
 
 
 def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
@@ -119,13 +122,16 @@ def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
     with box:
         for obj in objs:
             st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
-            st.code(_source(obj), language="python")
+            st.code(_source(obj), language="python", wrap_lines=True)
 
 
-def beside_code(*objs: Callable | type, height: int | None = 520):
+def beside_code(*objs: Callable | type, height: int | None = 520, widths: tuple[int, int] = (1, 1)):
     """A row laid out once: "The code" of ``objs`` on the right, and on the left an empty slot
     (returned) that a fragment fills with the figure those functions compute."""
-    left, right = st.columns([3, 2])
+    # Half and half by default: at 1440 px "The code" is ~63 characters wide at 13 px (at
+    # [3, 2] it was ~45, and every line wrapped); a figure of several panels side by side can
+    # ask for more (widths=(3, 2)). Under a 920 px main column the two stack (LAYOUT_CSS).
+    left, right = st.columns(list(widths))
     with right:
         code_panel(*objs, height=height)
     return left.container()
@@ -138,6 +144,69 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
     st.markdown(tr(f"{ns}.{name}_text"))
     controls = st.container()
     return controls, beside_code(*objs, height=height)
+
+
+# --- Readable on a laptop (1024x768) and a projector (1440x900) -------------------------------
+# A fixed style sheet (no user text), sent once per page by header(). Streamlit 1.67 stacks
+# columns only below 640 px; at 1024 px with the sidebar open the main column is ~720 px wide,
+# and a [3, 2] row there left "The code" 218 px (~25 characters) and two charts side by side
+# ~320 px each (titles cut, tick labels on top of each other). So:
+# - less padding beside the main column (5rem each side is 160 px: 3rem up to 1600 px, 2rem
+#   up to 1280 px);
+# - a row of columns that holds a code panel or a chart stacks (one column under the other,
+#   each full width) when the main column is under 920 px: a container query, so it follows
+#   the sidebar too. At 1440 px (main column ~1040 px) rows stay side by side;
+# - code at 13 px: 80 characters fit the full-width panel at 1024 px;
+# - code lines wrap (st.code(wrap_lines=True), and pre-wrap here) rather than scroll sideways:
+#   the safety net under functions whose lines are kept short in the source. Each source line
+#   is a <span> of its own: a wrapped line continues 8 characters in (a hanging indent), so
+#   it does not read as a new line of code.
+_STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
+LAYOUT_CSS = f"""<style>
+@media (max-width: 1600px) {{
+  [data-testid="stMainBlockContainer"] {{ padding-left: 3rem; padding-right: 3rem; }}
+}}
+@media (max-width: 1280px) {{
+  [data-testid="stMainBlockContainer"] {{ padding-left: 2rem; padding-right: 2rem; }}
+}}
+[data-testid="stMainBlockContainer"] {{ container-type: inline-size; container-name: anatomy-main; }}
+@container anatomy-main (max-width: 920px) {{
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] {_STACKS}) {{
+    flex-direction: column; flex-wrap: nowrap;
+  }}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] {_STACKS}) > [data-testid="stColumn"] {{
+    width: 100% !important; flex: 1 1 auto !important; min-width: 0;
+  }}
+}}
+[data-testid="stCode"] pre code {{
+  white-space: pre-wrap !important; overflow-wrap: anywhere; font-size: 13px;
+}}
+[data-testid="stCode"] pre code > span {{ display: block; padding-left: 8ch; text-indent: -8ch; }}
+</style>"""
+
+
+def layout_css() -> None:
+    st.html(LAYOUT_CSS)
+
+
+def bring_into_view(key: str, press: int) -> None:
+    """Scroll the element with ``key`` (a chart) into view unless it is wholly on screen: after
+    a button press changed it, the student sees the change (D1's Step sat above the fold of the
+    figure it moves). ``press`` counts the presses, so that each one is a new element and runs
+    again. A fixed script: only the key, turned into Streamlit's class name, is put into it."""
+    name = "st-key-" + "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else "-" for ch in key.strip())
+    st.html(f"""<script>/* press {int(press)} */
+(() => {{
+  let tries = 0;
+  const look = () => {{
+    const el = document.querySelector('[class~="{name}"]');
+    if (!el || !el.querySelector('.main-svg')) {{ if (++tries < 40) setTimeout(look, 50); return; }}
+    const r = el.getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) el.scrollIntoView({{block: "nearest", behavior: "smooth"}});
+  }};
+  look();
+}})();
+</script>""", unsafe_allow_javascript=True)
 
 
 def figure(fig, key: str) -> None:

@@ -11,6 +11,38 @@ def hover(query: str, key: str, value: str, fmt: str = ".3f") -> str:
     return f"{query}: %{{y}}<br>{key}: %{{x}}<br>{value}: %{{z:{fmt}}}<extra></extra>"
 
 
+# --- Every token named, masked cells that look masked (issue 11) -------------------------------
+MAX_NAMED = 48               # up to this many tokens every one is named on the axis
+MASKED_COLOUR = "#5f5f5f"    # a cell the mask closed: -inf before the softmax, exactly 0 after it
+
+
+def token_font(n: int) -> int:
+    """Tick font size that lets n token labels sit side by side in a ~480 px wide plot.
+
+    Example: token_font(11) -> 14; token_font(48) -> 9
+    """
+    return 14 if n <= 16 else 12 if n <= 24 else 10 if n <= 36 else 9
+
+
+def token_axis(n: int) -> dict:
+    """Axis settings that name every one of ``n`` tokens (plotly skips labels that would crowd
+    on a category axis), up to MAX_NAMED; beyond that plotly picks which to show."""
+    return {"dtick": 1, "tickfont": {"size": token_font(n)}} if n <= MAX_NAMED else {}
+
+
+def masked_layer(blocked, x, y, text: str | None = None, **axes) -> dict:
+    """A heatmap trace that paints the cells the mask closed (``blocked`` True) in MASKED_COLOUR,
+    over a trace whose scale would draw them like any value (white for 0 or for −∞ left blank)."""
+    b = np.asarray(blocked, dtype=bool)
+    trace = {"type": "heatmap", "z": array(np.where(b, 1.0, np.nan)), "x": x, "y": y, "zmin": 0, "zmax": 1,
+             "colorscale": [[0, MASKED_COLOUR], [1, MASKED_COLOUR]], "showscale": False, "xgap": 1, "ygap": 1,
+             "hoverinfo": "skip", **axes}
+    if text:
+        trace.update({"text": np.where(b, text, "").tolist(), "texttemplate": "%{text}",
+                      "textfont": {"color": "white", "size": 11}})
+    return trace
+
+
 def heatmap(
     values,
     row_tokens: list[str],
@@ -20,8 +52,12 @@ def heatmap(
     hover_names: tuple[str, str, str] = ("query", "key", "weight"),
     weights: bool = True,
     height: int = 460,
+    masked=None,
 ) -> go.Figure:
     """A (rows, cols) matrix with a token on every row and column.
+
+    ``masked`` (rows, cols) bool, True where a mask closed the cell: drawn in MASKED_COLOUR,
+    not in the colour of a weight of 0.
 
     ``weights=True`` fixes the colour scale to 0..1, so two heatmaps of weights can be
     compared by eye; otherwise a diverging scale centred on 0 (scores; -inf drawn blank).
@@ -40,12 +76,19 @@ def heatmap(
              "xgap": 1, "ygap": 1, **scale}
     layout = {"yaxis": {"autorange": "reversed", "type": kind},
               "xaxis": {"side": "top", "type": kind, "tickangle": 0}}
-    if kind == "category" and max(z.shape) <= 16:
-        # Every token named, even in a narrow panel with a colour bar (plotly would skip every other).
-        layout["xaxis"]["dtick"] = layout["yaxis"]["dtick"] = 1
+    data = [trace]
+    if kind == "category":
+        # Every token named, even in a narrow panel with a colour bar (plotly would skip every other);
+        # the chart grows so that each row keeps room for its label.
+        n = max(z.shape)
+        layout["xaxis"].update(token_axis(n))
+        layout["yaxis"].update(token_axis(n))
+        height = max(height, (90 if title else 40) + 40 + (token_font(n) + 4) * z.shape[0])
+        if masked is not None:
+            data.append(masked_layer(masked, x, y))
     if title:
         layout["margin"] = {"t": 90}
-    return make([trace], layout, title, height)
+    return make(data, layout, title, height)
 
 
 def head_grid(
@@ -65,7 +108,10 @@ def head_grid(
     """
     w = array(weights)
     h = w.shape[0]
-    cols = min(cols, h)
+    # More than 16 tokens: one head a row, full width, so every token keeps a readable label.
+    cols = min(cols, h) if len(tokens) <= 16 else 1
+    if len(tokens) > 16:
+        height_per_row = max(height_per_row, 50 + (token_font(len(tokens)) + 4) * len(tokens))
     rows = -(-h // cols)
     shown = [pool(w[i], 64 * 64) for i in range(h)]
     n, factor = shown[0][0].shape[0], shown[0][1]
@@ -84,14 +130,15 @@ def head_grid(
                                        "<extra></extra>") if n <= 32 else hover(*hover_names)})
         notes.append({"text": titles[i], "x": c * step + (n - 1) / 2, "y": r * step - 0.6, "xref": "x", "yref": "y",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
-    show = len(tokens) <= 16
+    show = len(tokens) <= MAX_NAMED
     ticks_x = [c * step + j for c in range(cols) for j in range(n)] if show else []
     ticks_y = [r * step + j for r in range(rows) for j in range(n)] if show else []
     layout = {
         "xaxis": {"tickvals": ticks_x, "ticktext": labels * cols if show else [], "tickangle": 0,
-                  "tickfont": {"size": 11}, "showgrid": False, "zeroline": False,
+                  "tickfont": {"size": min(11, token_font(n))}, "showgrid": False, "zeroline": False,
                   "range": [-0.5, cols * step - gap - 0.5]},
-        "yaxis": {"tickvals": ticks_y, "ticktext": labels * rows if show else [], "tickfont": {"size": 11},
+        "yaxis": {"tickvals": ticks_y, "ticktext": labels * rows if show else [],
+                  "tickfont": {"size": min(11, token_font(n))},
                   "showgrid": False, "zeroline": False, "range": [rows * step - gap - 0.5, -1.8]},
         "annotations": notes,
         "margin": {"t": 20},

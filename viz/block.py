@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import hover
+from viz.attention import hover, token_axis, token_font
 from viz.common import DIVERGING_SCALE, array, make, pool, unique_labels
 
 # (x centre, y centre, width, height) of each part on a 0..16 x 0..4 canvas; data flows left to right.
@@ -106,6 +106,10 @@ def tensor_heatmap(values, row_tokens: list[str], *, title: str, hover_names: tu
              "colorscale": DIVERGING_SCALE, "zmid": 0.0, "hovertemplate": hover(*hover_names)}
     layout = {"yaxis": {"autorange": "reversed", "type": "category" if factor == 1 else "linear"},
               "xaxis": {"side": "top", "type": "linear"}, "margin": {"t": 90}}
+    if factor == 1:   # every token named, a row of room for each
+        n = z.shape[0]
+        layout["yaxis"].update(token_axis(n))
+        height = max(height, 140 + (token_font(n) + 4) * n)
     return make([trace], layout, title, height)
 
 

@@ -116,18 +116,20 @@ def _margins(data: list[dict], layout: dict) -> dict:
     for values in y_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
             widest = max(widest, max(_text_width(v) for v in values[:200]))
-    x_widest, x_count = 0, 0
+    x_widest, x_count, x_lines = 0, 0, 1
     for values in x_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
-            x_widest = max(x_widest, max(_text_width(v) for v in values[:200]))
+            # A label on two lines ("8<br>GQA") is as wide as its longest line, one line taller.
+            x_widest = max(x_widest, max(_text_width(part) for v in values[:200] for part in v.split("<br>")))
             x_count = max(x_count, len(values))
+            x_lines = max(x_lines, max(v.count("<br>") + 1 for v in values[:200]))
     left = 14 + 8 * min(widest, 24) + (26 if (yaxis.get("title") or {}).get("text") else 0)
     # Labels tilted by the figure (tickangle), or by plotly when many long ones crowd the axis:
     # leave room for the slant, or their first characters fall off the bottom.
     angle = xaxis.get("tickangle")
     tilted = angle not in (None, 0) or (angle is None and x_count * x_widest > 60)
     slant = 6 * min(x_widest, 24) if tilted and xaxis.get("side") != "top" else 0
-    bottom = 36 + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
+    bottom = 36 + 18 * (x_lines - 1) + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
     return {"l": left, "b": bottom}
 
 
@@ -157,6 +159,27 @@ def _revision(data: list[dict]) -> str:
     return f"{crc:08x}"
 
 
+def title_lines(title: str, limit: int = 50) -> str:
+    """A title wider than ``limit`` half-em units (what a chart half the page wide holds at
+    16 px) split in two at the break nearest its middle: plotly never wraps a title.
+
+    Example: title_lines("X: 11 tokens × 128 dimensions (trained course model, table «embed»)")
+             -> "X: 11 tokens × 128 dimensions<br>(trained course model, table «embed»)"
+    """
+    if _text_width(title) <= limit or "<br>" in title:
+        return title
+    middle = len(title) / 2
+    breaks = [i for i, ch in enumerate(title) if ch in " ，：（、；" and 0 < i < len(title) - 1]
+    if not breaks:
+        return title
+    i = min(breaks, key=lambda j: abs(j - middle))
+    if title[i] == " ":
+        return title[:i] + "<br>" + title[i + 1:]
+    if title[i] == "（":
+        return title[:i] + "<br>" + title[i:]
+    return title[:i + 1] + "<br>" + title[i + 1:]
+
+
 def make(data: list[dict], layout: dict | None = None, title: str | None = None, height: int = 420) -> go.Figure:
     """One Figure from plain trace and layout dicts, with the shared look applied.
 
@@ -177,7 +200,16 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         "datarevision": _revision(data),
     }
     if title:
-        base["title"] = {"text": title, "font": {"size": 18}, "y": 0.98, "yanchor": "top"}
+        # Pinned a fixed 8 px below the top edge: at y=0.98 of a short chart the glyphs' tops were
+        # cut. A long title is set a size smaller, so it fits a half-width chart at 1440 px.
+        size = 18 if _text_width(title) <= 48 else 16
+        title = title_lines(title)
+        base["title"] = {"text": title, "font": {"size": size}, "y": 1, "yref": "container",
+                         "yanchor": "top", "pad": {"t": 8}}
+        if "<br>" in title:
+            # plotly anchors a two-line title by its first line: move it down by the second.
+            base["title"]["pad"]["t"] = 30
+            base["margin"]["t"] += 30
     for key in _axis_keys(data, layout or {}):
         base[key] = dict(AXIS_LOOK)
     for key, value in (layout or {}).items():

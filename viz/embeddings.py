@@ -33,21 +33,71 @@ def neighbours(tokens: list[str], sims, *, title: str | None = None, x_title: st
     return make([trace], layout, title, height=max(260, 60 + 34 * len(tokens)))
 
 
+# Where a label can sit around its point (plotly's textposition), with its direction (x, y up).
+_AROUND = {"top center": (0, 1), "bottom center": (0, -1), "middle right": (1, 0), "middle left": (-1, 0),
+           "top right": (1, 1), "top left": (-1, 1), "bottom right": (1, -1), "bottom left": (-1, -1)}
+
+
+def _box(x: float, y: float, d: tuple[int, int], w: float, h: float) -> tuple[float, float, float, float]:
+    """The (left, bottom, right, top) of a w x h label put in direction d of the point (x, y)."""
+    cx, cy = x + d[0] * (w / 2 + 7), y + d[1] * (h / 2 + 7)
+    return cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
+
+
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """Area two (left, bottom, right, top) boxes share. Example: _overlap((0, 0, 2, 2), (1, 1, 3, 3)) -> 1.0"""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
+def label_positions(points: np.ndarray, extent: np.ndarray, box: tuple[float, float] = (22, 24),
+                    plot: tuple[float, float] = (420, 380)) -> list[str]:
+    """A textposition for each labelled point so that labels cover each other (and the points)
+    as little as possible: a greedy choice among eight places around the point. Distances are
+    in pixels of a plot about ``plot`` wide and high (the narrowest the map gets: half the page
+    at 1440 px) whose axes span ``extent`` (all points drawn), a label ``box`` pixels.
+
+    Example: label_positions(np.array([[0, 0], [0, 0.01]]), np.array([[-1, -1], [1, 1]]))
+             -> ["bottom center", "top center"]   (one below, one above: no overlap)
+    """
+    lo, hi = extent.min(axis=0), extent.max(axis=0)
+    scale = np.array(plot) / np.maximum((hi - lo) * 1.1, 1e-9)            # px per unit, (2,)
+    px = (points - lo) * scale                                          # (P, 2), y up
+    w, h = box
+    placed: list[tuple[float, float, float, float]] = []
+    dots = [(x - 6, y - 6, x + 6, y + 6) for x, y in px]
+    out = []
+    for x, y in px:
+        boxes = {name: _box(x, y, d, w, h) for name, d in _AROUND.items()}
+        name = min(_AROUND, key=lambda k: sum(_overlap(boxes[k], o) for o in placed + dots))
+        placed.append(boxes[name])
+        out.append(name)
+    return out
+
+
 def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], chosen_coords,
             chosen_token: str, *, title: str | None = None,
             names: tuple[str, str, str] = ("table", "prompt", "chosen"),
             axes: tuple[str, str] = ("PC 1", "PC 2")) -> go.Figure:
     """Every searched row as a grey dot; the prompt's tokens labelled in blue, the chosen one a red star."""
     xy, pxy, cxy = array(coords), array(prompt_coords).reshape(-1, 2), array(chosen_coords).reshape(-1, 2)
+    # Labels placed around their points so that near neighbours do not write over each other;
+    # a repeated character is labelled once. The chosen character's label is placed first.
+    everything = np.concatenate([xy, pxy, cxy]) if len(xy) else np.concatenate([pxy, cxy])
+    first = [i for i, t in enumerate(prompt_tokens) if t not in prompt_tokens[:i]]
+    where = label_positions(np.concatenate([cxy, pxy[first]]), everything)
+    chosen_at, prompt_at = where[0], ["top center"] * len(prompt_tokens)
+    for i, pos in zip(first, where[1:], strict=True):
+        prompt_at[i] = pos
+    shown = [label(t) if i in first else "" for i, t in enumerate(prompt_tokens)]
     data = [{"type": "scattergl", "x": xy[:, 0], "y": xy[:, 1], "mode": "markers", "name": names[0],
              "text": [label(t) for t in tokens], "hovertemplate": "%{text}<extra></extra>",
              "marker": {"size": 5, "color": "rgba(120,120,120,0.35)"}},
             {"type": "scatter", "x": pxy[:, 0], "y": pxy[:, 1], "mode": "markers+text", "name": names[1],
-             "text": [label(t) for t in prompt_tokens], "textposition": "top center",
-             "textfont": {"size": 20, "color": "#1f4e99"}, "hovertemplate": "%{text}<extra></extra>",
+             "text": shown, "textposition": prompt_at, "customdata": [label(t) for t in prompt_tokens],
+             "textfont": {"size": 20, "color": "#1f4e99"}, "hovertemplate": "%{customdata}<extra></extra>",
              "marker": {"size": 11, "color": "#4c78a8"}},
             {"type": "scatter", "x": cxy[:, 0], "y": cxy[:, 1], "mode": "markers+text", "name": names[2],
-             "text": [label(chosen_token)], "textposition": "bottom center",
+             "text": [label(chosen_token)], "textposition": chosen_at,
              "textfont": {"size": 22, "color": "#c0392b"}, "hovertemplate": "%{text}<extra></extra>",
              "marker": {"size": 16, "color": "#e45756", "symbol": "star"}}]
     layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},

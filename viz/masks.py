@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.attention import hover
+from viz.attention import hover, masked_layer, token_axis, token_font
 from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, make, unique_labels
 
 ALLOWED_COLOUR = "#dbe9f6"   # may attend: pale blue, reads as "open"
@@ -15,10 +15,14 @@ MINUS_INF = "−∞"
 def _square_layout(n: int) -> dict:
     """Keys along the top (read like a table), queries down the side, first query on top; up to
     16 tokens every one is named, even in a narrow panel (plotly would skip every other)."""
-    every = {"dtick": 1} if n <= 16 else {}
-    return {"yaxis": {"autorange": "reversed", "type": "category", **every},
-            "xaxis": {"side": "top", "type": "category", "tickangle": 0, **every},
+    return {"yaxis": {"autorange": "reversed", "type": "category", **token_axis(n)},
+            "xaxis": {"side": "top", "type": "category", "tickangle": 0, **token_axis(n)},
             "margin": {"t": 90}}
+
+
+def _square_height(height: int, rows: int, n: int) -> int:
+    """At least a readable row per token: the chart grows with a long text."""
+    return max(height, 150 + (token_font(n) + 4) * rows)
 
 
 def mask_matrix(
@@ -40,10 +44,12 @@ def mask_matrix(
     trace = {"type": "heatmap", "z": ok, "x": unique_labels(col_labels), "y": unique_labels(row_labels),
              "zmin": 0, "zmax": 1, "showscale": False, "xgap": 1, "ygap": 1,
              "colorscale": [[0, BLOCKED_COLOUR], [0.5, BLOCKED_COLOUR], [0.5, ALLOWED_COLOUR], [1, ALLOWED_COLOUR]],
-             "text": text, "texttemplate": "%{text}", "textfont": {"size": 14 if max(ok.shape) <= 8 else 11},
+             "text": text, "texttemplate": "%{text}" if max(ok.shape) <= 24 else "",
+             "textfont": {"size": 14 if max(ok.shape) <= 8 else 11},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
                               "<extra></extra>"}
-    return make([trace], _square_layout(max(trace["z"].shape)), title, height)
+    n = max(trace["z"].shape)
+    return make([trace], _square_layout(n), title, _square_height(height, trace["z"].shape[0], n))
 
 
 def masked_scores(
@@ -56,14 +62,15 @@ def masked_scores(
     height: int = 420,
     write_up_to: int = 8,
 ) -> go.Figure:
-    """Scores after the mask was added: finite cells coloured around 0, −∞ cells left blank
-    with "−∞" written in them (z is NaN there: JSON has no infinity). Up to ``write_up_to``
+    """Scores after the mask was added: finite cells coloured around 0, −∞ cells in the masked
+    colour with "−∞" written in them (a second trace: z is NaN there, JSON has no infinity, and a
+    blank cell would look like a score of 0 on the diverging scale). Up to ``write_up_to``
     tokens the finite scores are written out too; beyond that they no longer fit in a cell."""
     s = array(scores)
     finite = np.isfinite(s)
     z = np.where(finite, s, np.nan).astype(np.float32)
     write = max(s.shape) <= write_up_to
-    text = [[(f"{v:.1f}" if write else "") if ok else MINUS_INF for v, ok in zip(row, oks, strict=True)]
+    text = [[(f"{v:.1f}" if write else "") if ok else "" for v, ok in zip(row, oks, strict=True)]
             for row, oks in zip(s, finite, strict=True)]
     limit = float(np.abs(z[finite]).max()) if finite.any() else 1.0
     trace = {"type": "heatmap", "z": z, "x": unique_labels(col_tokens), "y": unique_labels(row_tokens),
@@ -71,7 +78,9 @@ def masked_scores(
              "colorbar": {"thickness": 12}, "text": text, "texttemplate": "%{text}", "textfont": {"size": 12 if write else 10},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
                               "<extra></extra>"}
-    return make([trace], _square_layout(max(trace["z"].shape)), title, height)
+    closed = masked_layer(~finite, trace["x"], trace["y"], text=MINUS_INF if max(s.shape) <= 12 else None)
+    n = max(s.shape)
+    return make([trace, closed], _square_layout(n), title, _square_height(height, s.shape[0], n))
 
 
 def batch_panels(
@@ -81,30 +90,45 @@ def batch_panels(
     titles: list[str],
     hover_names: tuple[str, str, str],
     height: int = 380,
+    masked=None,
+    pad: str = "<pad>",
 ) -> go.Figure:
-    """One 0..1 weight heatmap per sequence of a padded batch, side by side; ``weights`` is
-    (B, N, N) and each panel has the tokens of its own sequence (padding included) on both axes."""
+    """One 0..1 weight heatmap per sequence of a padded batch, two to a row; ``weights`` is
+    (B, N, N) and each panel has the tokens of its own sequence (padding included) on both axes.
+    ``masked`` (B, N, N) bool, True where the mask closed the cell: drawn in the masked colour.
+
+    Labels stay upright (a turned Chinese character is hard to read): two panels to a row keep
+    room for them, and the key axis writes the padding token ``pad`` as "pad" to fit its column.
+    """
     w = array(weights)
-    b = w.shape[0]
-    gap = 0.08
-    width = (1 - gap * (b - 1)) / b
-    data, layout, notes = [], {}, []
+    b, n = w.shape[0], w.shape[1]
+    cols = min(b, 2)
+    rows = -(-b // cols)
+    gap_x, gap_y, top = 0.12, 0.12 if rows > 1 else 0.0, 0.9
+    width = (1 - gap_x * (cols - 1)) / cols
+    tall = (top - gap_y * (rows - 1)) / rows
+    font = min(12, token_font(n))
+    data, layout, notes, closed = [], {}, [], []
     for i in range(b):
+        r, c = divmod(i, cols)
         suffix = "" if i == 0 else str(i + 1)
         axis = unique_labels(token_rows[i])
-        data.append({"type": "heatmap", "z": w[i], "x": axis, "y": axis, "zmin": 0, "zmax": 1,
+        keys = unique_labels(["pad" if t == pad else t for t in token_rows[i]])
+        x0, y1 = c * (width + gap_x), top - r * (tall + gap_y)
+        data.append({"type": "heatmap", "z": w[i], "x": keys, "y": axis, "zmin": 0, "zmax": 1,
                      "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "xgap": 1, "ygap": 1,
                      "hovertemplate": hover(*hover_names), "xaxis": f"x{suffix}", "yaxis": f"y{suffix}"})
-        x0 = i * (width + gap)
-        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "tickangle": -60,
-                                    "type": "category", "tickfont": {"size": 12}}
-        layout[f"yaxis{suffix}"] = {"domain": [0, 0.9], "anchor": f"x{suffix}", "autorange": "reversed",
-                                    "type": "category", "tickfont": {"size": 12}}
-        notes.append({"text": titles[i], "x": x0 + width / 2, "y": 0.93, "xref": "paper", "yref": "paper",
+        if masked is not None:   # drawn after every panel: trace i stays sequence i
+            closed.append(masked_layer(masked[i], keys, axis, xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "tickangle": 0,
+                                    "type": "category", "tickfont": {"size": font}, "dtick": 1}
+        layout[f"yaxis{suffix}"] = {"domain": [y1 - tall, y1], "anchor": f"x{suffix}", "autorange": "reversed",
+                                    "type": "category", "tickfont": {"size": font}, "dtick": 1}
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1 + 0.03, "xref": "paper", "yref": "paper",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}})
     layout["annotations"] = notes
     layout["margin"] = {"t": 20}
-    return make(data, layout, None, height)
+    return make(data + closed, layout, None, max(height, rows * (60 + (font + 6) * n)) if rows > 1 else height)
 
 
 def change_bars(
@@ -121,7 +145,8 @@ def change_bars(
     """How far each output row moved, one bar per position: the positions before the changed
     token in one colour (``names[0]``), the changed token and after it in another."""
     c = array(change)
-    x = unique_labels([f"{i + 1}·{t}" for i, t in enumerate(tokens)])
+    # Position over token, on two lines: upright, and narrow enough for a column of its own.
+    x = [f"{i + 1}<br>{t}" for i, t in enumerate(unique_labels(tokens))]
     data = [
         {"type": "bar", "x": x[:position], "y": c[:position], "name": names[0], "marker": {"color": "#d62728"},
          "texttemplate": "%{y:.2f}", "textposition": "outside", "cliponaxis": False,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.common import array, label, make
+from viz.common import _text_width, array, label, make
 
 # Light fills so dark text stays readable on a projector; the last one is for specials.
 CHIP_COLOURS = ["#fde2a7", "#c9e4ff", "#d4f2c8", "#f9cfe0", "#e2d6ff", "#c8efea",
@@ -29,6 +29,10 @@ def chips(tokens: list[str], ids: list[int], special: list[bool], *, title: str 
     are grey. Every token passes through ``viz.common.label``: typed markup is drawn as text.
     """
     n = len(tokens)
+    # A chip must hold its widest label: at 17 px a half-em unit is ~9 px, and the chart can be
+    # as narrow as ~480 px (half the page at 1440 px). Long BPE pieces get fewer chips a row.
+    widest = max([_text_width(t) for t in tokens] + [_text_width(str(i)) for i in ids] + [1])
+    per_row = max(3, min(per_row, 470 // (9 * widest + 14)))
     rows = max(1, -(-n // per_row))
     z = np.full((rows, per_row), np.nan, dtype=np.float32)
     text = [["" for _ in range(per_row)] for _ in range(rows)]

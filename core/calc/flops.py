@@ -54,13 +54,15 @@ def matmul_weights(c: ArchConfig, tokens: int = 1) -> int:
 
 
 def step_flops(c: ArchConfig, n_new: int, past: int = 0, batch: int = 1) -> int:
-    """FLOPs of one forward step: ``n_new`` new tokens with ``past`` tokens in the cache.
+    """FLOPs of one forward step: ``n_new`` new tokens with ``past`` tokens
+    in the cache.
 
-    Example: a 4-layer, 4-head, d_head 32 model with W = 1,000,000, one decoding step at
-    T = 10: 2·1e6 + 4·32·4·4·10 = 2,020,480
+    Example: a 4-layer, 4-head, d_head 32 model with W = 1,000,000, one
+    decoding step at T = 10: 2·1e6 + 4·32·4·4·10 = 2,020,480
     """
     per_token = 2 * matmul_weights(c, tokens=1) * n_new
-    attention = 4 * c.n_layers * c.n_heads * c.head_dim * attended_pairs(n_new, past)
+    pairs = attended_pairs(n_new, past)
+    attention = 4 * c.n_layers * c.n_heads * c.head_dim * pairs
     return batch * (per_token + attention)
 
 
@@ -82,8 +84,9 @@ def decode_flops(c: ArchConfig, context: int, cache: bool = True, batch: int = 1
 
 def step_bytes(c: ArchConfig, n_new: int, past: int = 0, batch: int = 1,
                weight_bytes: float = 2, cache_bytes: float = 2) -> int:
-    """Bytes one step moves through HBM: the weights once for the whole batch, plus every
-    sequence's KV cache (the ``past`` rows read, the ``n_new`` rows written).
+    """Bytes one step moves through HBM: the weights once for the whole
+    batch, plus every sequence's KV cache (the ``past`` rows read, the
+    ``n_new`` rows written).
 
     Example: LLaMA-2-7B, fp16, batch 1, one decoding step at T = 4096:
              weights 2 · 6,607,077,376 + cache 2 GiB = 15,361,638,400 bytes

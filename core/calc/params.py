@@ -58,21 +58,28 @@ def norm_params(c: ArchConfig) -> int:
 
 
 def param_breakdown(c: ArchConfig, active: bool = False) -> dict[str, int]:
-    """Parameters per part of the whole model; ``active`` counts k experts instead of E.
+    """Parameters per part of the whole model; ``active`` counts k experts
+    instead of E.
 
-    Example: param_breakdown(get("gpt2-small"))["output"] -> 0  (tied to the embedding)
+    Example: param_breakdown(get("gpt2-small"))["output"] -> 0
+             (tied to the embedding)
     """
     experts = c.experts_per_token if active else c.n_experts
-    embeddings = c.vocab_size * c.d_model + (c.max_seq_len * c.d_model if c.learned_positions else 0)
+    embeddings = c.vocab_size * c.d_model
+    if c.learned_positions:
+        embeddings += c.max_seq_len * c.d_model
     return {
         "embeddings": embeddings,
         "attention": c.n_layers * attention_params(c),
         "feed_forward": c.n_layers * experts * expert_params(c),
-        # two per block (before attention, before the FFN) and one before the output
+        # two per block (before attention, before the FFN), one before the
+        # output
         "norms": (2 * c.n_layers + 1) * norm_params(c),
-        # the router is a D -> E linear layer without bias in every MoE block (Mixtral)
+        # the router is a D -> E linear layer without bias in every MoE
+        # block (Mixtral)
         "router": c.n_layers * c.d_model * c.n_experts if c.is_moe else 0,
-        "output": 0 if c.tied_embeddings else linear_params(c.d_model, c.vocab_size, bias=False),
+        "output": 0 if c.tied_embeddings
+        else linear_params(c.d_model, c.vocab_size, bias=False),
     }
 
 

@@ -103,7 +103,8 @@ def get(name: str) -> GPU:
 def attainable_tflops(gpu: GPU, intensity: float) -> float:
     """The roofline: min(peak, I × bandwidth), in TFLOP/s.
 
-    Example: H100 SXM at I = 1 FLOP/byte: min(989, 1 × 3.35) = 3.35 TFLOP/s, 0.3 % of peak
+    Example: H100 SXM at I = 1 FLOP/byte: min(989, 1 × 3.35) = 3.35 TFLOP/s,
+             0.3 % of peak
     """
     return min(gpu.peak_tflops, intensity * gpu.hbm_gbps / 1000)
 

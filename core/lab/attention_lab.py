@@ -26,12 +26,15 @@ from core.parts.trace import Trace
 from core.text.tokenizer import PAD
 
 
-def seeded_mha(d_model: int, n_heads: int, seed: int, device: str = "cpu") -> MultiHeadAttention:
-    """A ``MultiHeadAttention`` whose w_q, w_k, w_v, w_o are drawn from ``seed``.
+def seeded_mha(
+    d_model: int, n_heads: int, seed: int, device: str = "cpu"
+) -> MultiHeadAttention:
+    """A ``MultiHeadAttention`` whose w_q, w_k, w_v, w_o are drawn from
+    ``seed``.
 
-    Built on the meta device first, so that nn.Linear's own random initialisation (which
-    reads the process-wide generator) never runs; the weights are N(0, 1/D_in), which keeps
-    activations at unit variance.
+    Built on the meta device first, so that nn.Linear's own random
+    initialisation (which reads the process-wide generator) never runs; the
+    weights are N(0, 1/D_in), which keeps activations at unit variance.
     """
     with torch.device("meta"):
         mha = MultiHeadAttention(MHAConfig(d_model, n_heads))
@@ -39,17 +42,19 @@ def seeded_mha(d_model: int, n_heads: int, seed: int, device: str = "cpu") -> Mu
     g = toy.generator(seed + 2)
     with torch.no_grad():
         for linear in (mha.w_q, mha.w_k, mha.w_v, mha.w_o):
-            w = torch.randn(linear.weight.shape, generator=g) * linear.in_features ** -0.5  # (out, in)
-            linear.weight.copy_(w)
+            w = torch.randn(linear.weight.shape, generator=g)  # (out, in)
+            linear.weight.copy_(w * linear.in_features ** -0.5)
     return mha.eval()
 
 
 def parameter_counts(d_model: int, n_heads: int) -> dict[str, dict[str, int]]:
-    """Parameters of w_q, w_k, w_v, w_o for H heads of width D/H and for one head of width D,
-    counted on the real modules. They are equal: the wide matrices are cut, not copied.
+    """Parameters of w_q, w_k, w_v, w_o for H heads of width D/H and for
+    one head of width D, counted on the real modules. They are equal: the
+    wide matrices are cut, not copied.
 
-    Example: parameter_counts(32, 4) -> {"heads": {"w_q": 1024, ..., "total": 4096},
-                                         "single": {"w_q": 1024, ..., "total": 4096}}
+    Example: parameter_counts(32, 4)
+             -> {"heads": {"w_q": 1024, ..., "total": 4096},
+                 "single": {"w_q": 1024, ..., "total": 4096}}
     """
     out = {}
     for name, h in (("heads", n_heads), ("single", 1)):
@@ -72,20 +77,28 @@ def run_heads(x: torch.Tensor, n_heads: int, seed: int, context: torch.Tensor | 
     return out, trace
 
 
-def masked_attention(text: str, d_k: int, seed: int, causal: bool, d_model: int = 32,
-                     device: str = "cpu") -> tuple[list[str], torch.Tensor, AttentionResult]:
-    """One head of seeded attention on ``text``, with the causal mask or with none (full).
-    Returns the tokens, the (N, N) boolean mask and the attention result."""
-    tokens, x = toy.embed_text(text, d_model, seed, device)          # (N, D)
+def masked_attention(
+    text: str, d_k: int, seed: int, causal: bool, d_model: int = 32,
+    device: str = "cpu",
+) -> tuple[list[str], torch.Tensor, AttentionResult]:
+    """One head of seeded attention on ``text``, with the causal mask or
+    with none (full). Returns the tokens, the (N, N) boolean mask and the
+    attention result."""
+    tokens, x = toy.embed_text(text, d_model, seed, device)  # (N, D)
     w_q, w_k, w_v = toy.projections(d_model, d_k, d_k, seed, device)
     n = len(tokens)
-    mask = causal_mask(n, device) if causal else torch.ones(n, n, dtype=torch.bool, device=device)  # (N, N)
-    att = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)
+    if causal:
+        mask = causal_mask(n, device)                          # (N, N)
+    else:
+        mask = torch.ones(n, n, dtype=torch.bool, device=device)  # (N, N)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                        # (N, d_k) each
+    att = scaled_dot_product_attention(q, k, v, mask=mask)
     return tokens, mask, att
 
 
 def with_mask(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """The scores the softmax actually sees: scores + additive(mask), -inf where masked.
+    """The scores the softmax actually sees: scores + additive(mask), -inf
+    where masked.
 
     Example: with_mask(torch.ones(2, 2), causal_mask(2)) -> [[1, -inf], [1, 1]]
     """
@@ -150,54 +163,67 @@ def padded_batch(texts: list[str], d_model: int, seed: int, device: str = "cpu"
     return tokens, batch, lengths
 
 
-def padded_attention(texts: list[str], d_k: int, seed: int, causal: bool, d_model: int = 32,
-                     device: str = "cpu") -> tuple[list[list[str]], torch.Tensor, AttentionResult]:
-    """One head of seeded attention on a padded batch. The padding mask (B, 1, N) hides the
-    padding keys from every query; with ``causal`` the causal mask (N, N) is combined with it.
-    Returns the tokens of each row, the (B, N, N) mask and the attention result."""
-    tokens, x, lengths = padded_batch(texts, d_model, seed, device)         # x (B, N, D)
+def padded_attention(
+    texts: list[str], d_k: int, seed: int, causal: bool, d_model: int = 32,
+    device: str = "cpu",
+) -> tuple[list[list[str]], torch.Tensor, AttentionResult]:
+    """One head of seeded attention on a padded batch. The padding mask
+    (B, 1, N) hides the padding keys from every query; with ``causal`` the
+    causal mask (N, N) is combined with it. Returns the tokens of each row,
+    the (B, N, N) mask and the attention result."""
+    tokens, x, lengths = padded_batch(texts, d_model, seed, device)  # (B, N, D)
     n = x.shape[1]
     w_q, w_k, w_v = toy.projections(d_model, d_k, d_k, seed, device)
-    mask = padding_mask(lengths, n, device)                                 # (B, 1, N)
+    mask = padding_mask(lengths, n, device)             # (B, 1, N)
     if causal:
-        mask = mask & causal_mask(n, device)                                # (B, N, N)
-    mask = mask.expand(len(texts), n, n)                                    # (B, N, N)
-    att = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)   # weights (B, N, N)
+        mask = mask & causal_mask(n, device)            # (B, N, N)
+    mask = mask.expand(len(texts), n, n)                # (B, N, N)
+    q, k, v = x @ w_q, x @ w_k, x @ w_v                 # (B, N, d_k) each
+    att = scaled_dot_product_attention(q, k, v, mask=mask)  # weights (B, N, N)
     return tokens, mask, att
 
 
 def change_token(text: str, position: int) -> str:
-    """``text`` with the character at ``position`` (0-based) replaced by another one.
+    """``text`` with the character at ``position`` (0-based) replaced by
+    another one.
 
-    Example: change_token("黄河之水", 3) -> "黄河之月"; change_token("明月", 1) -> "明星"
+    Example: change_token("黄河之水", 3) -> "黄河之月"
+             change_token("明月", 1) -> "明星"
     """
     new = "星" if text[position] == "月" else "月"
     return text[:position] + new + text[position + 1:]
 
 
 @torch.no_grad()
-def future_leak(text: str, position: int, n_heads: int, seed: int, d_model: int = 32,
-                device: str = "cpu") -> dict[str, torch.Tensor]:
-    """How much the attention output at every position moves when the token at ``position``
-    changes, with the causal mask and without any mask (a decoder allowed to peek).
+def future_leak(
+    text: str, position: int, n_heads: int, seed: int, d_model: int = 32,
+    device: str = "cpu",
+) -> dict[str, torch.Tensor]:
+    """How much the attention output at every position moves when the
+    token at ``position`` changes, with the causal mask and without any
+    mask (a decoder allowed to peek).
 
-    Both texts are embedded with one table, so only that one token differs. Returns the
-    L2 norm of the change of each output row, (N,) for "causal" and for "none". With the
-    causal mask the rows before ``position`` do not move at all: exactly 0.
+    Both texts are embedded with one table, so only that one token differs.
+    Returns the L2 norm of the change of each output row, (N,) for "causal"
+    and for "none". With the causal mask the rows before ``position`` do
+    not move at all: exactly 0.
 
     Example: future_leak("君不见黄河", 3, 2, 0)["causal"][:3] -> [0., 0., 0.]
     """
     changed = change_token(text, position)
     n = len(text)
-    both = embed_tokens(list(text) + list(changed), d_model, seed, device)  # (2N, D)
-    # Two separate runs, not one batch of two: a batched matmul may sum in a different order
-    # for the second item, and a rounding difference of 1e-7 would hide the exact zeros.
-    x, x_changed = both[:n].unsqueeze(0).clone(), both[n:].unsqueeze(0).clone()   # (1, N, D) each
+    tokens = list(text) + list(changed)
+    both = embed_tokens(tokens, d_model, seed, device)            # (2N, D)
+    # Two separate runs, not one batch of two: a batched matmul may sum in
+    # a different order for the second item, and a rounding difference of
+    # 1e-7 would hide the exact zeros.
+    x = both[:n].unsqueeze(0).clone()                             # (1, N, D)
+    x_changed = both[n:].unsqueeze(0).clone()                     # (1, N, D)
     out = {}
     for name, mask in (("causal", causal_mask(n, device)), ("none", None)):
-        y, _ = run_heads(x, n_heads, seed, mask=mask)                        # (1, N, D)
-        y_changed, _ = run_heads(x_changed, n_heads, seed, mask=mask)        # (1, N, D)
-        out[name] = (y_changed[0] - y[0]).norm(dim=-1)                      # (N,)
+        y, _ = run_heads(x, n_heads, seed, mask=mask)             # (1, N, D)
+        y_changed, _ = run_heads(x_changed, n_heads, seed, mask=mask)
+        out[name] = (y_changed[0] - y[0]).norm(dim=-1)            # (N,)
     return out
 
 

@@ -77,34 +77,44 @@ def residual_sizes(trace: Trace, n_layers: int) -> dict[str, torch.Tensor]:
     return {"stream": torch.stack(stream), "added": torch.stack(added)}   # (2L+1,), (2L,)
 
 
-def compare_norms(x: torch.Tensor, shift: float, eps: float = 1e-5) -> dict[str, torch.Tensor]:
-    """LayerNorm and RMSNorm (gain 1, no bias) of the same vectors x (N, D) moved by ``shift``.
+def compare_norms(
+    x: torch.Tensor, shift: float, eps: float = 1e-5
+) -> dict[str, torch.Tensor]:
+    """LayerNorm and RMSNorm (gain 1, no bias) of the same vectors x (N, D)
+    moved by ``shift``.
 
-    LayerNorm removes the shift (it subtracts the mean); RMSNorm keeps the direction of
-    the shifted vector, so a large shift pushes every entry towards the same value.
+    LayerNorm removes the shift (it subtracts the mean); RMSNorm keeps the
+    direction of the shifted vector, so a large shift pushes every entry
+    towards the same value.
 
-    Example: compare_norms(torch.tensor([[1.0, 3.0]]), 0.0, eps=0.0)["layer"] -> [[-1., 1.]]
+    Example: compare_norms(torch.tensor([[1.0, 3.0]]), 0.0, eps=0.0)["layer"]
+             -> [[-1., 1.]]
     """
-    shifted = x + shift                                                # (N, D)
-    ones = torch.ones(x.shape[-1], device=x.device)                    # (D,) gain g = 1
+    shifted = x + shift                                  # (N, D)
+    ones = torch.ones(x.shape[-1], device=x.device)      # (D,) gain g = 1
+    zeros = torch.zeros_like(ones)                       # (D,) bias b = 0
     out = {"input": shifted,
-           "layer": layer_norm(shifted, ones, torch.zeros_like(ones), eps),   # (N, D)
-           "rms": rms_norm(shifted, ones, eps)}                               # (N, D)
+           "layer": layer_norm(shifted, ones, zeros, eps),  # (N, D)
+           "rms": rms_norm(shifted, ones, eps)}              # (N, D)
     for name in ("input", "layer", "rms"):
-        out[f"{name}_mean"] = out[name].mean(dim=-1)                   # (N,)
-        out[f"{name}_rms"] = rms(out[name])                            # (N,)
-        out[f"{name}_largest_mean"] = out[f"{name}_mean"].abs().max()  # ()
+        mean = out[name].mean(dim=-1)                    # (N,)
+        out[f"{name}_mean"] = mean
+        out[f"{name}_rms"] = rms(out[name])              # (N,)
+        out[f"{name}_largest_mean"] = mean.abs().max()   # ()
     return out
 
 
-def gate_effect(gate: torch.Tensor, up: torch.Tensor, closed: float = 0.1) -> dict[str, torch.Tensor]:
-    """What the SwiGLU gate does to one token: the value x w3 is multiplied unit by unit by
-    SiLU(x w1). Units whose |gate| < ``closed`` pass (almost) nothing. ``order`` sorts the
-    units by their gate, so a figure can show closed gates on the left and open ones on the right.
+def gate_effect(
+    gate: torch.Tensor, up: torch.Tensor, closed: float = 0.1
+) -> dict[str, torch.Tensor]:
+    """What the SwiGLU gate does to one token: the value x w3 is multiplied
+    unit by unit by SiLU(x w1). Units whose |gate| < ``closed`` pass (almost)
+    nothing. ``order`` sorts the units by their gate, so a figure can show
+    closed gates on the left and open ones on the right.
 
     Example: gate_effect(torch.tensor([2.0, 0.0]), torch.tensor([1.0, 5.0]))
              -> passed [2., 0.], closed_fraction 0.5, order [1, 0]
     """
-    passed = gate * up                                                 # (F,)
+    passed = gate * up                                   # (F,)
     return {"gate": gate, "up": up, "passed": passed, "order": gate.argsort(),
             "closed_fraction": (gate.abs() < closed).float().mean()}

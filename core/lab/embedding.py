@@ -15,7 +15,8 @@ import torch
 
 
 def lookup(table: torch.Tensor, ids: list[int]) -> torch.Tensor:
-    """Row ids[n] of the (V, D) table for every token: the same thing as one_hot(ids) @ table.
+    """Row ids[n] of the (V, D) table for every token: the same thing as
+    one_hot(ids) @ table.
 
     Example: lookup(torch.eye(3), [2, 0]) -> [[0, 0, 1], [1, 0, 0]]
     """
@@ -32,17 +33,23 @@ def cosine_to_all(table: torch.Tensor, row: int) -> torch.Tensor:
     return unit @ unit[row]                                            # (V,)
 
 
-def nearest(table: torch.Tensor, row: int, k: int, candidates: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The k candidate rows most similar to ``row`` by cosine, itself left out.
+def nearest(
+    table: torch.Tensor, row: int, k: int, candidates: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k candidate rows most similar to ``row`` by cosine, itself left
+    out.
 
-    Returns (ids, similarities), both (k,), most similar first (ties: lower id first).
-    Example: nearest(torch.tensor([[1., 0.], [1., 1.], [-1., 0.]]), 0, 1, torch.arange(3)) -> ([1], [0.707])
+    Returns (ids, similarities), both (k,), most similar first (ties: lower
+    id first).
+    Example: nearest(torch.tensor([[1., 0.], [1., 1.], [-1., 0.]]),
+                     0, 1, torch.arange(3)) -> ([1], [0.707])
     """
-    sims = cosine_to_all(table, row)[candidates]                       # (C,)
-    sims = torch.where(candidates == row, torch.tensor(float("-inf")), sims)
-    k = min(k, len(candidates) - int((candidates == row).any()))
+    sims = cosine_to_all(table, row)[candidates]             # (C,)
+    itself = candidates == row                               # (C,)
+    sims = torch.where(itself, torch.tensor(float("-inf")), sims)
+    k = min(k, len(candidates) - int(itself.any()))
     order = torch.sort(sims, descending=True, stable=True).indices[:k]  # (k,)
-    return candidates[order], sims[order]                              # (k,), (k,)
+    return candidates[order], sims[order]                    # (k,), (k,)
 
 
 def frequent_ids(vocab_size: int, top: int, n_special: int = 4) -> torch.Tensor:
@@ -71,19 +78,23 @@ class PCA2:
 def pca_2d(x: torch.Tensor) -> PCA2:
     """Principal component analysis to 2-D, written out with the SVD.
 
-    Centre the rows, X_c = U S V^T; the first two rows of V^T are the directions of
-    largest variance and X_c V[:, :2] = U[:, :2] S[:2] are the coordinates. Singular
-    vectors are defined only up to sign; we flip each so that its largest entry is
-    positive, so the picture is the same on every machine.
-    Example: pca_2d(torch.tensor([[0., 0.], [2., 0.], [4., 0.]])).coords[:, 0] -> [-2, 0, 2]
+    Centre the rows, X_c = U S V^T; the first two rows of V^T are the
+    directions of largest variance and X_c V[:, :2] = U[:, :2] S[:2] are the
+    coordinates. Singular vectors are defined only up to sign; we flip each
+    so that its largest entry is positive: the same picture on every machine.
+    Example: pca_2d(torch.tensor([[0., 0.], [2., 0.], [4., 0.]]))
+             .coords[:, 0] -> [-2, 0, 2]
     """
-    mean = x.mean(dim=0)                                                # (D,)
-    xc = x - mean                                                       # (C, D)
-    _, s, vh = torch.linalg.svd(xc, full_matrices=False)               # s: (min(C, D),), vh: (min(C, D), D)
-    components = vh[:2]                                                # (2, D)
-    biggest = components.abs().argmax(dim=1)                           # (2,)
-    signs = torch.sign(components[torch.arange(len(components)), biggest])
-    components = components * signs[:, None]                           # (2, D)
+    mean = x.mean(dim=0)                                      # (D,)
+    xc = x - mean                                             # (C, D)
+    # s: (min(C, D),), vh: (min(C, D), D)
+    _, s, vh = torch.linalg.svd(xc, full_matrices=False)
+    components = vh[:2]                                       # (2, D)
+    biggest = components.abs().argmax(dim=1)                  # (2,)
+    rows = torch.arange(len(components))
+    signs = torch.sign(components[rows, biggest])             # (2,)
+    components = components * signs[:, None]                  # (2, D)
     variance = s**2
-    explained = variance[:2] / variance.sum().clamp_min(1e-12)         # (2,)
-    return PCA2(xc @ components.T, explained, components, mean)        # coords: (C, 2)
+    explained = variance[:2] / variance.sum().clamp_min(1e-12)  # (2,)
+    coords = xc @ components.T                                # (C, 2)
+    return PCA2(coords, explained, components, mean)

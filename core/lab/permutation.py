@@ -32,21 +32,28 @@ def reverse_order(n: int) -> list[int]:
     return list(range(n - 1, -1, -1))
 
 
-def equivariance(x: torch.Tensor, perm: list[int], w_q: torch.Tensor, w_k: torch.Tensor,
-                 w_v: torch.Tensor, positions: torch.Tensor | None = None) -> EquivarianceCheck:
+def equivariance(
+    x: torch.Tensor, perm: list[int], w_q: torch.Tensor, w_k: torch.Tensor,
+    w_v: torch.Tensor, positions: torch.Tensor | None = None,
+) -> EquivarianceCheck:
     """Attend over X and over X[perm] with the same weights and compare.
 
-    ``positions`` (N, D), if given, is added to both inputs *after* permuting, as a model
-    does: slot t always gets PE(t), whatever token sits there. Then the error is large.
-    Example: with x = the rows of 「我和你」 and perm = [2, 1, 0], error < 1e-6.
+    ``positions`` (N, D), if given, is added to both inputs *after*
+    permuting, as a model does: slot t always gets PE(t), whatever token
+    sits there. Then the error is large.
+    Example: with x = the rows of 「我和你」 and perm = [2, 1, 0],
+             error < 1e-6.
     """
-    index = torch.tensor(perm, dtype=torch.long, device=x.device)     # (N,)
-    x_perm = x[index]                                                  # (N, D)
+    index = torch.tensor(perm, dtype=torch.long, device=x.device)  # (N,)
+    x_perm = x[index]                                           # (N, D)
     if positions is not None:
-        x, x_perm = x + positions, x_perm + positions                  # (N, D) each
-    out = scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v).output                      # (N, d_k)
-    out_perm = scaled_dot_product_attention(x_perm @ w_q, x_perm @ w_k, x_perm @ w_v).output  # (N, d_k)
-    matched = out[index]                                               # (N, d_k)
-    difference = matched - out_perm                                    # (N, d_k)
+        x, x_perm = x + positions, x_perm + positions           # (N, D) each
+
+    def attend(x: torch.Tensor) -> torch.Tensor:
+        return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v).output
+
+    out, out_perm = attend(x), attend(x_perm)                   # (N, d_k) each
+    matched = out[index]                                        # (N, d_k)
+    difference = matched - out_perm                             # (N, d_k)
     error = float(difference.abs().max()) if len(perm) else 0.0
     return EquivarianceCheck(out, out_perm, matched, difference, error)

@@ -17,8 +17,11 @@ from core.lab.toy import generator
 from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies
 
 
-def fixed_query_key(d: int, seed: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """One random query and one random key of length 1, so that q·k is a cosine in [-1, 1].
+def fixed_query_key(
+    d: int, seed: int, device: str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One random query and one random key of length 1, so that q·k is a
+    cosine in [-1, 1].
 
     Example: q, k = fixed_query_key(8, 0) -> q.shape == (8,), q.norm() == 1
     """
@@ -27,17 +30,21 @@ def fixed_query_key(d: int, seed: int, device: str = "cpu") -> tuple[torch.Tenso
     return (q / q.norm()).to(device), (k / k.norm()).to(device)
 
 
-def rope_both_forms(x: torch.Tensor, positions: torch.Tensor, base: float) -> dict[str, torch.Tensor]:
-    """Rotate the same vector x (d,) to every position, with sines and cosines and with
-    complex numbers, and how far apart the two answers are.
+def rope_both_forms(
+    x: torch.Tensor, positions: torch.Tensor, base: float
+) -> dict[str, torch.Tensor]:
+    """Rotate the same vector x (d,) to every position, with sines and
+    cosines and with complex numbers, and how far apart the two answers are.
 
-    Example: rope_both_forms(torch.tensor([1.0, 0.0]), torch.arange(2), base=1.0)
+    Example: rope_both_forms(torch.tensor([1.0, 0.0]), torch.arange(2),
+                             base=1.0)
              -> real [[1, 0], [0.5403, 0.8415]], max_abs_diff ≈ 0
     """
-    xs = x.expand(len(positions), -1)                           # (N, d): x placed at every position
-    real = apply_rope(xs, positions, base)                      # (N, d)
-    as_complex = apply_rope_complex(xs, positions, base)        # (N, d)
-    return {"real": real, "complex": as_complex, "max_abs_diff": (real - as_complex).abs().max()}
+    xs = x.expand(len(positions), -1)     # (N, d): x placed at every position
+    real = apply_rope(xs, positions, base)                # (N, d)
+    as_complex = apply_rope_complex(xs, positions, base)  # (N, d)
+    gap = (real - as_complex).abs().max()                 # ()
+    return {"real": real, "complex": as_complex, "max_abs_diff": gap}
 
 
 def pair_path(rotated: torch.Tensor, pair: int) -> torch.Tensor:
@@ -48,16 +55,22 @@ def pair_path(rotated: torch.Tensor, pair: int) -> torch.Tensor:
     return rotated[..., 2 * pair: 2 * pair + 2]                 # (N, 2)
 
 
-def rope_score_matrix(q: torch.Tensor, k: torch.Tensor, n: int, base: float) -> dict[str, torch.Tensor]:
-    """The score q_m · k_n of one fixed query q (d,) placed at m and one fixed key k (d,) at n,
-    for all m, n < n: RoPE makes it a function of m - n, so the matrix is Toeplitz.
+def rope_score_matrix(
+    q: torch.Tensor, k: torch.Tensor, n: int, base: float
+) -> dict[str, torch.Tensor]:
+    """The score q_m · k_n of one fixed query q (d,) placed at m and one
+    fixed key k (d,) at n, for all m, n < n: RoPE makes it a function of
+    m - n, so the matrix is Toeplitz.
 
-    Example: rope_score_matrix(q, k, 4, 1e4)["scores"][2, 1] == ...["scores"][3, 2]
+    Example: rope_score_matrix(q, k, 4, 1e4)["scores"][2, 1]
+             == ...["scores"][3, 2]
     """
-    positions = torch.arange(n, device=q.device)                # (N,)
-    q_rot = apply_rope(q.expand(n, -1), positions, base)        # (N, d): row m is q at position m
-    k_rot = apply_rope(k.expand(n, -1), positions, base)        # (N, d): row n is k at position n
-    return {"q_rot": q_rot, "k_rot": k_rot, "scores": q_rot @ k_rot.T}  # scores (N, N)
+    positions = torch.arange(n, device=q.device)          # (N,)
+    # Row m is q at position m; row n is k at position n.
+    q_rot = apply_rope(q.expand(n, -1), positions, base)  # (N, d)
+    k_rot = apply_rope(k.expand(n, -1), positions, base)  # (N, d)
+    scores = q_rot @ k_rot.T                              # (N, N)
+    return {"q_rot": q_rot, "k_rot": k_rot, "scores": scores}
 
 
 def toeplitz_error(matrix: torch.Tensor) -> float:
@@ -70,16 +83,22 @@ def toeplitz_error(matrix: torch.Tensor) -> float:
     return max(float(s.max() - s.min()) for s in spreads)
 
 
-def rope_score_bound(distances: torch.Tensor, d: int, base: float) -> torch.Tensor:
-    """RoFormer's relative upper bound of |q_m · k_n| at distance r = m - n (Su et al. 2021,
-    sec. 3.4.3): with S_j = sum_{i<j} e^{i r theta_i}, |score| <= max_i |h_{i+1} - h_i| *
-    sum_j |S_j|, and the factor (1 / P) sum_{j=1..P} |S_j| decays as r grows.
+def rope_score_bound(
+    distances: torch.Tensor, d: int, base: float
+) -> torch.Tensor:
+    """RoFormer's relative upper bound of |q_m · k_n| at distance r = m - n
+    (Su et al. 2021, sec. 3.4.3): with S_j = sum_{i<j} e^{i r theta_i},
+    |score| <= max_i |h_{i+1} - h_i| * sum_j |S_j|, and the factor
+    (1 / P) sum_{j=1..P} |S_j| decays as r grows.
 
-    Computed in float64: e^{i r theta} at r in the tens of thousands needs the precision.
+    Computed in float64: e^{i r theta} at r in the tens of thousands needs
+    the precision.
 
-    Example: rope_score_bound(torch.tensor([0]), 4, 1e4) -> [1.5]   ((1 + 2) / 2: nothing cancels at r = 0)
+    Example: rope_score_bound(torch.tensor([0]), 4, 1e4) -> [1.5]
+             ((1 + 2) / 2: nothing cancels at r = 0)
     """
-    theta = rope_frequencies(d, base).double()                  # (P,)
-    angles = distances.double()[:, None] * theta                # (R, P)
-    partial = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # (R, P): S_1 .. S_P
-    return partial.abs().mean(dim=-1)                           # (R,)
+    theta = rope_frequencies(d, base).double()            # (P,)
+    angles = distances.double()[:, None] * theta          # (R, P)
+    turns = torch.polar(torch.ones_like(angles), angles)  # (R, P) e^{i r theta}
+    partial = turns.cumsum(dim=-1)                        # (R, P): S_1 .. S_P
+    return partial.abs().mean(dim=-1)                     # (R,)

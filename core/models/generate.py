@@ -45,34 +45,42 @@ def prepare_prompt(tokenizer: CharTokenizer, prompt: str, max_new_tokens: int, m
     return Prompt(ids=ids[dropped:], dropped=dropped, unknown=unknown, max_new_tokens=max_new)
 
 
-def sampling_probs(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
-                   top_p: float | None = None) -> torch.Tensor:
-    """The distribution the next token is drawn from, (V,) logits -> (V,) probabilities.
+def sampling_probs(
+    logits: torch.Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> torch.Tensor:
+    """The distribution the next token is drawn from:
+    (V,) logits -> (V,) probabilities.
 
-    temperature 0 means greedy: all mass on the arg-max. Otherwise softmax(logits / T);
-    top-k keeps the k likeliest tokens and renormalises them; top-p (nucleus, Holtzman et al.
-    2019) then keeps the fewest likeliest tokens whose renormalised mass reaches p, the order
-    common libraries apply them in; what is kept is renormalised again.
-    Example: logits 1.0, 0.9, ..., 0.3 with top_k=3, top_p=0.5 keep 2 tokens (the top 3 hold
-    0.37, 0.33, 0.30 after top-k; measured against the untruncated softmax all 3 would stay).
+    temperature 0 means greedy: all mass on the arg-max. Otherwise
+    softmax(logits / T); top-k keeps the k likeliest tokens and renormalises
+    them; top-p (nucleus, Holtzman et al. 2019) then keeps the fewest
+    likeliest tokens whose renormalised mass reaches p, the order common
+    libraries apply them in; what is kept is renormalised again.
+    Example: logits 1.0, 0.9, ..., 0.3 with top_k=3, top_p=0.5 keep 2
+    tokens (after top-k the top 3 hold 0.37, 0.33, 0.30; against the
+    untruncated softmax all 3 would stay).
 
     Example: logits [2, 1, 0], T=1 -> [0.665, 0.245, 0.090];
-             top_k=2 -> [0.731, 0.269, 0]; top_p=0.6 -> [1, 0, 0]; T=0 -> [1, 0, 0]
+             top_k=2 -> [0.731, 0.269, 0]; top_p=0.6 -> [1, 0, 0];
+             T=0 -> [1, 0, 0]
     """
     logits = logits.float()
     if temperature <= 0:
         probs = torch.zeros_like(logits)
         probs[logits.argmax()] = 1.0
         return probs
-    probs = torch.softmax(logits / temperature, dim=-1)              # (V,)
+    probs = torch.softmax(logits / temperature, dim=-1)   # (V,)
     if top_k is not None and 0 < top_k < probs.numel():
         kth = torch.topk(probs, top_k).values[-1]
         probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
-        probs = probs / probs.sum()                                   # top-p reads the kept mass
+        probs = probs / probs.sum()      # top-p reads the kept mass
     if top_p is not None and 0 < top_p < 1:
-        sorted_p, order = torch.sort(probs, descending=True)          # (V,)
-        before = sorted_p.cumsum(0) - sorted_p                        # mass of the likelier tokens
-        keep_sorted = before < top_p                                  # the first token is always kept
+        sorted_p, order = torch.sort(probs, descending=True)  # (V,)
+        before = sorted_p.cumsum(0) - sorted_p   # mass of the likelier tokens
+        keep_sorted = before < top_p             # the first is always kept
         keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     return probs / probs.sum()

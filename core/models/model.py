@@ -85,12 +85,14 @@ def causal_mask_after(n: int, past: int, device: torch.device | str | None = Non
 
 
 class Block(nn.Module):
-    """x + Attn(RMSNorm(x)), then + FFN(RMSNorm(...)): pre-norm keeps the residual path clean."""
+    """x + Attn(RMSNorm(x)), then + FFN(RMSNorm(...)): pre-norm keeps the
+    residual path clean."""
 
     def __init__(self, c: ModelConfig):
         super().__init__()
         self.attn_norm = RMSNorm(c.d_model, c.norm_eps)
-        self.attn = MultiHeadAttention(MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False))
+        heads = MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False)
+        self.attn = MultiHeadAttention(heads)
         self.ffn_norm = RMSNorm(c.d_model, c.norm_eps)
         self.ffn = SwiGLU(c.d_model, c.ffn_hidden)
         self.rope_base = c.rope_base
@@ -103,17 +105,17 @@ class Block(nn.Module):
         trace: Trace | None = None,
         cache: LayerKV | None = None,
     ) -> torch.Tensor:
-        record(trace, "resid_pre", x)                                        # (B, N, D)
-        h = self.attn_norm(x)                                                # (B, N, D)
+        record(trace, "resid_pre", x)                                # (B, N, D)
+        h = self.attn_norm(x)                                        # (B, N, D)
         record(trace, "attn_norm", h)
         a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
-                      cache=cache, positions=positions)                      # (B, N, D)
+                      cache=cache, positions=positions)              # (B, N, D)
         record(trace, "attn_out", a)
         x = x + a
         record(trace, "resid_mid", x)
-        h = self.ffn_norm(x)                                                 # (B, N, D)
+        h = self.ffn_norm(x)                                         # (B, N, D)
         record(trace, "ffn_norm", h)
-        f = self.ffn(h, trace=trace)                                         # (B, N, D)
+        f = self.ffn(h, trace=trace)                                 # (B, N, D)
         record(trace, "ffn_out", f)
         x = x + f
         record(trace, "resid_post", x)

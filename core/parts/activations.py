@@ -21,7 +21,8 @@ def relu(x: torch.Tensor) -> torch.Tensor:
 
 
 def gelu(x: torch.Tensor) -> torch.Tensor:
-    """x * Phi(x), Phi the standard normal CDF (Hendrycks & Gimpel 2016; GPT-2, BERT).
+    """x * Phi(x), Phi the standard normal CDF (Hendrycks & Gimpel 2016;
+    GPT-2, BERT).
 
     Example: gelu(torch.tensor([1.0])) -> [0.8413]
     """

@@ -32,21 +32,26 @@ def scaled_dot_product_attention(
 ) -> AttentionResult:
     """softmax(q k^T / sqrt(d_k)) v  (Vaswani et al. 2017, eq. 1).
 
-    ``mask`` is boolean, True where a query may look at a key; it broadcasts
-    against the (..., N, S) scores. Masked cells get -inf before the softmax,
-    so exp(-inf) = 0 makes their weight exactly zero and the row still sums to 1.
-    ``scale=False`` drops the 1/sqrt(d_k), for the lesson that shows why it is there.
+    ``mask`` is boolean, True where a query may look at a key; it
+    broadcasts against the (..., N, S) scores. Masked cells get -inf
+    before the softmax, so exp(-inf) = 0 makes their weight exactly zero
+    and the row still sums to 1. ``scale=False`` drops the 1/sqrt(d_k),
+    for the lesson that shows why it is there.
 
-    Example: with q = k = [[1, 0], [0, 1]] the scores are eye(2) / sqrt(2), and row 0
-    of the weights is softmax([0.707, 0]) = [0.670, 0.330].
+    Example: with q = k = [[1, 0], [0, 1]] the scores are eye(2) / sqrt(2),
+    and row 0 of the weights is softmax([0.707, 0]) = [0.670, 0.330].
     """
     d_k = q.shape[-1]
     scores = q @ k.transpose(-2, -1)                       # (..., N, S)
     if scale:
         scores = scores / math.sqrt(d_k)
-    masked = scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+    if mask is not None:
+        masked = scores.masked_fill(~mask, float("-inf"))   # (..., N, S)
+    else:
+        masked = scores
     weights = torch.softmax(masked, dim=-1)                 # (..., N, S)
-    # A row whose every key is masked (a padding query) would be NaN; it attends to nothing.
+    # A row whose every key is masked (a padding query) would be NaN:
+    # it attends to nothing.
     if mask is not None:
         weights = torch.nan_to_num(weights, nan=0.0)
     output = weights @ v                                    # (..., N, d_v)

@@ -30,11 +30,14 @@ def silu(x: torch.Tensor) -> torch.Tensor:
 class SwiGLU(nn.Module):
     def __init__(self, d_model: int, hidden: int, bias: bool = False):
         super().__init__()
-        self.w1 = nn.Linear(d_model, hidden, bias=bias)  # gate projection
-        self.w3 = nn.Linear(d_model, hidden, bias=bias)  # value ("up") projection
-        self.w2 = nn.Linear(hidden, d_model, bias=bias)  # back to the residual width
+        # w1: the gate; w3: the value ("up"); w2: back to the residual width
+        self.w1 = nn.Linear(d_model, hidden, bias=bias)
+        self.w3 = nn.Linear(d_model, hidden, bias=bias)
+        self.w2 = nn.Linear(hidden, d_model, bias=bias)
 
-    def forward(self, x: torch.Tensor, trace: Trace | None = None) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, trace: Trace | None = None
+    ) -> torch.Tensor:
         gate = silu(self.w1(x))      # (B, N, F)
         up = self.w3(x)              # (B, N, F)
         record(trace, "ffn.gate", gate)

@@ -34,13 +34,17 @@ class LayerKV:
     def length(self) -> int:
         return 0 if self.k is None else self.k.shape[-2]
 
-    def append(self, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Add the new positions' k, v (B, H_kv, N, d_head); return the whole cache (B, H_kv, S+N, d_head)."""
+    def append(
+        self, k: torch.Tensor, v: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add the new positions' k, v (B, H_kv, N, d_head); return the
+        whole cache (B, H_kv, S+N, d_head)."""
         if self.k is None:
             self.k, self.v = k, v
         else:
-            # torch.cat copies the whole cache each step; clear enough for a course model,
-            # and the bench shows it is still far cheaper than recomputing the prefix.
+            # torch.cat copies the whole cache each step; clear enough for a
+            # course model, and the bench shows it is still far cheaper than
+            # recomputing the prefix.
             self.k = torch.cat([self.k, k], dim=-2)  # (B, H_kv, S+N, d_head)
             self.v = torch.cat([self.v, v], dim=-2)  # (B, H_kv, S+N, d_head)
         return self.k, self.v
@@ -73,14 +77,19 @@ class KVCache:
 DTYPE_BYTES: dict[str, float] = {"fp32": 4, "fp16": 2, "int8": 1, "int4": 0.5}
 
 
-def kv_cache_bytes(cfg, seq_len: int, batch: int = 1, bytes_per_value: float = 2) -> int:
-    """Bytes of the KV cache: 2 (K and V) × layers × kv_heads × head_dim × seq_len × batch × bytes.
+def kv_cache_bytes(
+    cfg, seq_len: int, batch: int = 1, bytes_per_value: float = 2
+) -> int:
+    """Bytes of the KV cache: 2 (K and V) × layers × kv_heads × head_dim
+    × seq_len × batch × bytes per value.
 
-    ``cfg`` is a core.calc.configs.ArchConfig (anything with n_layers, n_kv_heads, head_dim).
-    Query heads do not appear: under GQA/MQA only the H_kv shared heads are stored.
+    ``cfg`` is a core.calc.configs.ArchConfig (anything with n_layers,
+    n_kv_heads, head_dim). Query heads do not appear: under GQA/MQA only
+    the H_kv shared heads are stored.
 
-    Example: LLaMA-2-7B (32 layers, 32 KV heads, head_dim 128) in fp16 at 4,096 tokens:
-             2 * 32 * 32 * 128 * 4096 * 1 * 2 = 2_147_483_648 bytes (2 GiB, 512 KiB a token)
+    Example: LLaMA-2-7B (32 layers, 32 KV heads, head_dim 128), fp16,
+             4,096 tokens: 2 * 32 * 32 * 128 * 4096 * 1 * 2
+             = 2_147_483_648 bytes (2 GiB, 512 KiB a token)
     """
     values = 2 * cfg.n_layers * cfg.n_kv_heads * cfg.head_dim * seq_len * batch
     return int(values * bytes_per_value)
@@ -147,20 +156,29 @@ def kv_head_choices(n_heads: int) -> list[int]:
 
 
 def kv_groups(n_heads: int, n_kv_heads: int) -> list[int]:
-    """The KV head each query head reads: h // (H / H_kv), as core.parts.mha.repeat_kv lays them out.
+    """The KV head each query head reads: h // (H / H_kv), as
+    core.parts.mha.repeat_kv lays them out.
 
     Example: kv_groups(8, 2) -> [0, 0, 0, 0, 1, 1, 1, 1]   (GQA, groups of 4)
              kv_groups(4, 1) -> [0, 0, 0, 0]               (MQA)
     """
     if n_kv_heads <= 0 or n_heads % n_kv_heads:
-        raise ValueError(f"n_heads={n_heads} must be a multiple of n_kv_heads={n_kv_heads}")
+        raise ValueError(f"n_heads={n_heads} must be a multiple of "
+                         f"n_kv_heads={n_kv_heads}")
     return [h // (n_heads // n_kv_heads) for h in range(n_heads)]
 
 
-def cache_bytes_by_kv_heads(cfg, seq_len: int, batch: int = 1, bytes_per_value: float = 2) -> dict[int, int]:
-    """KV cache bytes for every valid H_kv of ``cfg``: MQA (1) up to MHA (H), the rest unchanged.
+def cache_bytes_by_kv_heads(
+    cfg, seq_len: int, batch: int = 1, bytes_per_value: float = 2
+) -> dict[int, int]:
+    """KV cache bytes for every valid H_kv of ``cfg``: MQA (1) up to MHA
+    (H), the rest of the config unchanged.
 
-    Example: LLaMA-2-7B at 4,096 tokens in fp16 -> {1: 64 MiB, 2: 128 MiB, ..., 32: 2 GiB}
+    Example: LLaMA-2-7B at 4,096 tokens in fp16
+             -> {1: 64 MiB, 2: 128 MiB, ..., 32: 2 GiB}
     """
-    return {h_kv: kv_cache_bytes(replace(cfg, n_kv_heads=h_kv), seq_len, batch, bytes_per_value)
-            for h_kv in kv_head_choices(cfg.n_heads)}
+    out = {}
+    for h_kv in kv_head_choices(cfg.n_heads):
+        variant = replace(cfg, n_kv_heads=h_kv)
+        out[h_kv] = kv_cache_bytes(variant, seq_len, batch, bytes_per_value)
+    return out

@@ -10,7 +10,9 @@ from __future__ import annotations
 import torch
 
 
-def causal_mask(n: int, device: torch.device | str | None = None) -> torch.Tensor:
+def causal_mask(
+    n: int, device: torch.device | str | None = None
+) -> torch.Tensor:
     """(n, n) bool, True on and below the diagonal: position t sees 0..t only.
 
     Example: causal_mask(3) ->
@@ -21,7 +23,9 @@ def causal_mask(n: int, device: torch.device | str | None = None) -> torch.Tenso
     return torch.ones(n, n, dtype=torch.bool, device=device).tril()  # (N, N)
 
 
-def padding_mask(lengths: list[int], n: int, device: torch.device | str | None = None) -> torch.Tensor:
+def padding_mask(
+    lengths: list[int], n: int, device: torch.device | str | None = None
+) -> torch.Tensor:
     """(B, 1, n) bool: key j of sequence b is real (True) when j < lengths[b].
 
     The middle axis of size 1 broadcasts over the queries, so every query of a
@@ -29,9 +33,9 @@ def padding_mask(lengths: list[int], n: int, device: torch.device | str | None =
 
     Example: padding_mask([2, 3], 3) -> [[[T, T, F]], [[T, T, T]]]
     """
-    positions = torch.arange(n, device=device)                         # (N,)
-    lens = torch.tensor(lengths, device=device).unsqueeze(-1)          # (B, 1)
-    return (positions < lens).unsqueeze(1)                             # (B, 1, N)
+    positions = torch.arange(n, device=device)                 # (N,)
+    lens = torch.tensor(lengths, device=device).unsqueeze(-1)  # (B, 1)
+    return (positions < lens).unsqueeze(1)                     # (B, 1, N)
 
 
 def additive(mask: torch.Tensor) -> torch.Tensor:

@@ -55,10 +55,12 @@ class MHAConfig:
 
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
-    """(B, N, H*d_head) -> (B, H, N, d_head): the wide projection cut into H narrow heads.
+    """(B, N, H*d_head) -> (B, H, N, d_head): the wide projection cut into
+    H narrow heads.
 
-    Nothing is computed: the last axis is viewed as H blocks of d_head, then the head
-    axis moves in front of the positions so each head is an (N, d_head) matrix.
+    Nothing is computed: the last axis is viewed as H blocks of d_head, then
+    the head axis moves in front of the positions, so each head is an
+    (N, d_head) matrix.
 
     Example: x of shape (1, 3, 8), n_heads=2 -> shape (1, 2, 3, 4), and
              out[0, 1, t] == x[0, t, 4:8]
@@ -69,9 +71,10 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """(B, H, N, d_head) -> (B, N, H*d_head): the heads laid side by side again ("concat").
+    """(B, H, N, d_head) -> (B, N, H*d_head): the heads laid side by side
+    again ("concat").
 
-    Example: merge_heads(split_heads(x, 2)) == x for any x of shape (B, N, 2*d_head)
+    Example: merge_heads(split_heads(x, 2)) == x for any x (B, N, 2*d_head)
     """
     b, h, n, d_head = x.shape
     x = x.transpose(1, 2)                          # (B, N, H, d_head)
@@ -79,18 +82,20 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
 
 def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
-    """(B, H_kv, S, d_head) -> (B, H_kv*n_rep, S, d_head): each key/value head copied for its group.
+    """(B, H_kv, S, d_head) -> (B, H_kv*n_rep, S, d_head): each key/value
+    head copied for its group.
 
-    Query head h reads key/value head h // n_rep, so the copies of one head sit next
-    to each other. With n_rep = 1 (MHA) the tensor is returned as is.
+    Query head h reads key/value head h // n_rep, so the copies of one head
+    sit next to each other. With n_rep = 1 (MHA) the tensor is returned as is.
 
     Example: heads [A, B] with n_rep=2 -> [A, A, B, B]
     """
     if n_rep == 1:
         return x
     b, h_kv, s, d_head = x.shape
-    x = x[:, :, None, :, :].expand(b, h_kv, n_rep, s, d_head)  # (B, H_kv, n_rep, S, d_head)
-    return x.reshape(b, h_kv * n_rep, s, d_head)               # (B, H, S, d_head)
+    x = x[:, :, None, :, :]                       # (B, H_kv, 1, S, d_head)
+    x = x.expand(b, h_kv, n_rep, s, d_head)       # (B, H_kv, n_rep, S, d_head)
+    return x.reshape(b, h_kv * n_rep, s, d_head)  # (B, H, S, d_head)
 
 
 class MultiHeadAttention(nn.Module):
@@ -121,39 +126,47 @@ class MultiHeadAttention(nn.Module):
     ) -> torch.Tensor:
         """x (B, N, D) -> (B, N, D).
 
-        context   (B, S, D): keys and values come from it (cross-attention); None = self-attention.
+        context   (B, S, D): keys and values come from it
+                  (cross-attention); None = self-attention.
         mask      bool, True = may attend, broadcastable to (B, H, N, S).
         rope_base rotate q and k by RoPE with this base; None = no rotation.
-        cache     this layer's KV cache: the new k, v are appended and q attends over all of it.
-        positions (N,) positions of x for RoPE; default: continue after what the cache holds.
+        cache     this layer's KV cache: the new k, v are appended and q
+                  attends over all of it.
+        positions (N,) positions of x for RoPE; default: continue after
+                  what the cache holds.
         """
         c = self.config
-        if context is not None and (cache is not None or rope_base is not None):
-            raise ValueError("cross-attention takes neither a KV cache nor RoPE in this course")
+        cross = context is not None
+        if cross and (cache is not None or rope_base is not None):
+            raise ValueError("cross-attention takes neither a KV cache nor "
+                             "RoPE in this course")
         source = x if context is None else context
 
         q = split_heads(self.w_q(x), c.n_heads)          # (B, H, N, d_head)
-        k = split_heads(self.w_k(source), c.n_kv_heads)  # (B, H_kv, S_new, d_head)
-        v = split_heads(self.w_v(source), c.n_kv_heads)  # (B, H_kv, S_new, d_head)
+        k = split_heads(self.w_k(source), c.n_kv_heads)  # (B, H_kv, S_new, d_h)
+        v = split_heads(self.w_v(source), c.n_kv_heads)  # (B, H_kv, S_new, d_h)
 
         if rope_base is not None:
             if positions is None:
                 start = 0 if cache is None else cache.length
-                positions = torch.arange(start, start + x.shape[1], device=x.device)  # (N,)
-            # Rotate before caching: a cached key keeps the angle of its own position.
+                stop = start + x.shape[1]
+                positions = torch.arange(start, stop, device=x.device)  # (N,)
+            # Rotate before caching: a cached key keeps the angle of its own
+            # position.
             q = apply_rope(q, positions, rope_base)
             k = apply_rope(k, positions, rope_base)
         if cache is not None:
-            k, v = cache.append(k, v)                    # (B, H_kv, S, d_head) each
+            k, v = cache.append(k, v)                # (B, H_kv, S, d_head) each
 
         record(trace, "attn.q", q)
         record(trace, "attn.k", k)
         record(trace, "attn.v", v)
 
-        # GQA/MQA: every query head in a group reads the same key/value head.
+        # GQA/MQA: every query head in a group reads the same key/value
+        # head; att.output (B, H, N, d_head)
         att = scaled_dot_product_attention(
             q, repeat_kv(k, c.n_rep), repeat_kv(v, c.n_rep), mask=mask
-        )                                                 # output (B, H, N, d_head)
+        )
         record(trace, "attn.scores", att.scores)          # (B, H, N, S)
         record(trace, "attn.weights", att.weights)        # (B, H, N, S)
 

@@ -21,14 +21,15 @@ BASE = 10000.0
 
 
 def frequencies(d_model: int, base: float = BASE) -> torch.Tensor:
-    """omega_i = 1 / base^(2i/D) for i = 0 .. D/2 - 1, in radians per position.
+    """omega_i = 1 / base^(2i/D) for i = 0 .. D/2 - 1, radians per position.
 
     Example: frequencies(4, base=100.0) -> tensor([1.0, 0.1])
     """
     if d_model <= 0 or d_model % 2:
-        raise ValueError(f"d_model must be a positive even number, got {d_model}")
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)           # (D/2,)
-    return base ** (-two_i / d_model)                                   # (D/2,)
+        raise ValueError(
+            f"d_model must be a positive even number, got {d_model}")
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (D/2,)
+    return base ** (-two_i / d_model)                          # (D/2,)
 
 
 def wavelengths(d_model: int, base: float = BASE) -> torch.Tensor:
@@ -39,16 +40,21 @@ def wavelengths(d_model: int, base: float = BASE) -> torch.Tensor:
     return (2 * math.pi / frequencies(d_model, base)).repeat_interleave(2)  # (D,)
 
 
-def sinusoidal_at(positions: torch.Tensor, d_model: int, base: float = BASE) -> torch.Tensor:
-    """The encoding of any (even fractional) positions; sin in even, cos in odd columns.
+def sinusoidal_at(
+    positions: torch.Tensor, d_model: int, base: float = BASE
+) -> torch.Tensor:
+    """The encoding of any (even fractional) positions: sin in the even
+    columns, cos in the odd ones.
 
-    Example: sinusoidal_at(torch.tensor([0.0, 1.0]), 2) -> [[0.0, 1.0], [0.841, 0.540]]
+    Example: sinusoidal_at(torch.tensor([0.0, 1.0]), 2)
+             -> [[0.0, 1.0], [0.841, 0.540]]
     """
-    angles = positions.to(torch.float64)[:, None] * frequencies(d_model, base)   # (P, D/2)
-    pe = torch.empty(len(positions), d_model, dtype=torch.float64)               # (P, D)
+    p = positions.to(torch.float64)[:, None]                 # (P, 1)
+    angles = p * frequencies(d_model, base)                  # (P, D/2)
+    pe = torch.empty(len(positions), d_model, dtype=torch.float64)  # (P, D)
     pe[:, 0::2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles)
-    return pe.to(torch.float32)                                                   # (P, D)
+    return pe.to(torch.float32)                              # (P, D)
 
 
 def sinusoidal(n_positions: int, d_model: int, device: str = "cpu") -> torch.Tensor:
@@ -62,22 +68,26 @@ def sinusoidal(n_positions: int, d_model: int, device: str = "cpu") -> torch.Ten
 def offset_similarity(pe: torch.Tensor, p: int) -> torch.Tensor:
     """PE(p) . PE(p + k) for k = 0 .. P - 1 - p.
 
-    Each pair contributes sin(a)sin(b) + cos(a)cos(b) = cos(k * omega_i), so the sum is
-    sum_i cos(k * omega_i): it depends on the offset k only, never on p, and equals D/2 at k = 0.
+    Each pair contributes sin(a)sin(b) + cos(a)cos(b) = cos(k * omega_i),
+    so the sum is sum_i cos(k * omega_i): it depends on the offset k only,
+    never on p, and equals D/2 at k = 0.
     Example: offset_similarity(sinusoidal(50, 8), 10)[0] -> 4.0
     """
-    return pe[p:] @ pe[p]                                                         # (K,) = (P - p,)
+    return pe[p:] @ pe[p]                                    # (K,) = (P - p,)
 
 
-def first_block_input(token_embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """x_0 = embedding + PE: what the first block of the original Transformer reads.
+def first_block_input(
+    token_embeddings: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """x_0 = embedding + PE: what the first block of the original
+    Transformer reads.
 
     Returns (PE, x_0), both (N, D).
     Example: first_block_input(torch.zeros(3, 4))[1] == sinusoidal(3, 4)
     """
     n, d = token_embeddings.shape
-    pe = sinusoidal(n, d, device=str(token_embeddings.device))                   # (N, D)
-    return pe, token_embeddings + pe                                              # (N, D) each
+    pe = sinusoidal(n, d, device=str(token_embeddings.device))  # (N, D)
+    return pe, token_embeddings + pe                             # (N, D) each
 
 
 def dimension_waves(n_positions: int, d_model: int, dims: list[int], per_position: int = 8

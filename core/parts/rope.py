@@ -21,13 +21,14 @@ import torch
 def rope_frequencies(d: int, base: float = 10000.0) -> torch.Tensor:
     """theta_i = base^(-2i/d) for i = 0 .. d/2 - 1, in radians per position.
 
-    Pair 0 turns fastest (1 radian per position); the last pair turns slowest, so
-    together they act like the hands of a clock at many speeds.
+    Pair 0 turns fastest (1 radian per position); the last pair turns
+    slowest, so together they act like the hands of a clock at many speeds.
 
     Example: rope_frequencies(4, base=100.0) -> tensor([1.0, 0.1])
     """
     if d % 2:
-        raise ValueError(f"RoPE rotates pairs of dimensions, so d must be even, got {d}")
+        raise ValueError(
+            f"RoPE rotates pairs of dimensions, so d must be even, got {d}")
     i = torch.arange(d // 2, dtype=torch.float64)           # (P,)
     return (base ** (-2.0 * i / d)).float()                  # (P,)
 
@@ -49,17 +50,22 @@ def rotate_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
 
     ``angles`` (N, P) broadcasts against x (..., N, d).
 
-    Example: rotate_pairs(torch.tensor([[1.0, 0.0]]), torch.tensor([[pi / 2]])) -> [[0.0, 1.0]]
+    Example: rotate_pairs(torch.tensor([[1.0, 0.0]]),
+                          torch.tensor([[pi / 2]])) -> [[0.0, 1.0]]
     """
-    x_even, x_odd = x[..., 0::2].float(), x[..., 1::2].float()  # (..., N, P) each
-    cos, sin = angles.cos(), angles.sin()                        # (N, P)
-    y_even = x_even * cos - x_odd * sin                          # (..., N, P)
-    y_odd = x_even * sin + x_odd * cos                           # (..., N, P)
+    x_even = x[..., 0::2].float()             # (..., N, P)
+    x_odd = x[..., 1::2].float()              # (..., N, P)
+    cos, sin = angles.cos(), angles.sin()     # (N, P)
+    y_even = x_even * cos - x_odd * sin       # (..., N, P)
+    y_odd = x_even * sin + x_odd * cos        # (..., N, P)
     # Interleave back so pair i sits again at dimensions (2i, 2i+1).
-    return torch.stack([y_even, y_odd], dim=-1).flatten(-2).to(x.dtype)  # (..., N, d)
+    y = torch.stack([y_even, y_odd], dim=-1)  # (..., N, P, 2)
+    return y.flatten(-2).to(x.dtype)          # (..., N, d)
 
 
-def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+def apply_rope(
+    x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0
+) -> torch.Tensor:
     """Rotate queries or keys x (..., N, d) that sit at ``positions`` (N,).
 
     Position 0 has angle 0, so it is left unchanged.
@@ -71,14 +77,19 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) 
     return rotate_pairs(x, angles)                       # (..., N, d)
 
 
-def apply_rope_complex(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
-    """The same rotation as complex multiplication: (x[2i] + i x[2i+1]) * e^{i m theta_i}.
+def apply_rope_complex(
+    x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0
+) -> torch.Tensor:
+    """The same rotation as complex multiplication:
+    (x[2i] + i x[2i+1]) * e^{i m theta_i}.
 
-    Example: apply_rope_complex(torch.tensor([[1.0, 0.0]]), torch.tensor([1]), base=1.0)
+    Example: apply_rope_complex(torch.tensor([[1.0, 0.0]]),
+                                torch.tensor([1]), base=1.0)
              -> [[0.5403, 0.8415]], equal to apply_rope
     """
-    angles = rope_angles(positions, x.shape[-1], base)                  # (N, P)
-    pairs = x.float().reshape(*x.shape[:-1], -1, 2)                      # (..., N, P, 2)
-    z = torch.view_as_complex(pairs.contiguous())                        # (..., N, P) complex
-    turned = z * torch.polar(torch.ones_like(angles), angles)            # (..., N, P) complex
-    return torch.view_as_real(turned).flatten(-2).to(x.dtype)            # (..., N, d)
+    angles = rope_angles(positions, x.shape[-1], base)    # (N, P)
+    pairs = x.float().reshape(*x.shape[:-1], -1, 2)       # (..., N, P, 2)
+    z = torch.view_as_complex(pairs.contiguous())         # (..., N, P) complex
+    turn = torch.polar(torch.ones_like(angles), angles)   # (N, P) e^{i m theta}
+    turned = z * turn                                     # (..., N, P) complex
+    return torch.view_as_real(turned).flatten(-2).to(x.dtype)  # (..., N, d)

@@ -58,7 +58,8 @@ class Merge:
 
 
 def pair_counts(seqs: Iterable[Sequence[int]]) -> dict[tuple[int, int], int]:
-    """How often each adjacent pair occurs; dict order = order of first occurrence.
+    """How often each adjacent pair occurs; dict order = order of first
+    occurrence.
 
     Overlapping pairs count: [97, 97, 97] holds (97, 97) twice.
     Example: pair_counts([[1, 2, 3, 1, 2]]) -> {(1, 2): 2, (2, 3): 1, (3, 1): 1}
@@ -70,14 +71,17 @@ def pair_counts(seqs: Iterable[Sequence[int]]) -> dict[tuple[int, int], int]:
     return counts
 
 
-def best_pair(counts: dict[tuple[int, int], int]) -> tuple[tuple[int, int], int]:
-    """The most frequent pair and its count; ties go to the pair seen first (dict order).
+def best_pair(
+    counts: dict[tuple[int, int], int],
+) -> tuple[tuple[int, int], int]:
+    """The most frequent pair and its count; ties go to the pair seen first
+    (dict order).
 
     Example: best_pair({(5, 1): 2, (1, 2): 2, (2, 3): 1}) -> ((5, 1), 2)
     """
     top_pair, top_count = None, 0
     for pair, count in counts.items():
-        if count > top_count:          # strictly greater: an earlier pair keeps a tie
+        if count > top_count:    # strictly greater: an earlier pair keeps a tie
             top_pair, top_count = pair, count
     if top_pair is None:
         raise ValueError("no pair left to merge")
@@ -85,7 +89,8 @@ def best_pair(counts: dict[tuple[int, int], int]) -> tuple[tuple[int, int], int]
 
 
 def merge(seq: Sequence[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    """Replace every occurrence of ``pair`` by ``new_id``, left to right, without overlap.
+    """Replace every occurrence of ``pair`` by ``new_id``, left to right,
+    without overlap.
 
     Example: merge([97, 97, 97, 98], (97, 97), 256) -> [256, 97, 98]
     """
@@ -98,7 +103,7 @@ def merge(seq: Sequence[int], pair: tuple[int, int], new_id: int) -> list[int]:
         else:
             out.append(seq[i])
             i += 1
-    return out                                                    # (T,) with T <= len(seq)
+    return out                                         # (T,) with T <= len(seq)
 
 
 class ByteBPE:
@@ -115,13 +120,16 @@ class ByteBPE:
 
     @classmethod
     def train(cls, text: str, n_merges: int) -> ByteBPE:
-        """Learn up to ``n_merges`` merges from ``text`` (fewer if no pair is left).
+        """Learn up to ``n_merges`` merges from ``text`` (fewer if no pair
+        is left).
 
-        Example: ByteBPE.train("aaabdaaabac", 1).merges[0] -> Merge(1, (97, 97), 4, 256, 9):
-        (a, a) occurs 4 times counting overlaps, but "aaa" holds only one non-overlapping
-        copy, so the 11 bytes become 9 tokens.
+        Example: ByteBPE.train("aaabdaaabac", 1).merges[0]
+                 -> Merge(1, (97, 97), 4, 256, 9):
+        (a, a) occurs 4 times counting overlaps, but "aaa" holds only one
+        non-overlapping copy, so the 11 bytes become 9 tokens.
         """
-        seqs = [list(line.encode("utf-8")) for line in text.split("\n") if line]   # (L_line,) each
+        lines = [line for line in text.split("\n") if line]
+        seqs = [list(line.encode("utf-8")) for line in lines]  # (L_line,) each
         merges = []
         for k in range(1, n_merges + 1):
             counts = pair_counts(seqs)
@@ -130,7 +138,8 @@ class ByteBPE:
             pair, count = best_pair(counts)
             new_id = N_BYTES + k - 1
             seqs = [merge(seq, pair, new_id) for seq in seqs]
-            merges.append(Merge(k, pair, count, new_id, sum(len(seq) for seq in seqs)))
+            n_tokens = sum(len(seq) for seq in seqs)
+            merges.append(Merge(k, pair, count, new_id, n_tokens))
         return cls(merges)
 
     def truncated(self, k: int) -> ByteBPE:
@@ -144,12 +153,14 @@ class ByteBPE:
     def encode(self, text: str) -> list[int]:
         """UTF-8 bytes, then the learned merges in the order they were learned.
 
-        Example (merges of "aaabdaaabac"): encode("aaabdaaabac") -> [259, 258, 97, 99]
+        Example (merges of "aaabdaaabac"):
+                 encode("aaabdaaabac") -> [259, 258, 97, 99]
         """
         ids = list(text.encode("utf-8"))                          # (L,)
         while len(ids) > 1:
             pairs = set(zip(ids, ids[1:], strict=False))
-            pair = min(pairs, key=lambda p: self.rank.get(p, len(self.rank) + 1))
+            never = len(self.rank) + 1        # a pair never learned ranks last
+            pair = min(pairs, key=lambda p: self.rank.get(p, never))
             if pair not in self.rank:
                 break
             ids = merge(ids, pair, N_BYTES + self.rank[pair] - 1)
@@ -203,21 +214,25 @@ class TokenView:
     special: list[bool]    # BOS, EOS and UNK
 
 
-def tokenize(text: str, scheme: str, chars: CharTokenizer, bpe: ByteBPE) -> TokenView:
+def tokenize(
+    text: str, scheme: str, chars: CharTokenizer, bpe: ByteBPE
+) -> TokenView:
     """``text`` as BOS + tokens + EOS under one of three schemes:
     "char" (one character, one token; UNK for characters the vocabulary lacks),
-    "byte" (one UTF-8 byte, one token), "bpe" (bytes, then the merges of ``bpe``).
+    "byte" (one UTF-8 byte, one token), "bpe" (bytes, then the merges of
+    ``bpe``).
 
-    Byte and BPE vocabularies put BOS and EOS after their last learned token, as GPT-2
-    puts <|endoftext|> at the end.
-    Example: tokenize("黄", "byte", chars, bpe.truncated(0)).tokens -> ["<bos>", "\\xe9", "\\xbb", "\\x84", "<eos>"]
+    Byte and BPE vocabularies put BOS and EOS after their last learned
+    token, as GPT-2 puts <|endoftext|> at the end.
+    Example: tokenize("黄", "byte", chars, bpe.truncated(0)).tokens
+             -> ["<bos>", "\\xe9", "\\xbb", "\\x84", "<eos>"]
     """
     if scheme == "char":
-        ids = chars.encode(text, bos=True, eos=True)                   # (N + 2,)
+        ids = chars.encode(text, bos=True, eos=True)                  # (N + 2,)
         return TokenView(chars.tokens(ids), ids, [i < 4 for i in ids])
     tok = bpe if scheme == "bpe" else bpe.truncated(0)
     body = tok.encode(text)                                            # (T,)
     bos, eos = len(tok), len(tok) + 1
-    ids = [bos, *body, eos]                                            # (T + 2,)
+    ids = [bos, *body, eos]                                           # (T + 2,)
     names = [BOS, *(tok.token_text(i) for i in body), EOS]
     return TokenView(names, ids, [True] + [False] * len(body) + [True])

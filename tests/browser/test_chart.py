@@ -2,7 +2,7 @@
 slider move redraws the chart in place (same element, new figure), not a new chart."""
 from __future__ import annotations
 
-from tests.browser.conftest import settle
+from tests.browser.conftest import CHANGE_MS, WAIT_MS, settle
 
 REMEMBER = """() => { window.__hosts = Array.from(document.querySelectorAll('.anatomy-chart'));
     window.__data = window.__hosts.map(el => el.data); return window.__hosts.length; }"""
@@ -23,7 +23,7 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
     slider.focus()
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(CHANGED, timeout=15000)
+    page.wait_for_function(CHANGED, timeout=CHANGE_MS)
     settle(page)
     # The charts on the page are the very elements that were there before the move.
     assert page.evaluate("() => Array.from(document.querySelectorAll('.anatomy-chart'))"
@@ -32,12 +32,12 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     # A narrower window: every chart refits its new width.
     page.set_viewport_size({"width": 1000, "height": 1000})
     page.wait_for_function("""() => window.__hosts.every(el =>
-        Math.abs(el.querySelector('.main-svg').getBoundingClientRect().width - el.clientWidth) < 2)""", timeout=5000)
+        Math.abs(el.querySelector('.main-svg').getBoundingClientRect().width - el.clientWidth) < 2)""", timeout=CHANGE_MS)
     # Another lesson, same tab: the old plots are freed, the new page draws its own.
     page.locator('[data-testid="stSidebarNav"] a[href$="/masks"]').click()
     page.wait_for_function("() => location.pathname.endsWith('/masks')")
     settle(page)
-    page.wait_for_function("() => window.__hosts.every(el => !el.isConnected && !el.data)", timeout=5000)
+    page.wait_for_function("() => window.__hosts.every(el => !el.isConnected && !el.data)", timeout=CHANGE_MS)
     assert page.locator(".anatomy-chart .main-svg").count() >= 4
     assert not errors, errors
     page.close()
@@ -52,7 +52,7 @@ def test_chart_says_so_when_plotly_cannot_load(chromium_browser, server_url):
     page.goto(f"{server_url}/attention?lang=zh")
     page.wait_for_function("() => document.querySelectorAll('.anatomy-chart').length >= 3"
                            " && Array.from(document.querySelectorAll('.anatomy-chart'))"
-                           ".every(el => el.textContent.length > 0)", timeout=30000)
+                           ".every(el => el.textContent.length > 0)", timeout=WAIT_MS)
     assert "plotly.js" in page.locator(".anatomy-chart").first.inner_text()
     assert "图表" in page.locator(".anatomy-chart").first.inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import SHOTS, settle
+from tests.browser.conftest import CHANGE_MS, SHOTS, settle
 from ui.course import existing_lessons
 
 PAGES = [("", "home")] + [(lesson.url_path, lesson.code.lower()) for lesson in existing_lessons()]
@@ -46,7 +46,7 @@ def test_page_opens_clean_and_reacts(chromium_browser, server_url, slug, name, l
         page.wait_for_timeout(200)
         settle(page)
         page.wait_for_function(f"(b) => JSON.stringify(({PLOT_DATA})()) !== JSON.stringify(b)", arg=before,
-                               timeout=15000)
+                               timeout=CHANGE_MS)
         assert page.locator('[data-testid="stException"]').count() == 0
     # Each known probe also logs one "Failed to load resource ... 404" line; drop exactly those.
     generic = [e for e in errors if e.startswith("Failed to load resource") and "404" in e]
