@@ -1,0 +1,202 @@
+"""C1 · Encoder and decoder: the original Transformer, trained to read dates, taken apart."""
+import streamlit as st
+import torch
+
+from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows
+from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
+from core.parts.norms import layer_norm
+from core.text.dates import unknown_characters
+from ui.date_model import date_model, reading
+from ui.frame import beside_code, code_panel, device, figure, header, lang, plain, text_box, tr, try_this
+from viz.attention import heatmap
+from viz.block import tensor_heatmap
+from viz.encdec import forcing_grid, in_out, stacks_diagram, step_probs, sublayers
+from viz.encdec import norm_stats as norm_chart
+
+NS = "c1"
+DEFAULT_DATE = "30 Nov 2026"
+MAX_DATE = 32                  # the model's max_len
+# Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
+PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
+NORM_AFTER = {"self_attn": "self_attn_norm", "cross_attn": "cross_attn_norm", "ffn": "ffn_norm"}
+CODE = {"self_attn": None, "cross_attn": (cross_attend,), "ffn": (FeedForward.forward,)}
+BOX, WHAT = f"{NS}.box", f"{NS}.what"      # c1.box.<part>: diagram labels; c1.what.<part>: one line on it
+WEIGHTS_CAPTION = {"self_attn": f"{NS}.weights_caption_self_attn", "cross_attn": f"{NS}.weights_caption_cross_attn"}
+DIAGRAM_LABELS = ("self_attn", "self_attn_norm", "cross_attn", "ffn", "masked", "embed_src", "embed_tgt",
+                  "linear", "encoder", "decoder")
+
+header(NS)
+dev = device()
+loaded = date_model(dev)
+
+
+def example_controls():
+    text = text_box(f"{NS}.date", DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
+    return DEFAULT_DATE if text.empty else text.text
+
+
+def sublayer_controls(n_layers: int):
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
+    with c2:
+        part = st.selectbox(tr(f"{NS}.part_label"), PARTS, index=PARTS.index("decoder.cross_attn"),
+                            key=f"{NS}.part", bind="query-params", help=tr(f"{NS}.part_help"))
+    stack, sub = (part or "decoder.cross_attn").split(".")
+    return stack, int(layer), sub
+
+
+def step_controls(n: int):
+    return st.slider(tr(f"{NS}.step_label"), 0, n - 1, 0, key=f"{NS}.step", bind="query-params",
+                     help=tr(f"{NS}.step_help"))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sublayer_view(text: str, stack: str, layer: int, sub: str, dev: str) -> dict:
+    """The tensors going into and out of one sub-layer, and the numbers its section shows."""
+    r = reading(text, dev)
+    t = r["tensors"]
+    base = f"{stack}.layers.{layer}"
+    rows = r["source"] if stack == "encoder" else r["fed"]
+    parts = sublayers(stack)
+    attn = sub if not sub.endswith("norm") else sub.removesuffix("_norm")
+    before_attn = f"{base}.input" if parts.index(attn) == 0 else f"{base}.{parts[parts.index(attn) - 1]}"
+    if sub.endswith("norm"):
+        inp, out = f"{base}.{attn}_add", f"{base}.{sub}"
+    else:
+        inp, out = before_attn, f"{base}.{sub}.out" if sub != "ffn" else f"{base}.ffn_out"
+    norm = f"{base}.{NORM_AFTER[attn]}"
+    stats = norm_stats(torch.from_numpy(t[f"{base}.{attn}_add"]), torch.from_numpy(t[norm]))
+    hidden = torch.from_numpy(t[f"{base}.ffn.hidden"])
+    off = relu_off(hidden)
+    view = {"rows": rows, "in_name": inp, "out_name": out, "in": t[inp], "out": t[out], "norm_name": norm,
+            "stats": {k: v.numpy() for k, v in stats.items()}, "hidden": t[f"{base}.ffn.hidden"],
+            "off": off["per_token"].numpy(), "off_all": float(off["overall"]),
+            "ffn_in": f"{base}.{parts[parts.index('ffn') - 1]}"}
+    if sub in ("self_attn", "cross_attn"):
+        view["weights"] = t[f"{base}.{sub}.weights"].mean(0)                       # (N, S) head average
+        view["cols"] = r["source"] if sub == "cross_attn" or stack == "encoder" else r["fed"]
+    return view
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def decoding_view(text: str, dev: str) -> dict:
+    """Step-by-step decoding (greedy, with the cache) against one teacher-forced pass."""
+    r = reading(text, dev)
+    forced = softmax_rows(torch.from_numpy(r["tensors"]["logits"]))              # (N, V)
+    stepped = torch.from_numpy(r["probs"][: forced.shape[0]])                     # (N, V)
+    return {"forced": forced.numpy(), "stepped": stepped.numpy(), "fed": r["fed"], "written": r["written"],
+            "vocab": r["vocab"], "ids": r["ids"], "diff": max_difference(forced, stepped)}
+
+
+def shape(a) -> str:
+    return "(" + ", ".join(str(v) for v in a.shape) + ")"
+
+
+# ---------------------------------------------------------------- fixed layout, filled by fragments
+slot = {"example": st.container()}
+st.subheader(tr(f"{NS}.stacks_title"))
+st.markdown(tr(f"{NS}.stacks_text"))
+left, right = st.columns([2, 3])
+slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
+detail_left, detail_right = st.columns([3, 2])
+slot["detail"], slot["detail_code"] = detail_left.container(), detail_right.container()
+
+st.subheader(tr(f"{NS}.norm_title"))
+st.markdown(tr(f"{NS}.norm_text"))
+slot["norm"] = beside_code(layer_norm, norm_stats, height=440)
+
+st.subheader(tr(f"{NS}.ffn_title"))
+st.markdown(tr(f"{NS}.ffn_text"))
+slot["ffn"] = beside_code(FeedForward, relu_off, height=440)
+
+st.subheader(tr(f"{NS}.decode_title"))
+st.markdown(tr(f"{NS}.decode_text"))
+slot["step_controls"] = st.container()
+slot["decode"] = beside_code(greedy, height=560)
+
+
+@st.fragment
+def lesson_body():
+    """Reruns alone when a control moves; writes only into the slots above."""
+    with slot["example"]:
+        text = example_controls()
+        unknown = unknown_characters(text)
+        if unknown:
+            st.warning(tr(f"{NS}.unknown", chars=" ".join(f"「{plain(c)}」" for c in unknown)))
+    n_layers = loaded[0].config.n_layers
+    with slot["controls"]:
+        stack, layer, sub = sublayer_controls(n_layers)
+    name = f"{stack}.layers.{layer}.{sub}"
+    labels = {k: tr(f"{BOX}.{k}") for k in DIAGRAM_LABELS}
+    labels.update(cross_attn_norm=labels["self_attn_norm"], ffn_norm=labels["self_attn_norm"])
+    with slot["diagram"]:
+        figure(stacks_diagram(name, n_layers, labels), key=f"{NS}.diagram")
+    v = sublayer_view(text, stack, layer, sub, dev)
+    rows = v["rows"]
+    with slot["io"]:
+        st.markdown(f"**`{name}`** — {tr(f'{WHAT}.{sub}')}")
+        figure(in_out(v["in"], v["out"], rows, titles=(tr(f"{NS}.input"), tr(f"{NS}.output")),
+                      hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value")),
+                      height=max(300, 22 * len(rows) + 90)), key=f"{NS}.io")
+        st.caption(tr(f"{NS}.io_caption", inp=v["in_name"], out=v["out_name"], shape=shape(v["out"])))
+    with slot["detail"]:
+        if "weights" in v:
+            figure(heatmap(v["weights"], rows, v["cols"], title=tr(f"{NS}.weights_fig", name=f"{name}.weights"),
+                           hover_names=(tr(f"{NS}.token"), tr("common.key"), tr("common.weight")),
+                           height=max(320, 22 * len(rows) + 120)), key=f"{NS}.weights")
+            st.caption(tr(WEIGHTS_CAPTION[sub]))
+        else:
+            st.caption(tr(f"{NS}.detail_elsewhere"))
+    with slot["detail_code"]:
+        code = CODE.get(sub) or ((EncoderLayer.forward,) if stack == "encoder" else (DecoderLayer.forward,))
+        code_panel(*code, height=420)
+
+    s = v["stats"]
+    with slot["norm"]:
+        figure(norm_chart(rows, s, names=(tr(f"{NS}.before"), tr(f"{NS}.standard"), tr(f"{NS}.after")),
+                          titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm")
+        st.caption(tr(f"{NS}.norm_caption", name=v["norm_name"],
+                      m0=float(s["mean_before"].min()), m1=float(s["mean_before"].max()),
+                      v0=float(s["var_before"].min()), v1=float(s["var_before"].max()),
+                      a0=float(s["mean_after"].min()), a1=float(s["mean_after"].max()),
+                      b0=float(s["var_after"].min()), b1=float(s["var_after"].max())))
+        head = f"| {tr(f'{NS}.token')} | {tr(f'{NS}.mean')} ↦ | {tr(f'{NS}.variance')} ↦ |\n|---|---|---|\n"
+        st.markdown(head + "\n".join(
+            f"| {plain(tok) if tok.strip() else '␣'} | {s['mean_before'][i]:.3f} → {s['mean_standard'][i]:.3f} "
+            f"| {s['var_before'][i]:.3f} → {s['var_standard'][i]:.3f} |" for i, tok in enumerate(rows[:4])))
+
+    with slot["ffn"]:
+        hidden = v["hidden"]
+        figure(tensor_heatmap(hidden, rows, title=tr(f"{NS}.ffn_fig", name=f"{stack}.layers.{layer}.ffn.hidden",
+                                                     f=hidden.shape[1]),
+                              hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
+                              height=max(300, 22 * len(rows) + 120)), key=f"{NS}.ffn")
+        st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=v["in"].shape[1], off=100 * v["off_all"],
+                      lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
+
+    d = decoding_view(text, dev)
+    n = len(d["fed"])
+    with slot["step_controls"]:
+        step = min(step_controls(n), n - 1)
+    chosen = d["ids"][step]
+    with slot["decode"]:
+        so_far = "".join(d["fed"][1: step + 1])
+        st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
+                       p=100 * float(d["stepped"][step][chosen])))
+        figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=tr(f"{NS}.step_fig", step=step),
+                          y_title=tr(f"{NS}.probability")), key=f"{NS}.probs")
+        figure(forcing_grid(d["forced"], d["fed"], d["vocab"], step, title=tr(f"{NS}.forcing_fig", n=n),
+                            hover_names=(tr(f"{NS}.read"), tr(f"{NS}.next"), tr(f"{NS}.probability")),
+                            height=max(320, 24 * n + 130)), key=f"{NS}.forcing")
+        st.caption(tr(f"{NS}.forcing_caption", diff=d["diff"]))
+
+
+if loaded:
+    lesson_body()
+
+st.subheader(tr(f"{NS}.compare_title"))
+st.markdown(tr(f"{NS}.compare_text"))
+st.markdown(tr(f"{NS}.compare_table", language=lang()))
+
+try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])
