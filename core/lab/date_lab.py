@@ -45,18 +45,24 @@ def alignment_scores(weights: torch.Tensor, parsed: Rendered) -> torch.Tensor:
     return on_field[..., rows].mean(-1)                                     # (L, H)
 
 
-def norm_stats(before: torch.Tensor, after: torch.Tensor, eps: float = 1e-5) -> dict[str, torch.Tensor]:
-    """Each token's mean and variance over its D entries: ``before`` the norm (x + sub-layer),
-    once standardised, and ``after`` the LayerNorm (standardised, then gain g and bias b).
+def norm_stats(before: torch.Tensor, after: torch.Tensor,
+               eps: float = 1e-5) -> dict[str, torch.Tensor]:
+    """Each token's mean and variance over its D entries: ``before``
+    the norm (x + sub-layer), standardised, and ``after`` LayerNorm
+    (standardised, then gain g and bias b).
 
-    Standardising gives every token mean 0 and variance 1; g and b then move all tokens
-    the same way, so they leave the tokens alike but not at exactly 0 and 1.
-    Example: before = [[1., 3.]] -> mean 2, variance 1; standardised [[-1., 1.]] -> mean 0, variance 1
+    Standardising gives every token mean 0 and variance 1; g and b
+    then move all tokens the same way.
+    Example: before [[1., 3.]] -> mean 2, var 1; standardised
+             [[-1., 1.]] -> mean 0, var 1
     """
-    standard = standardise(before, eps)                                     # (N, D)
-    return {"mean_before": before.mean(-1), "var_before": before.var(-1, unbiased=False),     # (N,)
-            "mean_standard": standard.mean(-1), "var_standard": standard.var(-1, unbiased=False),
-            "mean_after": after.mean(-1), "var_after": after.var(-1, unbiased=False)}
+    standard = standardise(before, eps)                # (N, D)
+    out = {}
+    for stage, x in (("before", before), ("standard", standard),
+                     ("after", after)):
+        out[f"mean_{stage}"] = x.mean(-1)              # (N,)
+        out[f"var_{stage}"] = x.var(-1, unbiased=False)  # (N,)
+    return out
 
 
 def standardise(x: torch.Tensor, eps: float) -> torch.Tensor:
@@ -70,11 +76,13 @@ def standardise(x: torch.Tensor, eps: float) -> torch.Tensor:
 
 
 def relu_off(hidden: torch.Tensor) -> dict[str, torch.Tensor]:
-    """(N, F) ReLU output -> the fraction of hidden units at exactly 0, per token and overall.
+    """(N, F) ReLU output -> the fraction of hidden units at exactly 0,
+    per token and overall.
 
-    Example: relu_off(tensor([[0., 2.], [0., 0.]])) -> per_token [0.5, 1.0], overall 0.75
+    Example: relu_off(tensor([[0., 2.], [0., 0.]]))
+             -> per_token [0.5, 1.0], overall 0.75
     """
-    off = (hidden == 0).float()                                             # (N, F)
+    off = (hidden == 0).float()                        # (N, F)
     return {"per_token": off.mean(-1), "overall": off.mean()}
 
 
@@ -86,14 +94,17 @@ def softmax_rows(logits: torch.Tensor) -> torch.Tensor:
     return torch.softmax(logits, dim=-1)                                   # (N, V)
 
 
-def random_cross_attention(target: list[str], source: list[str], n_heads: int, seed: int,
-                           d_model: int = 32, device: str = "cpu") -> Trace:
-    """The untrained contrast: the trained model's cross-attention functions on seeded random
-    weights and embeddings. Queries from the target tokens, keys and values from the source.
-    The trace holds attn.q, k, v, scores, weights (1, H, N_target, N_source), concat, out."""
-    both = embed_tokens(target + source, d_model, seed, device)            # (N + S, D)
-    x = both[: len(target)].unsqueeze(0)                                   # (1, N, D) decoder side
-    c = both[len(target):].unsqueeze(0)                                    # (1, S, D) encoder side
+def random_cross_attention(target: list[str], source: list[str],
+                           n_heads: int, seed: int, d_model: int = 32,
+                           device: str = "cpu") -> Trace:
+    """The untrained contrast: the trained model's cross-attention
+    functions on seeded random weights and embeddings. Queries from the
+    target tokens, keys and values from the source. The trace holds
+    attn.q, k, v, scores, weights (1, H, N, S), concat, out."""
+    both = embed_tokens(target + source, d_model, seed, device)
+    # both: (N + S, D), one row per token of the two texts
+    x = both[: len(target)].unsqueeze(0)     # (1, N, D) decoder side
+    c = both[len(target):].unsqueeze(0)      # (1, S, D) encoder side
     attn = seeded_mha(d_model, n_heads, seed, device)
     trace = Trace()
     cross_attend(attn, x, cross_kv(attn, c), None, trace)
