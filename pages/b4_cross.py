@@ -30,7 +30,7 @@ def date_controls(n_layers: int):
     with c1:
         text = text_box(f"{NS}.date", DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
     with c2:
-        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, n_layers - 1, key=f"{NS}.layer",
+        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer",
                           bind="query-params", help=tr(f"{NS}.layer_help"))
     return (DEFAULT_DATE if text.empty else text.text), int(layer)
 
