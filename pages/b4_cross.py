@@ -2,18 +2,18 @@
 import numpy as np
 import streamlit as st
 
-from core.lab.attention_lab import embed_tokens, word_tokens
+from core.lab.attention_lab import word_tokens
 from core.lab.date_lab import random_cross_attention
 from core.models.encdec import cross_attend, cross_kv
 from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
-from ui.frame import beside_code, device, figure, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import code_panel, device, figure, header, plain, shapes_table, text_box, tr, try_this
 from viz.attention import rect_grid
 from viz.encdec import score_grid
 
 NS = "b4"
 DEFAULT_DATE = "Monday, 30 November 2026"
-MAX_DATE = 32                 # the model's max_len: its sinusoid table has 32 positions
+MAX_DATE = 31                 # the model has 32 positions: the text and its <eos>
 DEFAULT_TARGET = "The water of the Yellow River comes from the sky"
 DEFAULT_SOURCE = "黄河之水天上来"
 HEADS = [1, 2, 4, 8]
@@ -95,12 +95,16 @@ st.subheader(tr(f"{NS}.trained_title"))
 st.markdown(tr(f"{NS}.trained_text"))
 st.markdown(" · ".join(f"`{example}`" for example in STYLE_EXAMPLES.values()))
 slot = {"date_controls": st.container(), "verdict": st.container(), "trained": st.container()}
-slot["align"] = beside_code(cross_kv, cross_attend, height=470)
+align_left, align_right = st.columns([1, 1])
+slot["align"], slot["best"] = align_left.container(), align_right.container()
+# Full width: at 1024 px a code panel beside a figure would scroll sideways.
+code_panel(cross_kv, cross_attend, height=None)
 
 st.subheader(tr(f"{NS}.untrained_title"))
 st.markdown(tr(f"{NS}.untrained_text"))
 slot.update({"controls": st.container(), "title": st.container()})
-slot["matrix"] = beside_code(random_cross_attention, embed_tokens, height=640)
+slot["matrix"] = st.container()
+code_panel(random_cross_attention, height=None)
 st.subheader(tr(f"{NS}.where_title"))
 st.markdown(tr(f"{NS}.where_text"))
 
@@ -132,24 +136,26 @@ def trained_body():
         st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, n=n, s=s)}**")
         figure(rect_grid(panels, view["written"], view["source"],
                          titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)] + [tr(f"{NS}.average")],
-                         cols=3, hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
+                         cols=2, hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
                          height_per_row=max(300, 24 * n + 80)),
                key=f"{NS}.trained")
         st.caption(tr(f"{NS}.trained_caption"))
-    with slot["align"]:
-        scores = view["scores"]
-        if scores is None:
+    scores = view["scores"]
+    if scores is None:
+        with slot["align"]:
             st.info(tr(f"{NS}.no_alignment"))
-        else:
-            best = np.unravel_index(int(scores.argmax()), scores.shape)
-            figure(score_grid(scores, row_names=[tr(f"{NS}.layer_name", i=i) for i in range(scores.shape[0])],
-                              col_names=[tr(f"{NS}.head_name", i=j + 1) for j in range(scores.shape[1])],
-                              title=tr(f"{NS}.align_fig"),
-                              hover_names=(tr(f"{NS}.layer_label"), tr(f"{NS}.heads_axis"), tr(f"{NS}.on_field"))),
-                   key=f"{NS}.align")
-            st.markdown(tr(f"{NS}.best_head", layer=int(best[0]), head=int(best[1]) + 1,
-                           score=100 * float(scores[best]), here=100 * float(scores[layer].max()),
-                           this_layer=layer, this_head=int(scores[layer].argmax()) + 1))
+        return
+    best = np.unravel_index(int(scores.argmax()), scores.shape)
+    with slot["align"]:
+        st.markdown(f"**{tr(f'{NS}.align_fig')}**")
+        figure(score_grid(scores, row_names=[tr(f"{NS}.layer_name", i=i) for i in range(scores.shape[0])],
+                          col_names=[str(j + 1) for j in range(scores.shape[1])], title=tr(f"{NS}.heads_axis"),
+                          hover_names=(tr(f"{NS}.layer_label"), tr(f"{NS}.heads_axis"), tr(f"{NS}.on_field"))),
+               key=f"{NS}.align")
+    with slot["best"]:
+        st.markdown(tr(f"{NS}.best_head", layer=int(best[0]), head=int(best[1]) + 1,
+                       score=100 * float(scores[best]), here=100 * float(scores[layer].max()),
+                       this_layer=layer, this_head=int(scores[layer].argmax()) + 1))
 
 
 @st.fragment

@@ -2,12 +2,11 @@
 import streamlit as st
 import torch
 
-from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows
+from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows, standardise
 from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
-from core.parts.norms import layer_norm
 from core.text.dates import unknown_characters
 from ui.date_model import date_model, reading
-from ui.frame import beside_code, code_panel, device, figure, header, lang, plain, text_box, tr, try_this
+from ui.frame import code_panel, device, figure, header, lang, plain, text_box, tr, try_this
 from viz.attention import heatmap
 from viz.block import tensor_heatmap
 from viz.encdec import forcing_grid, in_out, stacks_diagram, step_probs, sublayers
@@ -15,7 +14,7 @@ from viz.encdec import norm_stats as norm_chart
 
 NS = "c1"
 DEFAULT_DATE = "30 Nov 2026"
-MAX_DATE = 32                  # the model's max_len
+MAX_DATE = 31                  # the model has 32 positions: the text and its <eos>
 # Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
 PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
 NORM_AFTER = {"self_attn": "self_attn_norm", "cross_attn": "cross_attn_norm", "ffn": "ffn_norm"}
@@ -97,23 +96,28 @@ def shape(a) -> str:
 slot = {"example": st.container()}
 st.subheader(tr(f"{NS}.stacks_title"))
 st.markdown(tr(f"{NS}.stacks_text"))
-left, right = st.columns([2, 3])
+left, right = st.columns([1, 1])
 slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
-detail_left, detail_right = st.columns([3, 2])
-slot["detail"], slot["detail_code"] = detail_left.container(), detail_right.container()
-
+slot["detail"], slot["detail_code"] = st.container(), st.container()
+# Code panels run the full width under their figures: beside a figure, at 1024 px, they
+# would scroll sideways. The functions shown are wrapped to 66 characters.
 st.subheader(tr(f"{NS}.norm_title"))
 st.markdown(tr(f"{NS}.norm_text"))
-slot["norm"] = beside_code(layer_norm, norm_stats, height=440)
+slot["norm"] = st.container()
+code_panel(standardise, norm_stats, height=None)
 
 st.subheader(tr(f"{NS}.ffn_title"))
 st.markdown(tr(f"{NS}.ffn_text"))
-slot["ffn"] = beside_code(FeedForward, relu_off, height=440)
+slot["ffn"] = st.container()
+code_panel(FeedForward, relu_off, height=None)
 
 st.subheader(tr(f"{NS}.decode_title"))
 st.markdown(tr(f"{NS}.decode_text"))
 slot["step_controls"] = st.container()
-slot["decode"] = beside_code(greedy, height=560)
+step_left, step_right = st.columns([1, 1])
+slot["decode"], slot["forcing"] = step_left.container(), step_right.container()
+slot["forcing_caption"] = st.container()
+code_panel(greedy, height=None)
 
 
 @st.fragment
@@ -142,15 +146,16 @@ def lesson_body():
         st.caption(tr(f"{NS}.io_caption", inp=v["in_name"], out=v["out_name"], shape=shape(v["out"])))
     with slot["detail"]:
         if "weights" in v:
-            figure(heatmap(v["weights"], rows, v["cols"], title=tr(f"{NS}.weights_fig", name=f"{name}.weights"),
+            st.markdown(f"**`{name}.weights`** · {tr(f'{NS}.weights_fig')}")
+            figure(heatmap(v["weights"], rows, v["cols"],
                            hover_names=(tr(f"{NS}.token"), tr("common.key"), tr("common.weight")),
-                           height=max(320, 22 * len(rows) + 120)), key=f"{NS}.weights")
+                           height=max(300, 22 * len(rows) + 90)), key=f"{NS}.weights")
             st.caption(tr(WEIGHTS_CAPTION[sub]))
         else:
             st.caption(tr(f"{NS}.detail_elsewhere"))
     with slot["detail_code"]:
         code = CODE.get(sub) or ((EncoderLayer.forward,) if stack == "encoder" else (DecoderLayer.forward,))
-        code_panel(*code, height=420)
+        code_panel(*code, height=None)
 
     s = v["stats"]
     with slot["norm"]:
@@ -184,11 +189,15 @@ def lesson_body():
         so_far = "".join(d["fed"][1: step + 1])
         st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
                        p=100 * float(d["stepped"][step][chosen])))
-        figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=tr(f"{NS}.step_fig", step=step),
-                          y_title=tr(f"{NS}.probability")), key=f"{NS}.probs")
-        figure(forcing_grid(d["forced"], d["fed"], d["vocab"], step, title=tr(f"{NS}.forcing_fig", n=n),
+        st.markdown(f"**{tr(f'{NS}.step_fig', step=step)}**")
+        figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=None,
+                          y_title=tr(f"{NS}.probability"), height=max(320, 24 * n + 130)), key=f"{NS}.probs")
+    with slot["forcing"]:
+        st.markdown(f"**{tr(f'{NS}.forcing_fig', n=n)}**")
+        figure(forcing_grid(d["forced"], d["fed"], d["vocab"], step, title=None,
                             hover_names=(tr(f"{NS}.read"), tr(f"{NS}.next"), tr(f"{NS}.probability")),
                             height=max(320, 24 * n + 130)), key=f"{NS}.forcing")
+    with slot["forcing_caption"]:
         st.caption(tr(f"{NS}.forcing_caption", diff=d["diff"]))
 
 

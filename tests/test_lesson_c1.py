@@ -22,7 +22,7 @@ def reference():
 
 def _check(at, ref, stack, layer, sub):
     model, r = ref
-    d, n_src, n_tgt = model.config.d_model, len(TEXT), len(r.target)
+    d, n_src, n_tgt = model.config.d_model, len(TEXT) + 1, len(r.target)       # the source ends in <eos>
     rows = n_src if stack == "encoder" else n_tgt
     io = figure_by_key(at, "c1.io")
     x_in, x_out = trace_array(io, 0, "z"), trace_array(io, 1, "z")

@@ -32,11 +32,11 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
     The encoder's output C goes to every cross-attention box (blue dotted line).
     Trace 0 holds one point per box with its dotted name as customdata."""
     box_h, gap, layer_gap = 0.8, 0.25, 0.55
-    xs = {"encoder": 2.0, "decoder": 6.0}
+    xs = {"encoder": 1.75, "decoder": 6.05}
     names, px, py, texts, shapes = [], [], [], [], []
     tops, cross_y = {}, []
 
-    def box(name, x, y, text, kind, w=2.6):
+    def box(name, x, y, text, kind, w=3.1):
         chosen = name == selected
         shapes.append({"type": "rect", "x0": x - w / 2, "x1": x + w / 2, "y0": y, "y1": y + box_h, "layer": "below",
                        "fillcolor": SELECTED if chosen else COLORS[kind],
@@ -58,41 +58,36 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
                 if part == "cross_attn":
                     cross_y.append(y + box_h / 2)
                 y += box_h + gap
-            shapes.append({"type": "rect", "x0": x - 1.5, "x1": x + 1.5, "y0": y0 - 0.12, "y1": y - gap + 0.12,
+            shapes.append({"type": "rect", "x0": x - 1.7, "x1": x + 1.7, "y0": y0 - 0.12, "y1": y - gap + 0.12,
                            "line": {"color": "#bbb", "dash": "dash", "width": 1}, "fillcolor": "rgba(0,0,0,0)",
                            "layer": "below"})
             names.append(f"{stack}.layers.{i}")
-            px.append(x - 1.75)
+            px.append(x - 1.95 if stack == "encoder" else x + 1.95)
             py.append((y0 + y - gap) / 2)
             texts.append(str(i))
             y += layer_gap - gap
         tops[stack] = y
     box("logits", xs["decoder"], tops["decoder"], labels["linear"], "io")
     top = max(tops.values()) + box_h + 0.5
-    # Arrows: up each stack, and the encoder's output C across to every cross-attention.
+    # The encoder's output C goes across to every cross-attention (data flows upwards).
     ax, ay = [], []
-    for x in xs.values():
-        ax += [x, x, None]
-        ay += [-0.3, top - 0.6, None]
     c_x, c_y = xs["encoder"], tops["encoder"]
     for y in cross_y:
-        ax += [c_x, c_x + 0.6, c_x + 0.6, xs["decoder"] - 1.3, None]
+        ax += [c_x, c_x + 2.15, c_x + 2.15, xs["decoder"] - 1.55, None]
         ay += [c_y - 0.1, c_y + 0.1, y, y, None]
     data = [
         {"type": "scatter", "mode": "markers+text", "x": px, "y": py, "customdata": names, "text": texts,
-         "textfont": {"size": 13, "color": ["white" if n == selected else "#222" for n in names]},
+         "textfont": {"size": 12, "color": ["white" if n == selected else "#222" for n in names]},
          "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 26, "opacity": 0},
          "showlegend": False},
-        {"type": "scatter", "mode": "lines", "x": ax[: 6], "y": ay[: 6], "hoverinfo": "skip", "showlegend": False,
-         "line": {"color": "#999", "width": 1}},
-        {"type": "scatter", "mode": "lines", "x": ax[6:], "y": ay[6:], "hoverinfo": "skip", "showlegend": False,
+        {"type": "scatter", "mode": "lines", "x": ax, "y": ay, "hoverinfo": "skip", "showlegend": False,
          "line": {"color": "#1f77b4", "width": 2, "dash": "dot"}},
-        {"type": "scatter", "mode": "text", "x": list(xs.values()) + [c_x + 0.6], "y": [top - 0.2] * 2 + [c_y + 0.35],
+        {"type": "scatter", "mode": "text", "x": list(xs.values()) + [c_x + 2.35], "y": [top - 0.2] * 2 + [c_y + 0.35],
          "text": [f"<b>{labels['encoder']}</b>", f"<b>{labels['decoder']}</b>", "C"],
          "textfont": {"size": 15, "color": ["#333", "#333", "#1f77b4"]}, "hoverinfo": "skip", "showlegend": False},
     ]
     layout = {"shapes": shapes, "dragmode": False, "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
-              "xaxis": {"range": [0.0, 7.6], "visible": False, "fixedrange": True},
+              "xaxis": {"range": [-0.35, 8.15], "visible": False, "fixedrange": True},
               "yaxis": {"range": [-0.4, top + 0.1], "visible": False, "fixedrange": True}}
     return make(data, layout, None, height)
 
@@ -104,7 +99,7 @@ def in_out(before, after, tokens: list[str], *, titles: tuple[str, str], hover_n
     colours centred on 0, one scale for both panels so their sizes compare by eye."""
     a, b = array(before), array(after)
     n, d = a.shape
-    gap = max(2.0, 0.08 * d)
+    gap = max(3.0, 0.2 * d)
     lim = float(max(np.abs(a).max(), np.abs(b).max(), 1e-6))
     rows = unique_labels(tokens)
     tok, col, val = hover_names
@@ -117,9 +112,8 @@ def in_out(before, after, tokens: list[str], *, titles: tuple[str, str], hover_n
     notes = [{"text": t, "x": i * (d + gap) + (d - 1) / 2, "y": 1.0, "xref": "x", "yref": "paper",
               "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}}
              for i, t in enumerate(titles)]
-    ticks = [i * (d + gap) + j for i in range(2) for j in (0, d - 1)]
     layout = {"annotations": notes, "margin": {"t": 34},
-              "xaxis": {"tickvals": ticks, "ticktext": [str(j) for _ in range(2) for j in (0, d - 1)],
+              "xaxis": {"showticklabels": False, "ticks": "",   # hover names the dimension
                         "showgrid": False, "zeroline": False, "range": [-0.5, 2 * d + gap - 0.5]},
               "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1, "tickfont": {"size": 13}}}
     return make(data, layout, None, height)
@@ -148,7 +142,8 @@ def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[
     return make(data, layout, None, height)
 
 
-def step_probs(vocab: list[str], probs, chosen: int, *, title: str, y_title: str, height: int = 300) -> go.Figure:
+def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_title: str,
+               height: int = 300) -> go.Figure:
     """The softmax over the output vocabulary at one decoding step; the chosen character in orange."""
     p = array(probs)
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
@@ -159,7 +154,7 @@ def step_probs(vocab: list[str], probs, chosen: int, *, title: str, y_title: str
     return make(data, layout, title, height)
 
 
-def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: str,
+def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: str | None,
                  hover_names: tuple[str, str, str], height: int = 380) -> go.Figure:
     """Teacher forcing: the softmax of every position at once, (N, V), one row per character the
     decoder read; the row of the chosen step is framed."""

@@ -47,43 +47,45 @@ def alignment_scores(weights: torch.Tensor, parsed: Rendered) -> torch.Tensor:
 
 def norm_stats(before: torch.Tensor, after: torch.Tensor,
                eps: float = 1e-5) -> dict[str, torch.Tensor]:
-    """Each token's mean and variance over its D entries: ``before``
-    the norm (x + sub-layer), standardised, and ``after`` LayerNorm
-    (standardised, then gain g and bias b).
+    """Each token's mean and variance over its D entries:
+    ``before`` the norm (x + sub-layer), standardised, and
+    ``after`` LayerNorm (standardised, then gain g and bias b).
 
     Standardising gives every token mean 0 and variance 1; g and b
     then move all tokens the same way.
     Example: before [[1., 3.]] -> mean 2, var 1; standardised
              [[-1., 1.]] -> mean 0, var 1
     """
-    standard = standardise(before, eps)                # (N, D)
+    standard = standardise(before, eps)            # (N, D)
     out = {}
-    for stage, x in (("before", before), ("standard", standard),
-                     ("after", after)):
-        out[f"mean_{stage}"] = x.mean(-1)              # (N,)
-        out[f"var_{stage}"] = x.var(-1, unbiased=False)  # (N,)
+    for stage, x in (("before", before),
+                     ("standard", standard), ("after", after)):
+        out[f"mean_{stage}"] = x.mean(-1)          # (N,)
+        out[f"var_{stage}"] = x.var(-1, unbiased=False)
     return out
 
 
 def standardise(x: torch.Tensor, eps: float) -> torch.Tensor:
-    """LayerNorm without its gain and bias: (x - mean) / sqrt(var + eps) per token.
+    """LayerNorm without its gain and bias, per token:
+    (x - mean) / sqrt(var + eps).
 
     Example: standardise(tensor([[1., 3.]]), 0.0) -> [[-1., 1.]]
     """
-    mean = x.mean(-1, keepdim=True)                                         # (N, 1)
-    var = x.var(-1, unbiased=False, keepdim=True)                           # (N, 1)
-    return (x - mean) / torch.sqrt(var + eps)                               # (N, D)
+    mean = x.mean(-1, keepdim=True)                # (N, 1)
+    var = x.var(-1, unbiased=False, keepdim=True)  # (N, 1)
+    return (x - mean) / torch.sqrt(var + eps)      # (N, D)
 
 
 def relu_off(hidden: torch.Tensor) -> dict[str, torch.Tensor]:
-    """(N, F) ReLU output -> the fraction of hidden units at exactly 0,
-    per token and overall.
+    """(N, F) ReLU output -> the fraction of hidden units at
+    exactly 0, per token and overall.
 
     Example: relu_off(tensor([[0., 2.], [0., 0.]]))
              -> per_token [0.5, 1.0], overall 0.75
     """
-    off = (hidden == 0).float()                        # (N, F)
-    return {"per_token": off.mean(-1), "overall": off.mean()}
+    off = (hidden == 0).float()                    # (N, F)
+    return {"per_token": off.mean(-1),             # (N,)
+            "overall": off.mean()}
 
 
 def softmax_rows(logits: torch.Tensor) -> torch.Tensor:
@@ -95,16 +97,18 @@ def softmax_rows(logits: torch.Tensor) -> torch.Tensor:
 
 
 def random_cross_attention(target: list[str], source: list[str],
-                           n_heads: int, seed: int, d_model: int = 32,
+                           n_heads: int, seed: int,
+                           d_model: int = 32,
                            device: str = "cpu") -> Trace:
     """The untrained contrast: the trained model's cross-attention
-    functions on seeded random weights and embeddings. Queries from the
-    target tokens, keys and values from the source. The trace holds
-    attn.q, k, v, scores, weights (1, H, N, S), concat, out."""
+    functions on seeded random weights and embeddings. Queries
+    from the target tokens, keys and values from the source. The
+    trace holds attn.q, k, v, scores, weights (1, H, N, S),
+    concat and out."""
     both = embed_tokens(target + source, d_model, seed, device)
     # both: (N + S, D), one row per token of the two texts
-    x = both[: len(target)].unsqueeze(0)     # (1, N, D) decoder side
-    c = both[len(target):].unsqueeze(0)      # (1, S, D) encoder side
+    x = both[: len(target)].unsqueeze(0)   # (1, N, D) decoder
+    c = both[len(target):].unsqueeze(0)    # (1, S, D) encoder
     attn = seeded_mha(d_model, n_heads, seed, device)
     trace = Trace()
     cross_attend(attn, x, cross_kv(attn, c), None, trace)

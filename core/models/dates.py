@@ -22,11 +22,13 @@ STEPS = TARGET_LEN + 1          # ten characters, then <eos>
 
 
 def encode_sources(texts: list[str], src_tok: CharTokenizer) -> torch.Tensor:
-    """Texts -> (B, S) ids, right-padded with <pad> (0) to the longest.
+    """Texts -> (B, S) ids, each ended by <eos>, right-padded with <pad> (0) to the longest.
 
-    Example: encode_sources(["30 Nov 2026", "1 May 1999"], tok).shape -> (2, 11)
+    The <eos> marks where the text ends: the year of "30 Nov 2026" is then always the four
+    characters before it, however long the weekday and the month are.
+    Example: encode_sources(["30 Nov 2026", "1 May 1999"], tok).shape -> (2, 12)
     """
-    ids = [src_tok.encode(t) for t in texts]
+    ids = [src_tok.encode(t, eos=True) for t in texts]
     width = max(1, max(len(i) for i in ids))
     return torch.tensor([i + [src_tok.pad_id] * (width - len(i)) for i in ids], dtype=torch.long)  # (B, S)
 
@@ -59,7 +61,7 @@ def accuracy(model: EncoderDecoder, dates: list[Rendered], src_tok: CharTokenize
 @dataclass(frozen=True)
 class DateReading:
     """One source read by the model, with every intermediate the lessons draw."""
-    source: list[str]           # source characters, one per column
+    source: list[str]           # source characters and <eos>, one per column
     output: str                 # what greedy decoding wrote (up to <eos>)
     target: list[str]           # the characters fed to the decoder: <bos> + output (one per row)
     decoded: Decoded            # ids (1, L) and the softmax of every step (1, L, V_tgt)
@@ -83,5 +85,5 @@ def read_date(model: EncoderDecoder, text: str, src_tok: CharTokenizer, tgt_tok:
     fed = torch.tensor([[tgt_tok.bos_id] + ids[:end]], device=src.device)     # (1, N)
     trace = Trace()
     model(src, fed, trace)
-    return DateReading(source=list(text), output=tgt_tok.decode(ids[:end]),
+    return DateReading(source=list(text) + ["<eos>"], output=tgt_tok.decode(ids[:end]),
                        target=tgt_tok.tokens(fed[0].tolist()), decoded=decoded, trace=trace)

@@ -86,8 +86,8 @@ def _renamed(trace: Trace | None, name: str) -> Trace | None:
 
 
 class FeedForward(nn.Module):
-    """FFN(x) = ReLU(x W1 + b1) W2 + b2 (Vaswani et al. 2017, eq. 2),
-    each position on its own."""
+    """FFN(x) = ReLU(x W1 + b1) W2 + b2 (Vaswani et al. 2017,
+    eq. 2), each position on its own."""
 
     def __init__(self, d_model: int, hidden: int):
         super().__init__()
@@ -96,7 +96,7 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor,
                 trace: Trace | None = None) -> torch.Tensor:
-        h = relu(self.w1(x))        # (B, N, F); 0 where a unit is off
+        h = relu(self.w1(x))     # (B, N, F); 0: the unit is off
         record(trace, "ffn.hidden", h)
         return self.w2(h)           # (B, N, D)
 
@@ -111,16 +111,17 @@ class EncoderLayer(nn.Module):
         self.ffn = FeedForward(c.d_model, c.ffn_hidden)
         self.ffn_norm = LayerNorm(c.d_model, c.norm_eps)
 
-    def forward(self, x: torch.Tensor, src_mask: torch.Tensor | None,
+    def forward(self, x: torch.Tensor,
+                src_mask: torch.Tensor | None,
                 trace: Trace | None = None) -> torch.Tensor:
-        record(trace, "input", x)                          # (B, S, D)
+        record(trace, "input", x)                   # (B, S, D)
         a = self.self_attn(x, mask=src_mask,
                            trace=_renamed(trace, "self_attn"))
-        x = x + a                                          # (B, S, D)
+        x = x + a                                   # (B, S, D)
         record(trace, "self_attn_add", x)
         x = self.self_attn_norm(x)
         record(trace, "self_attn_norm", x)
-        f = self.ffn(x, trace)                             # (B, S, D)
+        f = self.ffn(x, trace)                      # (B, S, D)
         record(trace, "ffn_out", f)
         x = x + f
         record(trace, "ffn_add", x)
@@ -138,29 +139,33 @@ class CrossKV:
     v: torch.Tensor
 
 
-def cross_kv(attn: MultiHeadAttention, memory: torch.Tensor) -> CrossKV:
-    """K = C W_k, V = C W_v from the encoder output C (B, S, D)."""
+def cross_kv(attn: MultiHeadAttention,
+             memory: torch.Tensor) -> CrossKV:
+    """K = C W_k, V = C W_v from the encoder output C (B, S, D)"""
     h = attn.config.n_heads
-    k = split_heads(attn.w_k(memory), h)       # (B, H, S, d_head)
-    v = split_heads(attn.w_v(memory), h)       # (B, H, S, d_head)
+    k = split_heads(attn.w_k(memory), h)   # (B, H, S, d_head)
+    v = split_heads(attn.w_v(memory), h)   # (B, H, S, d_head)
     return CrossKV(k, v)
 
 
 def cross_attend(attn: MultiHeadAttention, x: torch.Tensor,
                  kv: CrossKV, mask: torch.Tensor | None,
                  trace: Trace | None = None) -> torch.Tensor:
-    """Queries from the decoder x (B, N, D); K, V of C from ``kv``.
+    """Queries from the decoder x (B, N, D); K, V of C from kv.
 
-    Equal to ``attn(x, context=C, mask=mask)`` (a test checks it),
-    without the RoPE, cache and GQA branches cross-attention never takes.
+    Equal to attn(x, context=C, mask=mask) (a test checks it),
+    without the RoPE, cache and GQA branches that
+    cross-attention never takes.
     """
-    q = split_heads(attn.w_q(x), attn.config.n_heads)  # (B, H, N, d_head)
-    att = scaled_dot_product_attention(q, kv.k, kv.v, mask=mask)
-    # att.weights: (B, H, N, S), one row per query, summing to 1
-    concat = merge_heads(att.output)                   # (B, N, D)
-    out = attn.w_o(concat)                             # (B, N, D)
+    h = attn.config.n_heads
+    q = split_heads(attn.w_q(x), h)           # (B, H, N, d_head)
+    att = scaled_dot_product_attention(q, kv.k, kv.v, mask)
+    # att.weights (B, H, N, S): one row per query, sums to 1
+    concat = merge_heads(att.output)          # (B, N, D)
+    out = attn.w_o(concat)                    # (B, N, D)
     for name, t in (("q", q), ("k", kv.k), ("v", kv.v),
-                    ("scores", att.scores), ("weights", att.weights),
+                    ("scores", att.scores),
+                    ("weights", att.weights),
                     ("concat", concat), ("out", out)):
         record(trace, f"attn.{name}", t)
     return out
@@ -180,28 +185,29 @@ class DecoderLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, memory: torch.Tensor,
                 self_mask: torch.Tensor | None,
-                src_mask: torch.Tensor | None, trace: Trace | None = None,
+                src_mask: torch.Tensor | None,
+                trace: Trace | None = None,
                 cache: "DecodeCache | None" = None,
                 layer: int = 0) -> torch.Tensor:
-        record(trace, "input", x)                          # (B, N, D)
-        own = None if cache is None else cache.self_kv.layers[layer]
+        record(trace, "input", x)                   # (B, N, D)
+        own = cache.self_kv.layers[layer] if cache else None
         a = self.self_attn(x, mask=self_mask, cache=own,
                            trace=_renamed(trace, "self_attn"))
-        x = x + a                                          # (B, N, D)
+        x = x + a                                   # (B, N, D)
         record(trace, "self_attn_add", x)
         x = self.self_attn_norm(x)
         record(trace, "self_attn_norm", x)
-        # K, V of C: computed here when teacher forcing,
-        # once per source when decoding (the cache holds them).
+        # K, V of C: computed here when teacher forcing, once
+        # per source when decoding (the cache holds them).
         kv = (cross_kv(self.cross_attn, memory) if cache is None
               else cache.cross[layer])
         c = cross_attend(self.cross_attn, x, kv, src_mask,
                          _renamed(trace, "cross_attn"))
-        x = x + c                                          # (B, N, D)
+        x = x + c                                   # (B, N, D)
         record(trace, "cross_attn_add", x)
         x = self.cross_attn_norm(x)
         record(trace, "cross_attn_norm", x)
-        f = self.ffn(x, trace)                             # (B, N, D)
+        f = self.ffn(x, trace)                      # (B, N, D)
         record(trace, "ffn_out", f)
         x = x + f
         record(trace, "ffn_add", x)
@@ -309,29 +315,33 @@ class Decoded:
 
 
 @torch.no_grad()
-def greedy(model: EncoderDecoder, src_ids: torch.Tensor, bos_id: int,
-           steps: int, use_cache: bool = True) -> Decoded:
+def greedy(model: EncoderDecoder, src_ids: torch.Tensor,
+           bos_id: int, steps: int,
+           use_cache: bool = True) -> Decoded:
     """Pick the most likely next character ``steps`` times.
 
-    use_cache=True: the encoder and the cross-attention K, V run once;
-    each step feeds only the newest character (its own k, v are cached).
-    use_cache=False: every step reruns the whole model on the prefix.
-    Both give the same ids (a test checks it); the cache saves work.
+    use_cache=True: the encoder and the cross-attention K, V
+    run once; each step feeds only the newest character (its
+    own k, v are cached). use_cache=False: every step reruns
+    the whole model on the prefix. Both give the same ids (a
+    test checks it); the cache only saves work.
     """
     b = src_ids.shape[0]
     ids = torch.full((b, 1), bos_id, dtype=torch.long,
-                     device=src_ids.device)                # (B, 1)
+                     device=src_ids.device)       # (B, 1)
     cache = model.start(src_ids) if use_cache else None
     probs = []
     for _ in range(steps):
-        if cache is not None:   # only the newest character goes in
+        if cache is not None:    # only the newest character
             logits = model.decode(ids[:, -1:], cache.memory,
-                                  cache.src_mask, cache=cache)  # (B, 1, V)
-        else:                   # source and whole prefix, again
-            logits = model(src_ids, ids)                   # (B, t, V)
-        p = torch.softmax(logits[:, -1], dim=-1)           # (B, V)
+                                  cache.src_mask, cache=cache)
+            # logits (B, 1, V)
+        else:                    # the whole prefix, again
+            logits = model(src_ids, ids)          # (B, t, V)
+        p = torch.softmax(logits[:, -1], dim=-1)  # (B, V)
         probs.append(p)
-        ids = torch.cat([ids, p.argmax(-1, keepdim=True)], 1)  # (B, t+1)
+        best = p.argmax(-1, keepdim=True)         # (B, 1)
+        ids = torch.cat([ids, best], dim=1)       # (B, t + 1)
     return Decoded(ids[:, 1:], torch.stack(probs, dim=1))
 
 
