@@ -9,7 +9,7 @@ from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
 from ui.frame import code_panel, device, figure, header, plain, shapes_table, text_box, tr, try_this
 from viz.attention import rect_grid
-from viz.encdec import score_grid
+from viz.encdec import alignment_map, head_strip, score_grid
 
 NS = "b4"
 DEFAULT_DATE = "Monday, 30 November 2026"
@@ -25,14 +25,17 @@ dev = device()
 loaded = date_model(dev)
 
 
-def date_controls(n_layers: int):
-    c1, c2 = st.columns([3, 1])
+def date_controls(n_layers: int, n_heads: int):
+    c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
         text = text_box(f"{NS}.date", DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
     with c2:
         layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer",
                           bind="query-params", help=tr(f"{NS}.layer_help"))
-    return (DEFAULT_DATE if text.empty else text.text), int(layer)
+    with c3:
+        head = st.slider(tr(f"{NS}.head_label"), 0, n_heads, 0, key=f"{NS}.head",
+                         bind="query-params", help=tr(f"{NS}.head_help"))
+    return (DEFAULT_DATE if text.empty else text.text), int(layer), int(head)
 
 
 def text_controls():
@@ -112,9 +115,9 @@ st.markdown(tr(f"{NS}.where_text"))
 @st.fragment
 def trained_body():
     """The trained model's section; reruns alone when its text or layer changes."""
-    n_layers = loaded[0].config.n_layers
+    config = loaded[0].config
     with slot["date_controls"]:
-        text, layer = date_controls(n_layers)
+        text, layer, head = date_controls(config.n_layers, config.n_heads)
     view = trained_view(text, dev)
     unknown = unknown_characters(text)
     with slot["verdict"]:
@@ -131,15 +134,16 @@ def trained_body():
             st.error(tr(f"{NS}.wrong", output=wrote, iso=view["iso"]))
     w = view["weights"][layer]                                                    # (H, N, S)
     h, n, s = w.shape
-    panels = np.concatenate([w, w.mean(0, keepdims=True)])                       # (H + 1, N, S)
+    panels = np.concatenate([w.mean(0, keepdims=True), w])                       # (1 + H, N, S)
+    names = [tr(f"{NS}.average")] + [tr(f"{NS}.head_name", i=i + 1) for i in range(h)]
+    cols = view["source"][:-1] + ["↲"]                                           # ↲: the source's <eos>
     with slot["trained"]:
-        st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, n=n, s=s)}**")
-        figure(rect_grid(panels, view["written"], view["source"],
-                         titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)] + [tr(f"{NS}.average")],
-                         cols=2, hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
-                         height_per_row=max(300, 24 * n + 80)),
-               key=f"{NS}.trained")
+        st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, name=names[head], n=n, s=s)}**")
+        figure(alignment_map(panels[head], view["written"], cols,
+                             hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
+                             height=max(320, 26 * n + 70)), key=f"{NS}.trained")
         st.caption(tr(f"{NS}.trained_caption"))
+        figure(head_strip(panels, names, height=max(150, 9 * n + 50)), key=f"{NS}.strip")
     scores = view["scores"]
     if scores is None:
         with slot["align"]:

@@ -19,22 +19,26 @@ def model():
     return load_date_model("cpu")
 
 
-def _trained(at, text, layer, model):
-    """The trained figure: H head panels + their average, each (11 written, len(text) read)."""
+def _trained(at, text, layer, model, head=0):
+    """The large map (the chosen head, 0 = their average) and the strip of the average and every
+    head: each (11 written, len(text) + 1 read), rows summing to 1, equal to a run outside the app."""
     m, src_tok, tgt_tok = model
     r = read_date(m, text, src_tok, tgt_tok)
-    h = m.config.n_heads
-    fig = figure_by_key(at, "b4.trained")
-    assert len(fig["data"]) == h + 1
-    n = len(r.target)
-    panels = [trace_array(fig, i, "z") for i in range(h + 1)]
-    for w in panels:
-        assert w.shape == (n, len(text) + 1)                              # (target length, source length + <eos>)
-        np.testing.assert_allclose(w.sum(1), 1, atol=1e-5)
-    want = r.trace[f"decoder.layers.{layer}.cross_attn.weights"][0].numpy()
-    np.testing.assert_allclose(np.stack(panels[:h]), want, atol=1e-5)
-    np.testing.assert_allclose(panels[h], want.mean(0), atol=1e-5)
-    assert fig["layout"]["xaxis"]["ticktext"][: len(text)][0] == (text[0] if text[0] != " " else "␣")
+    h, n = m.config.n_heads, len(r.target)
+    want = r.trace[f"decoder.layers.{layer}.cross_attn.weights"][0].numpy()       # (H, N, S)
+    strip = figure_by_key(at, "b4.strip")
+    assert len(strip["data"]) == h + 1
+    panels = np.stack([trace_array(strip, i, "z") for i in range(h + 1)])
+    assert panels.shape == (h + 1, n, len(text) + 1)                     # (target length, source length + <eos>)
+    np.testing.assert_allclose(panels.sum(-1), 1, atol=1e-5)
+    np.testing.assert_allclose(panels[1:], want, atol=1e-5)
+    np.testing.assert_allclose(panels[0], want.mean(0), atol=1e-5)
+    big = figure_by_key(at, "b4.trained")
+    z = trace_array(big, 0, "z")
+    np.testing.assert_allclose(z, panels[head], atol=1e-6)
+    labels = big["data"][0]["x"]
+    assert len(labels) == len(text) + 1 and labels[-1] == "↲"
+    assert labels[0] == (text[0] if text[0] != " " else "␣")
     return r
 
 
@@ -47,8 +51,11 @@ def test_b4_trained_model(lang, model):
     assert at.success and not at.warning
     for layer in (0, n_layers - 1):
         at.slider(key="b4.layer").set_value(layer).run()
-        assert_ok(at)
-        _trained(at, DATE, layer, model)
+        for head in (0, model[0].config.n_heads):
+            at.slider(key="b4.head").set_value(head).run()
+            assert_ok(at)
+            _trained(at, DATE, layer, model, head)
+        at.slider(key="b4.head").set_value(0).run()
         scores = trace_array(figure_by_key(at, "b4.align"), 0, "z")
         assert scores.shape == (n_layers, model[0].config.n_heads) and (scores <= 1 + 1e-6).all()
         best = np.unravel_index(scores.argmax(), scores.shape)
@@ -68,7 +75,8 @@ def test_b4_best_head_aligns(model):
     assert scores.max() > 0.5
     layer, head = np.unravel_index(scores.argmax(), scores.shape)
     at.slider(key="b4.layer").set_value(int(layer)).run()
-    w = trace_array(figure_by_key(at, "b4.trained"), int(head), "z")
+    at.slider(key="b4.head").set_value(int(head) + 1).run()
+    w = trace_array(figure_by_key(at, "b4.trained"), 0, "z")
     assert w[0, 7:11].sum() > 0.5                                         # "2026" sits at 7..10
 
 
@@ -89,7 +97,7 @@ def test_b4_bad_date_input(text, message, model):
         assert any("🙂" in m.value for m in at.warning)                  # the unknown character is named
     if text.startswith("<script>"):
         assert any("\\<" in m.value for m in at.warning)               # named as text, never as markup
-        assert "&lt;" in fig["layout"]["xaxis"]["ticktext"]
+        assert "&lt;" in fig["data"][0]["x"]
 
 
 def test_b4_code_panel_is_lesson_sized():

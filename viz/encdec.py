@@ -182,3 +182,35 @@ def score_grid(scores, *, row_names: list[str], col_names: list[str], title: str
     layout = {"xaxis": {"type": "category", "side": "top", "tickangle": 0},
               "yaxis": {"type": "category", "autorange": "reversed"}, "margin": {"t": 80}}
     return make(data, layout, title, height)
+
+
+def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tuple[str, str, str],
+                  height: int = 380) -> go.Figure:
+    """One (N_target, N_source) weight matrix, every row and column named (dtick 1, level labels):
+    the target characters down the left, the source characters along the top."""
+    z = array(weights)
+    q, k, val = hover_names
+    data = [{"type": "heatmap", "z": z, "x": unique_labels(cols), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+             "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
+             "hovertemplate": f"{q}: %{{y}}<br>{k}: %{{x}}<br>{val}: %{{z:.3f}}<extra></extra>"}]
+    layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 13}},
+              "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1, "tickfont": {"size": 13}},
+              "margin": {"t": 40}}
+    return make(data, layout, None, height)
+
+
+def head_strip(panels, titles: list[str], *, height: int = 200) -> go.Figure:
+    """Small (N, S) weight maps side by side on one axis pair, unlabelled: the shape of every
+    head at a glance (the large map above names the characters). One trace per panel."""
+    w = array(panels)
+    h, n, s = w.shape
+    gap = max(2.0, 0.15 * s)
+    data = [{"type": "heatmap", "z": w[i], "x0": i * (s + gap), "dx": 1, "y0": 0, "dy": 1, "zmin": 0, "zmax": 1,
+             "colorscale": WEIGHTS_SCALE, "showscale": False,
+             "hovertemplate": f"{titles[i]}<br>%{{z:.3f}}<extra></extra>"} for i in range(h)]
+    notes = [{"text": titles[i], "x": i * (s + gap) + (s - 1) / 2, "y": 1.0, "xref": "x", "yref": "paper",
+              "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 13}} for i in range(h)]
+    layout = {"annotations": notes, "margin": {"t": 28, "l": 10, "b": 10},
+              "xaxis": {"visible": False, "range": [-0.5, h * (s + gap) - gap - 0.5]},
+              "yaxis": {"visible": False, "autorange": "reversed"}}
+    return make(data, layout, None, height)
