@@ -105,7 +105,7 @@ def test_b4_code_panel_is_lesson_sized():
     MultiHeadAttention.forward), short enough to read without scrolling sideways."""
     for fn in (cross_kv, cross_attend):
         lines = inspect.getsource(fn).splitlines()
-        assert len(lines) <= 25 and max(len(line) for line in lines) <= 66
+        assert len(lines) <= 25 and max(len(line) for line in lines) <= 64
 
 
 def _check(at, n_target, n_source, h):

@@ -101,3 +101,15 @@ def test_c1_bad_and_other_input(text):
 def test_c1_malformed_url_params(reference):
     at = open_lesson(PAGE, "en", {"c1.layer": "9", "c1.part": "decoder.nothing", "c1.step": "-3", "c1.date": ""})
     _check(at, reference, "decoder", 0, "cross_attn")
+
+
+def test_c1_code_panels_fit_without_scrolling():
+    """Every function C1 shows runs the full width under its figure: ≤ 64 characters a line
+    fit at 1024 px."""
+    import inspect
+
+    from core.lab.date_lab import norm_stats, relu_off, standardise
+    from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
+    for fn in (norm_stats, relu_off, standardise, DecoderLayer.forward, EncoderLayer.forward, FeedForward,
+               cross_attend, greedy):
+        assert max(len(line) for line in inspect.getsource(fn).splitlines()) <= 64, fn.__qualname__

@@ -51,8 +51,8 @@ def norm_stats(before: torch.Tensor, after: torch.Tensor,
     ``before`` the norm (x + sub-layer), standardised, and
     ``after`` LayerNorm (standardised, then gain g and bias b).
 
-    Standardising gives every token mean 0 and variance 1; g and b
-    then move all tokens the same way.
+    Standardising gives every token mean 0 and variance 1;
+    g and b then move all tokens the same way.
     Example: before [[1., 3.]] -> mean 2, var 1; standardised
              [[-1., 1.]] -> mean 0, var 1
     """
@@ -100,11 +100,11 @@ def random_cross_attention(target: list[str], source: list[str],
                            n_heads: int, seed: int,
                            d_model: int = 32,
                            device: str = "cpu") -> Trace:
-    """The untrained contrast: the trained model's cross-attention
-    functions on seeded random weights and embeddings. Queries
-    from the target tokens, keys and values from the source. The
-    trace holds attn.q, k, v, scores, weights (1, H, N, S),
-    concat and out."""
+    """The untrained contrast: the trained model's cross-
+    attention functions on seeded random weights and embeddings.
+    Queries from the target tokens, keys and values from the
+    source. The trace holds attn.q, k, v, scores, weights
+    (1, H, N, S), concat and out."""
     both = embed_tokens(target + source, d_model, seed, device)
     # both: (N + S, D), one row per token of the two texts
     x = both[: len(target)].unsqueeze(0)   # (1, N, D) decoder

@@ -141,7 +141,7 @@ class CrossKV:
 
 def cross_kv(attn: MultiHeadAttention,
              memory: torch.Tensor) -> CrossKV:
-    """K = C W_k, V = C W_v from the encoder output C (B, S, D)"""
+    """K = C W_k, V = C W_v of the encoder output C (B,S,D)"""
     h = attn.config.n_heads
     k = split_heads(attn.w_k(memory), h)   # (B, H, S, d_head)
     v = split_heads(attn.w_v(memory), h)   # (B, H, S, d_head)
@@ -158,7 +158,7 @@ def cross_attend(attn: MultiHeadAttention, x: torch.Tensor,
     cross-attention never takes.
     """
     h = attn.config.n_heads
-    q = split_heads(attn.w_q(x), h)           # (B, H, N, d_head)
+    q = split_heads(attn.w_q(x), h)          # (B, H, N, d_head)
     att = scaled_dot_product_attention(q, kv.k, kv.v, mask)
     # att.weights (B, H, N, S): one row per query, sums to 1
     concat = merge_heads(att.output)          # (B, N, D)
