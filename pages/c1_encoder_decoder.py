@@ -4,7 +4,7 @@ import torch
 
 from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows, standardise
 from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
-from core.text.dates import unknown_characters
+from core.text.dates import parse, unknown_characters
 from ui.date_model import date_model, reading
 from ui.frame import code_panel, device, figure, header, lang, plain, text_box, tr, try_this
 from viz.attention import heatmap
@@ -128,6 +128,8 @@ def lesson_body():
         unknown = unknown_characters(text)
         if unknown:
             st.warning(tr(f"{NS}.unknown", chars=" ".join(f"「{plain(c)}」" for c in unknown)))
+        elif parse(text) is None:
+            st.warning(tr(f"{NS}.not_a_date"))
     n_layers = loaded[0].config.n_layers
     with slot["controls"]:
         stack, layer, sub = sublayer_controls(n_layers)
