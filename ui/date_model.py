@@ -37,7 +37,7 @@ def reading(text: str, device: str) -> dict:
     model, src_tok, tgt_tok = _load(device)
     r = read_date(model, text, src_tok, tgt_tok)
     return {"source": r.source, "output": r.output, "fed": r.target,
-            "written": list(r.output) + ["<eos>"],
+            "written": r.written,
             "ids": r.decoded.ids[0].tolist(), "probs": r.decoded.probs[0].cpu().numpy(),
             "vocab": tgt_tok.tokens(range(len(tgt_tok))),
             "tensors": {name: t[0].cpu().numpy() for name, t in r.trace.tensors.items()}}

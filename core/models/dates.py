@@ -64,6 +64,7 @@ class DateReading:
     source: list[str]           # source characters and <eos>, one per column
     output: str                 # what greedy decoding wrote (up to <eos>)
     target: list[str]           # the characters fed to the decoder: <bos> + output (one per row)
+    written: list[str]          # the character each row chose (the output, then <eos>)
     decoded: Decoded            # ids (1, L) and the softmax of every step (1, L, V_tgt)
     trace: Trace                # teacher-forced pass on the model's own output: every named tensor
 
@@ -82,8 +83,11 @@ def read_date(model: EncoderDecoder, text: str, src_tok: CharTokenizer, tgt_tok:
     decoded = greedy(model, src, tgt_tok.bos_id, STEPS)
     ids = decoded.ids[0].tolist()
     end = ids.index(tgt_tok.eos_id) if tgt_tok.eos_id in ids else len(ids)
-    fed = torch.tensor([[tgt_tok.bos_id] + ids[:end]], device=src.device)     # (1, N)
+    # The decoder read <bos> and each written character but the last: one row per step,
+    # at most STEPS rows even when no <eos> came.
+    fed = torch.tensor([[tgt_tok.bos_id] + ids[:min(end, STEPS - 1)]], device=src.device)  # (1, N)
     trace = Trace()
     model(src, fed, trace)
     return DateReading(source=list(text) + ["<eos>"], output=tgt_tok.decode(ids[:end]),
+                       written=tgt_tok.tokens(ids[:fed.shape[1]]),
                        target=tgt_tok.tokens(fed[0].tolist()), decoded=decoded, trace=trace)

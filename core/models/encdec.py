@@ -258,6 +258,11 @@ class EncoderDecoder(nn.Module):
         self.encoder = nn.ModuleList(EncoderLayer(c) for _ in range(c.n_layers))
         self.decoder = nn.ModuleList(DecoderLayer(c) for _ in range(c.n_layers))
         self.output = nn.Linear(c.d_model, c.tgt_vocab)
+        # Embeddings start at std 1/sqrt(D), so that after the sqrt(D) scale in ``embed`` a
+        # token vector has entries of size ~1, like the sinusoids added to it. With torch's
+        # default std 1 the scaled token would be sqrt(D) times larger and drown the positions.
+        for table in (self.src_embed, self.tgt_embed):
+            nn.init.normal_(table.weight, std=c.d_model ** -0.5)
         # A fixed table, not a weight: kept out of the state dict (persistent=False).
         self.register_buffer("pe", sinusoidal(c.max_len, c.d_model), persistent=False)  # (max_len, D)
 
