@@ -148,3 +148,13 @@ def test_cross_attend_equals_the_multi_head_module():
     assert sorted(ours.names()) == sorted(theirs.names())
     for name in theirs.names():
         assert torch.allclose(ours[name], theirs[name], atol=1e-6), name
+
+
+def test_scaled_embeddings_are_as_large_as_the_positions():
+    """Initialised at std 1/sqrt(D), a token vector times sqrt(D) has entries of size ~1, like
+    the sinusoids: neither drowns the other."""
+    torch.manual_seed(0)
+    model = EncoderDecoder(EncDecConfig(src_vocab=400, tgt_vocab=400, d_model=64))
+    scaled = model.src_embed.weight * 64 ** 0.5
+    assert abs(float(scaled.std()) - 1.0) < 0.05
+    assert abs(float(model.pe[:32].pow(2).mean().sqrt()) - 2 ** -0.5) < 0.05     # sin, cos: rms 1/sqrt(2)
