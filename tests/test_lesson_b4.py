@@ -68,8 +68,8 @@ def test_b4_trained_model(lang, model):
 
 
 def test_b4_best_head_aligns(model):
-    """The best head of an English day-month-year date puts most of the first year digit's weight
-    on the year, at the end of the source: the alignment crosses."""
+    """The best head of an English day-month-year date puts most of the year digits' weight on the
+    year, at the end of the source: the alignment crosses."""
     at = open_lesson(PAGE, "en", {"b4.date": "30 Nov 2026"})
     scores = trace_array(figure_by_key(at, "b4.align"), 0, "z")
     assert scores.max() > 0.5
@@ -77,7 +77,7 @@ def test_b4_best_head_aligns(model):
     at.slider(key="b4.layer").set_value(int(layer)).run()
     at.slider(key="b4.head").set_value(int(head) + 1).run()
     w = trace_array(figure_by_key(at, "b4.trained"), 0, "z")
-    assert w[0, 7:11].sum() > 0.5                                         # "2026" sits at 7..10
+    assert w[:4, 7:11].sum(1).mean() > 0.5                                # "2026" sits at 7..10
 
 
 @pytest.mark.parametrize("text, message", [
