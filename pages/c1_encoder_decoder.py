@@ -120,9 +120,8 @@ slot["forcing_caption"] = st.container()
 code_panel(greedy, height=None)
 
 
-@st.fragment
-def lesson_body():
-    """Reruns alone when a control moves; writes only into the slots above."""
+def example_section() -> str:
+    """The example, for every section below: a new text reruns the whole page."""
     with slot["example"]:
         text = example_controls()
         unknown = unknown_characters(text)
@@ -130,6 +129,12 @@ def lesson_body():
             st.warning(tr(f"{NS}.unknown", chars=" ".join(f"「{plain(c)}」" for c in unknown)))
         elif parse(text) is None:
             st.warning(tr(f"{NS}.not_a_date"))
+    return text
+
+
+@st.fragment
+def sublayer_sections(text: str):
+    """Reruns alone when the layer or the sub-layer moves; writes only into its slots."""
     n_layers = loaded[0].config.n_layers
     with slot["controls"]:
         stack, layer, sub = sublayer_controls(n_layers)
@@ -182,6 +187,11 @@ def lesson_body():
         st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=v["in"].shape[1], off=100 * v["off_all"],
                       lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
 
+
+
+@st.fragment
+def decoding_section(text: str):
+    """Reruns alone when the decoding step moves."""
     d = decoding_view(text, dev)
     n = len(d["fed"])
     with slot["step_controls"]:
@@ -204,7 +214,9 @@ def lesson_body():
 
 
 if loaded:
-    lesson_body()
+    example = example_section()
+    sublayer_sections(example)
+    decoding_section(example)
 
 st.subheader(tr(f"{NS}.compare_title"))
 st.markdown(tr(f"{NS}.compare_text"))

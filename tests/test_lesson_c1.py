@@ -54,7 +54,7 @@ def test_c1_every_sublayer(lang, reference):
     model, r = reference
     at = open_lesson(PAGE, lang)
     diagram = figure_by_key(at, "c1.diagram")
-    assert "decoder.layers.1.cross_attn" in diagram["data"][0]["customdata"]
+    assert "decoder.layers.1.cross_attn" in diagram["data"][-1]["customdata"]
     _check(at, reference, "decoder", 0, "cross_attn")                         # the default
     for layer in (0, model.config.n_layers - 1):
         at.slider(key="c1.layer").set_value(layer).run()

@@ -30,17 +30,23 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
     ``labels`` holds the translated text of every part ("self_attn", "self_attn_norm",
     "cross_attn", "ffn", "masked", "embed_src", "embed_tgt", "linear", "encoder", "decoder").
     The encoder's output C goes to every cross-attention box (blue dotted line).
-    Trace 0 holds one point per box with its dotted name as customdata."""
+    The last trace holds one point per box with its dotted name as customdata.
+
+    Boxes are filled outlines, one trace per colour, not layout shapes: plotly.js lays out
+    every shape again on each redraw (30 shapes cost more than the rest of the page)."""
     box_h, gap, layer_gap = 0.8, 0.25, 0.55
     xs = {"encoder": 1.75, "decoder": 6.05}
-    names, px, py, texts, shapes = [], [], [], [], []
+    names, px, py, texts = [], [], [], []
+    outlines: dict[str, tuple[list, list]] = {kind: ([], []) for kind in (*COLORS, "selected", "layer")}
+
+    def outline(kind, x0, x1, y0, y1):
+        xs_, ys_ = outlines[kind]
+        xs_ += [x0, x1, x1, x0, x0, None]
+        ys_ += [y0, y0, y1, y1, y0, None]
     tops, cross_y = {}, []
 
     def box(name, x, y, text, kind, w=3.1):
-        chosen = name == selected
-        shapes.append({"type": "rect", "x0": x - w / 2, "x1": x + w / 2, "y0": y, "y1": y + box_h, "layer": "below",
-                       "fillcolor": SELECTED if chosen else COLORS[kind],
-                       "line": {"color": "#333" if chosen else "#888", "width": 3 if chosen else 1}})
+        outline("selected" if name == selected else kind, x - w / 2, x + w / 2, y, y + box_h)
         names.append(name)
         px.append(x)
         py.append(y + box_h / 2)
@@ -58,9 +64,7 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
                 if part == "cross_attn":
                     cross_y.append(y + box_h / 2)
                 y += box_h + gap
-            shapes.append({"type": "rect", "x0": x - 1.7, "x1": x + 1.7, "y0": y0 - 0.12, "y1": y - gap + 0.12,
-                           "line": {"color": "#bbb", "dash": "dash", "width": 1}, "fillcolor": "rgba(0,0,0,0)",
-                           "layer": "below"})
+            outline("layer", x - 1.7, x + 1.7, y0 - 0.12, y - gap + 0.12)
             names.append(f"{stack}.layers.{i}")
             px.append(x - 1.95 if stack == "encoder" else x + 1.95)
             py.append((y0 + y - gap) / 2)
@@ -75,18 +79,25 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
     for y in cross_y:
         ax += [c_x, c_x + 2.15, c_x + 2.15, xs["decoder"] - 1.55, None]
         ay += [c_y - 0.1, c_y + 0.1, y, y, None]
-    data = [
-        {"type": "scatter", "mode": "markers+text", "x": px, "y": py, "customdata": names, "text": texts,
-         "textfont": {"size": 12, "color": ["white" if n == selected else "#222" for n in names]},
-         "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 26, "opacity": 0},
-         "showlegend": False},
+    data = [{"type": "scatter", "mode": "lines", "x": outlines["layer"][0], "y": outlines["layer"][1],
+             "hoverinfo": "skip", "showlegend": False, "line": {"color": "#bbb", "dash": "dash", "width": 1}}]
+    for kind, color in (*COLORS.items(), ("selected", SELECTED)):
+        chosen = kind == "selected"
+        data.append({"type": "scatter", "mode": "lines", "x": outlines[kind][0], "y": outlines[kind][1],
+                     "fill": "toself", "fillcolor": color, "hoverinfo": "skip", "showlegend": False,
+                     "line": {"color": "#333" if chosen else "#888", "width": 3 if chosen else 1}})
+    data += [
         {"type": "scatter", "mode": "lines", "x": ax, "y": ay, "hoverinfo": "skip", "showlegend": False,
          "line": {"color": "#1f77b4", "width": 2, "dash": "dot"}},
         {"type": "scatter", "mode": "text", "x": list(xs.values()) + [c_x + 2.35], "y": [top - 0.2] * 2 + [c_y + 0.35],
          "text": [f"<b>{labels['encoder']}</b>", f"<b>{labels['decoder']}</b>", "C"],
          "textfont": {"size": 15, "color": ["#333", "#333", "#1f77b4"]}, "hoverinfo": "skip", "showlegend": False},
+        {"type": "scatter", "mode": "markers+text", "x": px, "y": py, "customdata": names, "text": texts,
+         "textfont": {"size": 12, "color": ["white" if n == selected else "#222" for n in names]},
+         "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 26, "opacity": 0},
+         "showlegend": False},
     ]
-    layout = {"shapes": shapes, "dragmode": False, "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
+    layout = {"dragmode": False, "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
               "xaxis": {"range": [-0.35, 8.15], "visible": False, "fixedrange": True},
               "yaxis": {"range": [-0.4, top + 0.1], "visible": False, "fixedrange": True}}
     return make(data, layout, None, height)
