@@ -17,7 +17,6 @@ DEFAULT_DATE = "30 Nov 2026"
 MAX_DATE = 31                  # the model has 32 positions: the text and its <eos>
 # Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
 PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
-NORM_AFTER = {"self_attn": "self_attn_norm", "cross_attn": "cross_attn_norm", "ffn": "ffn_norm"}
 CODE = {"self_attn": None, "cross_attn": (cross_attend,), "ffn": (FeedForward.forward,)}
 BOX, WHAT = f"{NS}.box", f"{NS}.what"      # c1.box.<part>: diagram labels; c1.what.<part>: one line on it
 WEIGHTS_CAPTION = {"self_attn": f"{NS}.weights_caption_self_attn", "cross_attn": f"{NS}.weights_caption_cross_attn"}
@@ -64,18 +63,31 @@ def sublayer_view(text: str, stack: str, layer: int, sub: str, dev: str) -> dict
         inp, out = f"{base}.{attn}_add", f"{base}.{sub}"
     else:
         inp, out = before_attn, f"{base}.{sub}.out" if sub != "ffn" else f"{base}.ffn_out"
-    norm = f"{base}.{NORM_AFTER[attn]}"
-    stats = norm_stats(torch.from_numpy(t[f"{base}.{attn}_add"]), torch.from_numpy(t[norm]))
-    hidden = torch.from_numpy(t[f"{base}.ffn.hidden"])
-    off = relu_off(hidden)
-    view = {"rows": rows, "in_name": inp, "out_name": out, "in": t[inp], "out": t[out], "norm_name": norm,
-            "stats": {k: v.numpy() for k, v in stats.items()}, "hidden": t[f"{base}.ffn.hidden"],
-            "off": off["per_token"].numpy(), "off_all": float(off["overall"]),
-            "ffn_in": f"{base}.{parts[parts.index('ffn') - 1]}"}
+    view = {"rows": rows, "in_name": inp, "out_name": out, "in": t[inp], "out": t[out]}
     if sub in ("self_attn", "cross_attn"):
         view["weights"] = t[f"{base}.{sub}.weights"].mean(0)                       # (N, S) head average
         view["cols"] = r["source"] if sub == "cross_attn" or stack == "encoder" else r["fed"]
     return view
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def norm_view(text: str, name: str, dev: str) -> dict:
+    """One Add & Norm ("decoder.layers.0.cross_attn_norm"): each token's mean and variance."""
+    r = reading(text, dev)
+    t = r["tensors"]
+    stats = norm_stats(torch.from_numpy(t[name.removesuffix("_norm") + "_add"]), torch.from_numpy(t[name]))
+    return {"rows": r["source"] if name.startswith("encoder") else r["fed"],
+            "stats": {k: v.numpy() for k, v in stats.items()}}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def ffn_view(text: str, name: str, dev: str) -> dict:
+    """One feed-forward ("decoder.layers.0.ffn"): its ReLU output and the units it switched off."""
+    r = reading(text, dev)
+    hidden = r["tensors"][f"{name}.hidden"]                                      # (N, F)
+    off = relu_off(torch.from_numpy(hidden))
+    return {"rows": r["source"] if name.startswith("encoder") else r["fed"], "hidden": hidden,
+            "off": off["per_token"].numpy(), "off_all": float(off["overall"])}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -103,12 +115,12 @@ slot["detail"], slot["detail_code"] = st.container(), st.container()
 # would scroll sideways. The functions shown are wrapped to 66 characters.
 st.subheader(tr(f"{NS}.norm_title"))
 st.markdown(tr(f"{NS}.norm_text"))
-slot["norm"] = st.container()
+slot["norm_controls"], slot["norm"] = st.container(), st.container()
 code_panel(standardise, norm_stats, height=None)
 
 st.subheader(tr(f"{NS}.ffn_title"))
 st.markdown(tr(f"{NS}.ffn_text"))
-slot["ffn"] = st.container()
+slot["ffn_controls"], slot["ffn"] = st.container(), st.container()
 code_panel(FeedForward, relu_off, height=None)
 
 st.subheader(tr(f"{NS}.decode_title"))
@@ -164,11 +176,27 @@ def sublayer_sections(text: str):
         code = CODE.get(sub) or ((EncoderLayer.forward,) if stack == "encoder" else (DecoderLayer.forward,))
         code_panel(*code, height=None)
 
-    s = v["stats"]
+
+
+def pick(key: str, label: str, options: list[str], default: str) -> str:
+    value = st.selectbox(label, options, index=options.index(default), key=key, bind="query-params")
+    return value or default
+
+
+@st.fragment
+def norm_section(text: str):
+    """Reruns alone when its Add & Norm is changed."""
+    n_layers = loaded[0].config.n_layers
+    names = [f"{stack}.layers.{i}.{p}" for stack in ("encoder", "decoder") for i in range(n_layers)
+             for p in sublayers(stack) if p.endswith("norm")]
+    with slot["norm_controls"]:
+        name = pick(f"{NS}.norm", tr(f"{NS}.norm_label"), names, "decoder.layers.0.cross_attn_norm")
+    v = norm_view(text, name, dev)
+    s, rows = v["stats"], v["rows"]
     with slot["norm"]:
         figure(norm_chart(rows, s, names=(tr(f"{NS}.before"), tr(f"{NS}.standard"), tr(f"{NS}.after")),
-                          titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm")
-        st.caption(tr(f"{NS}.norm_caption", name=v["norm_name"],
+                          titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm_fig")
+        st.caption(tr(f"{NS}.norm_caption", name=name,
                       m0=float(s["mean_before"].min()), m1=float(s["mean_before"].max()),
                       v0=float(s["var_before"].min()), v1=float(s["var_before"].max()),
                       a0=float(s["mean_after"].min()), a1=float(s["mean_after"].max()),
@@ -178,15 +206,22 @@ def sublayer_sections(text: str):
             f"| {plain(tok) if tok.strip() else '␣'} | {s['mean_before'][i]:.3f} → {s['mean_standard'][i]:.3f} "
             f"| {s['var_before'][i]:.3f} → {s['var_standard'][i]:.3f} |" for i, tok in enumerate(rows[:4])))
 
-    with slot["ffn"]:
-        hidden = v["hidden"]
-        figure(tensor_heatmap(hidden, rows, title=tr(f"{NS}.ffn_fig", name=f"{stack}.layers.{layer}.ffn.hidden",
-                                                     f=hidden.shape[1]),
-                              hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
-                              height=max(300, 22 * len(rows) + 120)), key=f"{NS}.ffn")
-        st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=v["in"].shape[1], off=100 * v["off_all"],
-                      lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
 
+@st.fragment
+def ffn_section(text: str):
+    """Reruns alone when its feed-forward is changed."""
+    n_layers = loaded[0].config.n_layers
+    names = [f"{stack}.layers.{i}.ffn" for stack in ("encoder", "decoder") for i in range(n_layers)]
+    with slot["ffn_controls"]:
+        name = pick(f"{NS}.ffn", tr(f"{NS}.ffn_label"), names, "decoder.layers.0.ffn")
+    v = ffn_view(text, name, dev)
+    hidden, rows = v["hidden"], v["rows"]
+    with slot["ffn"]:
+        figure(tensor_heatmap(hidden, rows, title=tr(f"{NS}.ffn_fig", name=f"{name}.hidden", f=hidden.shape[1]),
+                              hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
+                              height=max(300, 22 * len(rows) + 120)), key=f"{NS}.ffn_fig")
+        st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=loaded[0].config.d_model, off=100 * v["off_all"],
+                      lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
 
 
 @st.fragment
@@ -216,6 +251,8 @@ def decoding_section(text: str):
 if loaded:
     example = example_section()
     sublayer_sections(example)
+    norm_section(example)
+    ffn_section(example)
     decoding_section(example)
 
 st.subheader(tr(f"{NS}.compare_title"))

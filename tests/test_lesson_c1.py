@@ -32,14 +32,6 @@ def _check(at, ref, stack, layer, sub):
             else f"{base}.{sub}.out")
     want = r.trace[name][0]
     np.testing.assert_allclose(x_out, want.numpy(), atol=1e-5)
-    # LayerNorm per token: the standardised vectors have mean 0 and variance 1 (traces 1 and 4)
-    norm = figure_by_key(at, "c1.norm")
-    assert len(norm["data"]) == 6
-    np.testing.assert_allclose(trace_array(norm, 1, "y"), 0, atol=1e-5)
-    np.testing.assert_allclose(trace_array(norm, 4, "y"), 1, atol=1e-3)
-    assert len(trace_array(norm, 0, "y")) == rows
-    hidden = trace_array(figure_by_key(at, "c1.ffn"), 0, "z")
-    assert hidden.shape == (rows, model.config.ffn_hidden) and (hidden >= 0).all()   # after the ReLU
     if sub in ("self_attn", "cross_attn"):
         w = trace_array(figure_by_key(at, "c1.weights"), 0, "z")
         cols = n_src if (sub == "cross_attn" or stack == "encoder") else n_tgt
@@ -63,6 +55,39 @@ def test_c1_every_sublayer(lang, reference):
             assert_ok(at)
             stack, sub = part.split(".")
             _check(at, reference, stack, layer, sub)
+
+
+NORMS = ["encoder.layers.0.self_attn_norm", "decoder.layers.1.ffn_norm"]      # first and last option
+FFNS = ["encoder.layers.0.ffn", "decoder.layers.1.ffn"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c1_add_norm_and_ffn(lang, reference):
+    model, r = reference
+    at = open_lesson(PAGE, lang)
+    for name in ["decoder.layers.0.cross_attn_norm"] + NORMS:                   # the default, then min, max
+        if name != "decoder.layers.0.cross_attn_norm":
+            at.selectbox(key="c1.norm").set_value(name).run()
+            assert_ok(at)
+        rows = len(TEXT) + 1 if name.startswith("encoder") else len(r.target)
+        norm = figure_by_key(at, "c1.norm_fig")
+        assert len(norm["data"]) == 6
+        before = r.trace[name.removesuffix("_norm") + "_add"][0]
+        np.testing.assert_allclose(trace_array(norm, 0, "y"), before.mean(-1).numpy(), atol=1e-4)
+        # LayerNorm per token: standardised, every mean 0 and every variance 1 (traces 1 and 4)
+        np.testing.assert_allclose(trace_array(norm, 1, "y"), 0, atol=1e-5)
+        np.testing.assert_allclose(trace_array(norm, 4, "y"), 1, atol=1e-3)
+        after = r.trace[name][0]
+        np.testing.assert_allclose(trace_array(norm, 5, "y"), after.var(-1, unbiased=False).numpy(), atol=1e-4)
+        assert len(trace_array(norm, 0, "y")) == rows
+    for name in FFNS:
+        at.selectbox(key="c1.ffn").set_value(name).run()
+        assert_ok(at)
+        hidden = trace_array(figure_by_key(at, "c1.ffn_fig"), 0, "z")
+        np.testing.assert_allclose(hidden, r.trace[f"{name}.hidden"][0].numpy(), atol=1e-5)
+        assert hidden.shape[1] == model.config.ffn_hidden and (hidden >= 0).all()    # after the ReLU
+        off = float((hidden == 0).mean())
+        assert f"{100 * off:.0f} %" in next(c.value for c in at.caption if "F = " in c.value)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
