@@ -17,7 +17,6 @@ DEFAULT_DATE = "30 Nov 2026"
 MAX_DATE = 31                  # the model has 32 positions: the text and its <eos>
 # Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
 PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
-CODE = {"self_attn": None, "cross_attn": (cross_attend,), "ffn": (FeedForward.forward,)}
 BOX, WHAT = f"{NS}.box", f"{NS}.what"      # c1.box.<part>: diagram labels; c1.what.<part>: one line on it
 WEIGHTS_CAPTION = {"self_attn": f"{NS}.weights_caption_self_attn", "cross_attn": f"{NS}.weights_caption_cross_attn"}
 DIAGRAM_LABELS = ("self_attn", "self_attn_norm", "cross_attn", "ffn", "masked", "embed_src", "embed_tgt",
@@ -110,7 +109,9 @@ st.subheader(tr(f"{NS}.stacks_title"))
 st.markdown(tr(f"{NS}.stacks_text"))
 left, right = st.columns([1, 1])
 slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
-slot["detail"], slot["detail_code"] = st.container(), st.container()
+slot["detail"] = st.container()
+# Fixed, not refilled by the fragment: both layers' code names every sub-layer in order.
+code_panel(EncoderLayer.forward, DecoderLayer.forward, cross_attend, height=520)
 # Code panels run the full width under their figures: beside a figure, at 1024 px, they
 # would scroll sideways. The functions shown are wrapped to 66 characters.
 st.subheader(tr(f"{NS}.norm_title"))
@@ -172,9 +173,6 @@ def sublayer_sections(text: str):
             st.caption(tr(WEIGHTS_CAPTION[sub]))
         else:
             st.caption(tr(f"{NS}.detail_elsewhere"))
-    with slot["detail_code"]:
-        code = CODE.get(sub) or ((EncoderLayer.forward,) if stack == "encoder" else (DecoderLayer.forward,))
-        code_panel(*code, height=None)
 
 
 
