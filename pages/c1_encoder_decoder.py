@@ -7,9 +7,8 @@ from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_at
 from core.text.dates import parse, unknown_characters
 from ui.date_model import date_model, reading
 from ui.frame import code_panel, device, figure, header, lang, plain, text_box, tr, try_this
-from viz.attention import heatmap
 from viz.block import tensor_heatmap
-from viz.encdec import forcing_grid, in_out, stacks_diagram, step_probs, sublayers
+from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers
 from viz.encdec import norm_stats as norm_chart
 
 NS = "c1"
@@ -99,6 +98,12 @@ def decoding_view(text: str, dev: str) -> dict:
             "vocab": r["vocab"], "ids": r["ids"], "diff": max_difference(forced, stepped)}
 
 
+def num(x: float) -> str:
+    """Three decimals, without the "-0.000" of a tiny negative rounding error."""
+    text = f"{float(x):.3f}"
+    return "0.000" if text == "-0.000" else text
+
+
 def shape(a) -> str:
     return "(" + ", ".join(str(v) for v in a.shape) + ")"
 
@@ -167,9 +172,9 @@ def sublayer_sections(text: str):
     with slot["detail"]:
         if "weights" in v:
             st.markdown(f"**`{name}.weights`** · {tr(f'{NS}.weights_fig')}")
-            figure(heatmap(v["weights"], rows, v["cols"],
-                           hover_names=(tr(f"{NS}.token"), tr("common.key"), tr("common.weight")),
-                           height=max(300, 22 * len(rows) + 90)), key=f"{NS}.weights")
+            figure(alignment_map(v["weights"], rows, v["cols"],
+                                 hover_names=(tr(f"{NS}.token"), tr("common.key"), tr("common.weight")),
+                                 height=max(300, 24 * len(rows) + 70)), key=f"{NS}.weights")
             st.caption(tr(WEIGHTS_CAPTION[sub]))
         else:
             st.caption(tr(f"{NS}.detail_elsewhere"))
@@ -201,8 +206,8 @@ def norm_section(text: str):
                       b0=float(s["var_after"].min()), b1=float(s["var_after"].max())))
         head = f"| {tr(f'{NS}.token')} | {tr(f'{NS}.mean')} ↦ | {tr(f'{NS}.variance')} ↦ |\n|---|---|---|\n"
         st.markdown(head + "\n".join(
-            f"| {plain(tok) if tok.strip() else '␣'} | {s['mean_before'][i]:.3f} → {s['mean_standard'][i]:.3f} "
-            f"| {s['var_before'][i]:.3f} → {s['var_standard'][i]:.3f} |" for i, tok in enumerate(rows[:4])))
+            f"| {plain(tok) if tok.strip() else '␣'} | {num(s['mean_before'][i])} → {num(s['mean_standard'][i])} "
+            f"| {num(s['var_before'][i])} → {num(s['var_standard'][i])} |" for i, tok in enumerate(rows[:4])))
 
 
 @st.fragment

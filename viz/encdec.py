@@ -145,7 +145,7 @@ def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[
                          "xaxis": "x" if panel == 0 else "x2", "yaxis": "y" if panel == 0 else "y2"})
     notes = [{"text": t, "x": 0.22 + 0.56 * i, "y": 1.0, "xref": "paper", "yref": "paper", "xanchor": "center",
               "yanchor": "bottom", "showarrow": False, "font": {"size": 15}} for i, t in enumerate(titles)]
-    axis = {"type": "category", "tickangle": 0, "tickfont": {"size": 12}}
+    axis = {"type": "category", "tickangle": 0, "tickfont": {"size": 11}}
     layout = {"annotations": notes, "margin": {"t": 70},
               "legend": {"orientation": "h", "y": 1.12, "yanchor": "bottom"},
               "xaxis": {**axis, "domain": [0, 0.44]}, "xaxis2": {**axis, "domain": [0.56, 1], "anchor": "y2"},
