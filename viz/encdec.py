@@ -160,7 +160,8 @@ def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_tit
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
     data = [{"type": "bar", "x": unique_labels(vocab), "y": p, "marker": {"color": colors},
              "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"}]
-    layout = {"xaxis": {"type": "category", "tickangle": 0}, "yaxis": {"range": [0, 1.05], "title": {"text": y_title}},
+    layout = {"xaxis": {"type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 12}},
+              "yaxis": {"range": [0, 1.05], "title": {"text": y_title}},
               "bargap": 0.15}
     return make(data, layout, title, height)
 
@@ -177,7 +178,8 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
              "hovertemplate": f"{tok}: %{{y}}<br>{ch}: %{{x}}<br>{val}: %{{z:.4f}}<extra></extra>"}]
     frame = {"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": v - 0.5, "y0": step - 0.5,
              "y1": step + 0.5, "line": {"color": SELECTED, "width": 3}}
-    layout = {"shapes": [frame], "xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1},
+    layout = {"shapes": [frame], "xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1,
+                                           "tickfont": {"size": 12}},
               "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1}, "margin": {"t": 90 if title else 40}}
     return make(data, layout, title, height)
 
