@@ -1,12 +1,19 @@
-"""B4 · Cross-attention."""
+"""B4 · Cross-attention: a trained encoder-decoder reading dates, then two typed texts untrained."""
+import numpy as np
 import streamlit as st
 
-from core.lab.attention_lab import cross_attention, embed_tokens, word_tokens
-from core.parts.mha import MultiHeadAttention
-from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
+from core.lab.attention_lab import word_tokens
+from core.lab.date_lab import random_cross_attention
+from core.models.encdec import cross_attend, cross_kv
+from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
+from ui.date_model import date_model, reading
+from ui.frame import code_panel, device, figure, header, plain, shapes_table, text_box, tr, try_this
 from viz.attention import rect_grid
+from viz.encdec import alignment_map, head_strip, score_grid
 
 NS = "b4"
+DEFAULT_DATE = "Monday, 30 November 2026"
+MAX_DATE = 31                 # the model has 32 positions: the text and its <eos>
 DEFAULT_TARGET = "The water of the Yellow River comes from the sky"
 DEFAULT_SOURCE = "黄河之水天上来"
 HEADS = [1, 2, 4, 8]
@@ -14,6 +21,21 @@ MAX_TOKENS = 24
 D = 32
 
 header(NS)
+dev = device()
+loaded = date_model(dev)
+
+
+def date_controls(n_layers: int, n_heads: int):
+    c1, c2, c3 = st.columns([2, 1, 1])
+    with c1:
+        text = text_box(f"{NS}.date", DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
+    with c2:
+        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer",
+                          bind="query-params", help=tr(f"{NS}.layer_help"))
+    with c3:
+        head = st.slider(tr(f"{NS}.head_label"), 0, n_heads, 0, key=f"{NS}.head",
+                         bind="query-params", help=tr(f"{NS}.head_help"))
+    return (DEFAULT_DATE if text.empty else text.text), int(layer), int(head)
 
 
 def text_controls():
@@ -32,12 +54,31 @@ def text_controls():
             source.text if not source.empty else DEFAULT_SOURCE, int(h), int(seed))
 
 
-@st.cache_data(max_entries=64)
+@st.cache_data(max_entries=64, show_spinner=False)
+def trained_view(text: str, dev: str) -> dict:
+    """The model's reading of ``text``: cross-attention of every layer, and how well each head
+    lines up with the fields of the date when the text is one."""
+    import torch
+
+    from core.lab.date_lab import alignment_scores
+
+    r = reading(text, dev)
+    n_layers = sum(1 for k in r["tensors"] if k.startswith("decoder.layers.") and k.endswith(".cross_attn.weights"))
+    weights = np.stack([r["tensors"][f"decoder.layers.{i}.cross_attn.weights"] for i in range(n_layers)])  # (L, H, N, S)
+    parsed = parse(text)
+    scores = None
+    if parsed is not None and len(r["output"]) == 10:
+        scores = alignment_scores(torch.from_numpy(weights), parsed).numpy()                       # (L, H)
+    return {"source": r["source"], "written": r["written"], "output": r["output"], "weights": weights,
+            "scores": scores, "iso": None if parsed is None else parsed.iso}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
 def cross_demo(target: str, source: str, n_heads: int, seed: int, dev: str) -> dict:
     tgt, src = word_tokens(target), word_tokens(source)
     cut = len(tgt) > MAX_TOKENS or len(src) > MAX_TOKENS
     tgt, src = tgt[:MAX_TOKENS] or ["∅"], src[:MAX_TOKENS] or ["∅"]
-    _, trace = cross_attention(tgt, src, n_heads, seed, D, dev)
+    trace = random_cross_attention(tgt, src, n_heads, seed, D, dev)
     return {"target": tgt, "source": src, "cut": cut,
             "weights": trace["attn.weights"][0].cpu().numpy(),                  # (H, N_target, N_source)
             "shapes": {name: tuple(t.shape) for name, t in trace.tensors.items()}}
@@ -47,27 +88,92 @@ def shape(t: tuple) -> str:
     return "(" + ", ".join(str(v) for v in t) + ")"
 
 
-# The page's fixed parts (the code, the closing prose) are laid out once; the fragment below
-# refills only the slots that depend on its controls.
-slot = {"controls": st.container(), "title": st.container()}
-slot["matrix"] = beside_code(cross_attention, embed_tokens, word_tokens, MultiHeadAttention.forward, height=720)
+def quoted(chars: list[str]) -> str:
+    """Characters named in a message: each escaped (never markup), spaces made visible."""
+    return " ".join(f"「{plain(c) if c != ' ' else '␣'}」" for c in chars)
+
+
+# The page's fixed parts are laid out once; the fragments below refill only their slots.
+st.subheader(tr(f"{NS}.trained_title"))
+st.markdown(tr(f"{NS}.trained_text"))
+st.markdown(" · ".join(f"`{example}`" for example in STYLE_EXAMPLES.values()))
+slot = {"date_controls": st.container(), "verdict": st.container(), "trained": st.container()}
+align_left, align_right = st.columns([1, 1])
+slot["align"], slot["best"] = align_left.container(), align_right.container()
+# Full width: at 1024 px a code panel beside a figure would scroll sideways.
+code_panel(cross_kv, cross_attend, height=None)
+
+st.subheader(tr(f"{NS}.untrained_title"))
+st.markdown(tr(f"{NS}.untrained_text"))
+slot.update({"controls": st.container(), "title": st.container()})
+slot["matrix"] = st.container()
+code_panel(random_cross_attention, height=None)
 st.subheader(tr(f"{NS}.where_title"))
 st.markdown(tr(f"{NS}.where_text"))
 
 
 @st.fragment
-def lesson_body():
-    """Reruns alone when a control moves (st.fragment) and writes only into the slots above:
-    the code, the prose and the questions are neither sent nor drawn again."""
+def trained_body():
+    """The trained model's section; reruns alone when its text or layer changes."""
+    config = loaded[0].config
+    with slot["date_controls"]:
+        text, layer, head = date_controls(config.n_layers, config.n_heads)
+    view = trained_view(text, dev)
+    unknown = unknown_characters(text)
+    with slot["verdict"]:
+        if unknown:
+            st.warning(tr(f"{NS}.unknown", chars=quoted(unknown), n=len(unknown)))
+        elif view["iso"] is None:
+            st.warning(tr(f"{NS}.not_a_date"))
+        wrote = f"`{view['output']}`" if view["output"] else tr(f"{NS}.nothing")
+        if view["iso"] is None:
+            st.markdown(tr(f"{NS}.attempt", output=wrote))
+        elif view["output"] == view["iso"]:
+            st.success(tr(f"{NS}.right", output=wrote))
+        else:
+            st.error(tr(f"{NS}.wrong", output=wrote, iso=view["iso"]))
+    w = view["weights"][layer]                                                    # (H, N, S)
+    h, n, s = w.shape
+    panels = np.concatenate([w.mean(0, keepdims=True), w])                       # (1 + H, N, S)
+    names = [tr(f"{NS}.average")] + [tr(f"{NS}.head_name", i=i + 1) for i in range(h)]
+    cols = view["source"][:-1] + ["↲"]                                           # ↲: the source's <eos>
+    with slot["trained"]:
+        st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, name=names[head], n=n, s=s)}**")
+        figure(alignment_map(panels[head], view["written"], cols,
+                             hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
+                             height=max(320, 26 * n + 70)), key=f"{NS}.trained")
+        st.caption(tr(f"{NS}.trained_caption"))
+        figure(head_strip(panels, names, height=max(150, 9 * n + 50)), key=f"{NS}.strip")
+    scores = view["scores"]
+    if scores is None:
+        with slot["align"]:
+            st.info(tr(f"{NS}.no_alignment"))
+        return
+    best = np.unravel_index(int(scores.argmax()), scores.shape)
+    with slot["align"]:
+        st.markdown(f"**{tr(f'{NS}.align_fig')}**")
+        figure(score_grid(scores, row_names=[tr(f"{NS}.layer_name", i=i) for i in range(scores.shape[0])],
+                          col_names=[str(j + 1) for j in range(scores.shape[1])], title=tr(f"{NS}.heads_axis"),
+                          hover_names=(tr(f"{NS}.layer_label"), tr(f"{NS}.heads_axis"), tr(f"{NS}.on_field"))),
+               key=f"{NS}.align")
+    with slot["best"]:
+        st.markdown(tr(f"{NS}.best_head", layer=int(best[0]), head=int(best[1]) + 1,
+                       score=100 * float(scores[best]), here=100 * float(scores[layer].max()),
+                       this_layer=layer, this_head=int(scores[layer].argmax()) + 1))
+
+
+@st.fragment
+def untrained_body():
+    """The two-typed-texts demo; reruns alone when a control moves (st.fragment)."""
     with slot["controls"]:
         target, source, h, seed = text_controls()
-    demo = cross_demo(target, source, h, seed, device())
+    demo = cross_demo(target, source, h, seed, dev)
     tgt, src, s = demo["target"], demo["source"], demo["shapes"]
     n_t, n_s = len(tgt), len(src)
     with slot["title"]:
         if demo["cut"]:
             st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
-        st.subheader(tr(f"{NS}.matrix_title", n_t=n_t, n_s=n_s))
+        st.markdown(f"**{tr(f'{NS}.matrix_title', n_t=n_t, n_s=n_s)}**")
     with slot["matrix"]:
         figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)],
                          cols=2, hover_names=(tr(f"{NS}.query_target"), tr(f"{NS}.key_source"), tr("common.weight")),
@@ -85,6 +191,8 @@ def lesson_body():
         ])
 
 
-lesson_body()
+if loaded:
+    trained_body()
+untrained_body()
 
-try_this(NS, [("try1", 1), ("try2", 1), ("try3", 0)])
+try_this(NS, [("try1", 1), ("try2", 2), ("try3", 0), ("try4", 1)])

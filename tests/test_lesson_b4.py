@@ -1,10 +1,111 @@
-"""B4 in both languages: a rectangular (N_target, N_source) weight matrix per head."""
+"""B4 in both languages: the trained date model's cross-attention, (N_target, N_source) per head and
+averaged, with the best-aligned head; then the untrained two-texts demo, a rectangle per head."""
+import inspect
+
 import numpy as np
 import pytest
 
+from core.models.dates import read_date
+from core.models.encdec import cross_attend, cross_kv, load_date_model
+from core.text.dates import STYLE_EXAMPLES
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "b4_cross.py"
+DATE = "Monday, 30 November 2026"
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_date_model("cpu")
+
+
+def _trained(at, text, layer, model, head=0):
+    """The large map (the chosen head, 0 = their average) and the strip of the average and every
+    head: each (11 written, len(text) + 1 read), rows summing to 1, equal to a run outside the app."""
+    m, src_tok, tgt_tok = model
+    r = read_date(m, text, src_tok, tgt_tok)
+    h, n = m.config.n_heads, len(r.target)
+    want = r.trace[f"decoder.layers.{layer}.cross_attn.weights"][0].numpy()       # (H, N, S)
+    strip = figure_by_key(at, "b4.strip")
+    assert len(strip["data"]) == h + 1
+    panels = np.stack([trace_array(strip, i, "z") for i in range(h + 1)])
+    assert panels.shape == (h + 1, n, len(text) + 1)                     # (target length, source length + <eos>)
+    np.testing.assert_allclose(panels.sum(-1), 1, atol=1e-5)
+    np.testing.assert_allclose(panels[1:], want, atol=1e-5)
+    np.testing.assert_allclose(panels[0], want.mean(0), atol=1e-5)
+    big = figure_by_key(at, "b4.trained")
+    z = trace_array(big, 0, "z")
+    np.testing.assert_allclose(z, panels[head], atol=1e-6)
+    labels = big["data"][0]["x"]
+    assert len(labels) == len(text) + 1 and labels[-1] == "↲"
+    assert labels[0] == (text[0] if text[0] != " " else "␣")
+    return r
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b4_trained_model(lang, model):
+    at = open_lesson(PAGE, lang)
+    n_layers = model[0].config.n_layers
+    r = _trained(at, DATE, 0, model)
+    assert r.output == "2026-11-30"
+    assert at.success and not at.warning
+    for layer in (0, n_layers - 1):
+        at.slider(key="b4.layer").set_value(layer).run()
+        for head in (0, model[0].config.n_heads):
+            at.slider(key="b4.head").set_value(head).run()
+            assert_ok(at)
+            _trained(at, DATE, layer, model, head)
+        at.slider(key="b4.head").set_value(0).run()
+        scores = trace_array(figure_by_key(at, "b4.align"), 0, "z")
+        assert scores.shape == (n_layers, model[0].config.n_heads) and (scores <= 1 + 1e-6).all()
+        best = np.unravel_index(scores.argmax(), scores.shape)
+        assert f"{best[1] + 1}" in next(m.value for m in at.markdown if "%" in m.value and "**" in m.value)
+    for example in STYLE_EXAMPLES.values():                               # every style, both languages
+        at.text_input(key="b4.date").set_value(example).run()
+        assert_ok(at)
+        assert _trained(at, example, n_layers - 1, model).output == "2026-11-30"
+        assert at.success
+
+
+def test_b4_best_head_aligns(model):
+    """The best head of an English day-month-year date puts most of the year digits' weight on the
+    year, at the end of the source: the alignment crosses."""
+    at = open_lesson(PAGE, "en", {"b4.date": "30 Nov 2026"})
+    scores = trace_array(figure_by_key(at, "b4.align"), 0, "z")
+    assert scores.max() > 0.5
+    layer, head = np.unravel_index(scores.argmax(), scores.shape)
+    at.slider(key="b4.layer").set_value(int(layer)).run()
+    at.slider(key="b4.head").set_value(int(head) + 1).run()
+    w = trace_array(figure_by_key(at, "b4.trained"), 0, "z")
+    assert w[:4, 7:11].sum(1).mean() > 0.5                                # "2026" sits at 7..10
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "info"), ("   ", "info"), ("🙂" * 300, "warning"), ("<script>alert(1)</script>", "warning"),
+    ("黄河 river 🙂 ﷽", "warning"), ("31 February 2026", "warning"), ("hello", "warning"),
+    ("30 Nov 2026 and a great deal more text", "warning")])
+def test_b4_bad_date_input(text, message, model):
+    at = open_lesson(PAGE, "zh")
+    at.text_input(key="b4.date").set_value(text).run()
+    assert_ok(at)
+    assert getattr(at, message), (text, message)
+    fig = figure_by_key(at, "b4.trained")                                 # the model's attempt is still shown
+    w = trace_array(fig, 0, "z")
+    assert 2 <= w.shape[1] <= 32
+    np.testing.assert_allclose(w.sum(1), 1, atol=1e-5)
+    if "🙂" in text:
+        assert any("🙂" in m.value for m in at.warning)                  # the unknown character is named
+    if text.startswith("<script>"):
+        assert any("\\<" in m.value for m in at.warning)               # named as text, never as markup
+        assert "&lt;" in fig["data"][0]["x"]
+
+
+def test_b4_code_panel_is_lesson_sized():
+    """B4 shows cross_kv and cross_attend (tests/test_encdec.py proves them equal to
+    MultiHeadAttention.forward), short enough to read without scrolling sideways."""
+    for fn in (cross_kv, cross_attend):
+        lines = inspect.getsource(fn).splitlines()
+        assert len(lines) <= 25 and max(len(line) for line in lines) <= 64
 
 
 def _check(at, n_target, n_source, h):

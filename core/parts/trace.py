@@ -58,6 +58,28 @@ NAMES: dict[str, str] = {
     "ffn.up": "(..., N, F) x w3 of a stand-alone SwiGLU",
 }
 
+# --- The encoder-decoder of C1 and B4 (core/models/encdec.py); legend of that module. -----------
+# Each layer records its input, each attention's intermediates (as the multi-head module names
+# them), each residual sum before its LayerNorm ("..._add") and after it ("..._norm").
+_ENCDEC_ATTN = {"q": "(B, H, N, d_head) queries", "k": "(B, H, S, d_head) keys",
+                "v": "(B, H, S, d_head) values", "scores": "(B, H, N, S) before mask and softmax",
+                "weights": "(B, H, N, S) after softmax", "concat": "(B, N, D) heads side by side",
+                "out": "(B, N, D) after w_o"}
+NAMES.update({
+    "encoder.embed": "(B, S, D) source embeddings * sqrt(D) + sinusoidal positions",
+    "decoder.embed": "(B, N, D) target embeddings * sqrt(D) + sinusoidal positions",
+})
+for _stack, _subs in (("encoder", ("self_attn", "ffn")), ("decoder", ("self_attn", "cross_attn", "ffn"))):
+    NAMES[f"{_stack}.layers.{{i}}.input"] = "(B, N, D) residual stream entering the layer"
+    for _sub in _subs:
+        if _sub != "ffn":
+            NAMES.update({f"{_stack}.layers.{{i}}.{_sub}.{k}": v for k, v in _ENCDEC_ATTN.items()})
+        NAMES[f"{_stack}.layers.{{i}}.{_sub}_add"] = "(B, N, D) x + sub-layer(x), before LayerNorm"
+        NAMES[f"{_stack}.layers.{{i}}.{_sub}_norm"] = "(B, N, D) LayerNorm(x + sub-layer(x)): post-norm"
+    NAMES[f"{_stack}.layers.{{i}}.ffn.hidden"] = "(B, N, F) ReLU(x w1 + b1), zeros where a unit is off"
+    NAMES[f"{_stack}.layers.{{i}}.ffn_out"] = "(B, N, D) w2 h + b2, the feed-forward's output"
+
+
 
 def _pattern(template: str) -> re.Pattern[str]:
     return re.compile("^" + re.escape(template).replace(r"\{i\}", r"\d+") + "$")

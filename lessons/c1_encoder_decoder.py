@@ -1,0 +1,264 @@
+"""C1 · Encoder and decoder: the original Transformer, trained to read dates, taken apart."""
+import streamlit as st
+import torch
+
+from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows, standardise
+from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
+from core.text.dates import parse, unknown_characters
+from ui.date_model import date_model, reading
+from ui.frame import code_panel, device, figure, header, lang, plain, text_box, tr, try_this
+from viz.block import tensor_heatmap
+from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers
+from viz.encdec import norm_stats as norm_chart
+
+NS = "c1"
+DEFAULT_DATE = "30 Nov 2026"
+MAX_DATE = 31                  # the model has 32 positions: the text and its <eos>
+# Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
+PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
+BOX, WHAT = f"{NS}.box", f"{NS}.what"      # c1.box.<part>: diagram labels; c1.what.<part>: one line on it
+WEIGHTS_CAPTION = {"self_attn": f"{NS}.weights_caption_self_attn", "cross_attn": f"{NS}.weights_caption_cross_attn"}
+DIAGRAM_LABELS = ("self_attn", "self_attn_norm", "cross_attn", "ffn", "masked", "embed_src", "embed_tgt",
+                  "linear", "encoder", "decoder")
+
+header(NS)
+dev = device()
+loaded = date_model(dev)
+
+
+def example_controls():
+    text = text_box(f"{NS}.date", DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
+    return DEFAULT_DATE if text.empty else text.text
+
+
+def sublayer_controls(n_layers: int):
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
+    with c2:
+        part = st.selectbox(tr(f"{NS}.part_label"), PARTS, index=PARTS.index("decoder.cross_attn"),
+                            key=f"{NS}.part", bind="query-params", help=tr(f"{NS}.part_help"))
+    stack, sub = (part or "decoder.cross_attn").split(".")
+    return stack, int(layer), sub
+
+
+def step_controls(n: int):
+    return st.slider(tr(f"{NS}.step_label"), 0, n - 1, 0, key=f"{NS}.step", bind="query-params",
+                     help=tr(f"{NS}.step_help"))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def sublayer_view(text: str, stack: str, layer: int, sub: str, dev: str) -> dict:
+    """The tensors going into and out of one sub-layer, and the numbers its section shows."""
+    r = reading(text, dev)
+    t = r["tensors"]
+    base = f"{stack}.layers.{layer}"
+    rows = r["source"] if stack == "encoder" else r["fed"]
+    parts = sublayers(stack)
+    attn = sub if not sub.endswith("norm") else sub.removesuffix("_norm")
+    before_attn = f"{base}.input" if parts.index(attn) == 0 else f"{base}.{parts[parts.index(attn) - 1]}"
+    if sub.endswith("norm"):
+        inp, out = f"{base}.{attn}_add", f"{base}.{sub}"
+    else:
+        inp, out = before_attn, f"{base}.{sub}.out" if sub != "ffn" else f"{base}.ffn_out"
+    view = {"rows": rows, "in_name": inp, "out_name": out, "in": t[inp], "out": t[out]}
+    if sub in ("self_attn", "cross_attn"):
+        view["weights"] = t[f"{base}.{sub}.weights"].mean(0)                       # (N, S) head average
+        view["cols"] = r["source"] if sub == "cross_attn" or stack == "encoder" else r["fed"]
+    return view
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def norm_view(text: str, name: str, dev: str) -> dict:
+    """One Add & Norm ("decoder.layers.0.cross_attn_norm"): each token's mean and variance."""
+    r = reading(text, dev)
+    t = r["tensors"]
+    stats = norm_stats(torch.from_numpy(t[name.removesuffix("_norm") + "_add"]), torch.from_numpy(t[name]))
+    return {"rows": r["source"] if name.startswith("encoder") else r["fed"],
+            "stats": {k: v.numpy() for k, v in stats.items()}}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def ffn_view(text: str, name: str, dev: str) -> dict:
+    """One feed-forward ("decoder.layers.0.ffn"): its ReLU output and the units it switched off."""
+    r = reading(text, dev)
+    hidden = r["tensors"][f"{name}.hidden"]                                      # (N, F)
+    off = relu_off(torch.from_numpy(hidden))
+    return {"rows": r["source"] if name.startswith("encoder") else r["fed"], "hidden": hidden,
+            "off": off["per_token"].numpy(), "off_all": float(off["overall"])}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def decoding_view(text: str, dev: str) -> dict:
+    """Step-by-step decoding (greedy, with the cache) against one teacher-forced pass."""
+    r = reading(text, dev)
+    forced = softmax_rows(torch.from_numpy(r["tensors"]["logits"]))              # (N, V)
+    stepped = torch.from_numpy(r["probs"][: forced.shape[0]])                     # (N, V)
+    return {"forced": forced.numpy(), "stepped": stepped.numpy(), "fed": r["fed"], "written": r["written"],
+            "vocab": r["vocab"], "ids": r["ids"], "diff": max_difference(forced, stepped)}
+
+
+def num(x: float) -> str:
+    """Three decimals, without the "-0.000" of a tiny negative rounding error."""
+    text = f"{float(x):.3f}"
+    return "0.000" if text == "-0.000" else text
+
+
+def shape(a) -> str:
+    return "(" + ", ".join(str(v) for v in a.shape) + ")"
+
+
+# ---------------------------------------------------------------- fixed layout, filled by fragments
+slot = {"example": st.container()}
+st.subheader(tr(f"{NS}.stacks_title"))
+st.markdown(tr(f"{NS}.stacks_text"))
+left, right = st.columns([1, 1])
+slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
+slot["detail"] = st.container()
+# Fixed, not refilled by the fragment: both layers' code names every sub-layer in order.
+code_panel(EncoderLayer.forward, DecoderLayer.forward, cross_attend, height=520)
+# Code panels run the full width under their figures: beside a figure, at 1024 px, they
+# would scroll sideways. The functions shown are wrapped to 66 characters.
+st.subheader(tr(f"{NS}.norm_title"))
+st.markdown(tr(f"{NS}.norm_text"))
+slot["norm_controls"], slot["norm"] = st.container(), st.container()
+code_panel(standardise, norm_stats, height=None)
+
+st.subheader(tr(f"{NS}.ffn_title"))
+st.markdown(tr(f"{NS}.ffn_text"))
+slot["ffn_controls"], slot["ffn"] = st.container(), st.container()
+code_panel(FeedForward, relu_off, height=None)
+
+st.subheader(tr(f"{NS}.decode_title"))
+st.markdown(tr(f"{NS}.decode_text"))
+slot["step_controls"] = st.container()
+slot["decode"], slot["forcing"] = st.container(), st.container()
+slot["forcing_caption"] = st.container()
+code_panel(greedy, height=None)
+
+
+def example_section() -> str:
+    """The example, for every section below: a new text reruns the whole page."""
+    with slot["example"]:
+        text = example_controls()
+        unknown = unknown_characters(text)
+        if unknown:
+            st.warning(tr(f"{NS}.unknown", chars=" ".join(f"「{plain(c)}」" for c in unknown)))
+        elif parse(text) is None:
+            st.warning(tr(f"{NS}.not_a_date"))
+    return text
+
+
+@st.fragment
+def sublayer_sections(text: str):
+    """Reruns alone when the layer or the sub-layer moves; writes only into its slots."""
+    n_layers = loaded[0].config.n_layers
+    with slot["controls"]:
+        stack, layer, sub = sublayer_controls(n_layers)
+    name = f"{stack}.layers.{layer}.{sub}"
+    labels = {k: tr(f"{BOX}.{k}") for k in DIAGRAM_LABELS}
+    labels.update(cross_attn_norm=labels["self_attn_norm"], ffn_norm=labels["self_attn_norm"])
+    with slot["diagram"]:
+        figure(stacks_diagram(name, n_layers, labels), key=f"{NS}.diagram")
+    v = sublayer_view(text, stack, layer, sub, dev)
+    rows = v["rows"]
+    with slot["io"]:
+        st.markdown(f"**`{name}`** — {tr(f'{WHAT}.{sub}')}")
+        figure(in_out(v["in"], v["out"], rows, titles=(tr(f"{NS}.input"), tr(f"{NS}.output")),
+                      hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value")),
+                      height=max(300, 22 * len(rows) + 90)), key=f"{NS}.io")
+        st.caption(tr(f"{NS}.io_caption", inp=v["in_name"], out=v["out_name"], shape=shape(v["out"])))
+    with slot["detail"]:
+        if "weights" in v:
+            st.markdown(f"**`{name}.weights`** · {tr(f'{NS}.weights_fig')}")
+            figure(alignment_map(v["weights"], rows, v["cols"],
+                                 hover_names=(tr(f"{NS}.token"), tr("common.key"), tr("common.weight")),
+                                 height=max(300, 24 * len(rows) + 70)), key=f"{NS}.weights")
+            st.caption(tr(WEIGHTS_CAPTION[sub]))
+        else:
+            st.caption(tr(f"{NS}.detail_elsewhere"))
+
+
+
+def pick(key: str, label: str, options: list[str], default: str) -> str:
+    value = st.selectbox(label, options, index=options.index(default), key=key, bind="query-params")
+    return value or default
+
+
+@st.fragment
+def norm_section(text: str):
+    """Reruns alone when its Add & Norm is changed."""
+    n_layers = loaded[0].config.n_layers
+    names = [f"{stack}.layers.{i}.{p}" for stack in ("encoder", "decoder") for i in range(n_layers)
+             for p in sublayers(stack) if p.endswith("norm")]
+    with slot["norm_controls"]:
+        name = pick(f"{NS}.norm", tr(f"{NS}.norm_label"), names, "decoder.layers.0.cross_attn_norm")
+    v = norm_view(text, name, dev)
+    s, rows = v["stats"], v["rows"]
+    with slot["norm"]:
+        figure(norm_chart(rows, s, names=(tr(f"{NS}.before"), tr(f"{NS}.standard"), tr(f"{NS}.after")),
+                          titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm_fig")
+        st.caption(tr(f"{NS}.norm_caption", name=name,
+                      m0=float(s["mean_before"].min()), m1=float(s["mean_before"].max()),
+                      v0=float(s["var_before"].min()), v1=float(s["var_before"].max()),
+                      a0=float(s["mean_after"].min()), a1=float(s["mean_after"].max()),
+                      b0=float(s["var_after"].min()), b1=float(s["var_after"].max())))
+        head = f"| {tr(f'{NS}.token')} | {tr(f'{NS}.mean')} ↦ | {tr(f'{NS}.variance')} ↦ |\n|---|---|---|\n"
+        st.markdown(head + "\n".join(
+            f"| {plain(tok) if tok.strip() else '␣'} | {num(s['mean_before'][i])} → {num(s['mean_standard'][i])} "
+            f"| {num(s['var_before'][i])} → {num(s['var_standard'][i])} |" for i, tok in enumerate(rows[:4])))
+
+
+@st.fragment
+def ffn_section(text: str):
+    """Reruns alone when its feed-forward is changed."""
+    n_layers = loaded[0].config.n_layers
+    names = [f"{stack}.layers.{i}.ffn" for stack in ("encoder", "decoder") for i in range(n_layers)]
+    with slot["ffn_controls"]:
+        name = pick(f"{NS}.ffn", tr(f"{NS}.ffn_label"), names, "decoder.layers.0.ffn")
+    v = ffn_view(text, name, dev)
+    hidden, rows = v["hidden"], v["rows"]
+    with slot["ffn"]:
+        figure(tensor_heatmap(hidden, rows, title=tr(f"{NS}.ffn_fig", name=f"{name}.hidden", f=hidden.shape[1]),
+                              hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
+                              height=max(300, 22 * len(rows) + 120)), key=f"{NS}.ffn_fig")
+        st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=loaded[0].config.d_model, off=100 * v["off_all"],
+                      lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
+
+
+@st.fragment
+def decoding_section(text: str):
+    """Reruns alone when the decoding step moves."""
+    d = decoding_view(text, dev)
+    n = len(d["fed"])
+    with slot["step_controls"]:
+        step = min(step_controls(n), n - 1)
+    chosen = d["ids"][step]
+    with slot["decode"]:
+        so_far = "".join(d["fed"][1: step + 1])
+        st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
+                       p=100 * float(d["stepped"][step][chosen])))
+        st.markdown(f"**{tr(f'{NS}.step_fig', step=step)}**")
+        figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=None,
+                          y_title=tr(f"{NS}.probability"), height=max(320, 24 * n + 130)), key=f"{NS}.probs")
+    with slot["forcing"]:
+        st.markdown(f"**{tr(f'{NS}.forcing_fig', n=n)}**")
+        figure(forcing_grid(d["forced"], d["fed"], d["vocab"], step, title=None,
+                            hover_names=(tr(f"{NS}.read"), tr(f"{NS}.next"), tr(f"{NS}.probability")),
+                            height=max(320, 24 * n + 130)), key=f"{NS}.forcing")
+    with slot["forcing_caption"]:
+        st.caption(tr(f"{NS}.forcing_caption", diff=d["diff"]))
+
+
+if loaded:
+    example = example_section()
+    sublayer_sections(example)
+    norm_section(example)
+    ffn_section(example)
+    decoding_section(example)
+
+st.subheader(tr(f"{NS}.compare_title"))
+st.markdown(tr(f"{NS}.compare_text"))
+st.markdown(tr(f"{NS}.compare_table", language=lang()))
+
+try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])

@@ -1,0 +1,43 @@
+"""The date model of C1 and B4, loaded once per process and device and shared by every student.
+
+Like ui/model.py: ``st.cache_resource`` hands the same module to every session, so traces and
+decoding caches are made per call, never stored on it. ``reading`` caches one date's run,
+keyed on the plain text, as numpy.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from core.models.dates import read_date
+from core.models.encdec import REBUILD, DateModelUnavailable, load_date_model
+from ui.frame import tr
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _load(device: str):
+    try:
+        return load_date_model(device)
+    except DateModelUnavailable as err:
+        return err
+
+
+def date_model(device: str):
+    """(model, source tokenizer, target tokenizer), or None after showing why it is unavailable."""
+    loaded = _load(device)
+    if isinstance(loaded, DateModelUnavailable):
+        st.error(tr("common.date_model_unavailable", reason=str(loaded), command=REBUILD))
+        return None
+    return loaded
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def reading(text: str, device: str) -> dict:
+    """One date read by the model: its output, the rows and columns of every figure, and every
+    traced tensor (batch axis dropped) as numpy."""
+    model, src_tok, tgt_tok = _load(device)
+    r = read_date(model, text, src_tok, tgt_tok)
+    return {"source": r.source, "output": r.output, "fed": r.target,
+            "written": r.written,
+            "ids": r.decoded.ids[0].tolist(), "probs": r.decoded.probs[0].cpu().numpy(),
+            "vocab": tgt_tok.tokens(range(len(tgt_tok))),
+            "tensors": {name: t[0].cpu().numpy() for name, t in r.trace.tensors.items()}}
