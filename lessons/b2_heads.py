@@ -8,13 +8,13 @@ from core.lab.multi_head import multi_head_attention
 from core.parts.mha import merge_heads, split_heads
 from ui.explorer import explorer
 from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
-from viz.attention import bars, head_bands, head_grid
+from viz.attention import head_bands, head_grid
+from viz.walkthrough import head_param_bars, head_split
 
 NS = "b2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 HEADS = [1, 2, 4, 8]
 WIDTHS = [16, 32, 64, 128]
-MATRICES = ["w_q", "w_k", "w_v", "w_o", "total"]
 
 header(NS)
 
@@ -38,7 +38,11 @@ def heads_demo(text: str, d_model: int, n_heads: int, seed: int, dev: str) -> di
     tokens, x = toy.embed_text(text, d_model, seed, dev)                    # (N, D)
     x = x.unsqueeze(0)                                                       # (1, N, D): a batch of one
     _, trace = run_heads(x, n_heads, seed)
+    q = trace["attn.q"][0]                                                   # (H, N, d_head)
     return {
+        "w_q": seeded_mha(d_model, n_heads, seed, dev).w_q.weight.detach().T.cpu().numpy(),   # (D, D): x @ W_q
+        "q": q.cpu().numpy(),
+        "q_flat": merge_heads(q.unsqueeze(0))[0].cpu().numpy(),             # (N, D) = X W_q, before the cut
         "tokens": tokens,
         "weights": trace["attn.weights"][0].cpu().numpy(),                   # (H, N, N)
         "concat": trace["attn.concat"][0].cpu().numpy(),                     # (N, D)
@@ -83,6 +87,11 @@ def lesson_body():
         st.caption(tr(f"{NS}.read_grid"))
     s = demo["shapes"]
     with reshape_slot:
+        heads = [tr(f"{NS}.head_short", i=i + 1) for i in range(h)]
+        figure(head_split(demo["w_q"], demo["q_flat"], demo["q"], tokens, head_names=heads,
+                          titles=[tr(f"{NS}.split_wq"), tr(f"{NS}.split_q"), tr(f"{NS}.split_batch")],
+                          hover=(tr(f"{NS}.row"), tr(f"{NS}.column"), tr(f"{NS}.value"))), key=f"{NS}.split")
+        st.caption(tr(f"{NS}.read_split", h=h, d_head=d_head, d=d, n=n))
         b = s["x"][0]
         shapes_table([
             ("X", shape(s["x"])),
@@ -107,9 +116,9 @@ def lesson_body():
         # The figure names no H: it does not change when H moves (the counts don't), so moving H
         # redraws two figures, not three. The caption below gives the numbers.
         many, one = tr(f"{NS}.many_heads"), tr(f"{NS}.one_head")
-        figure(bars(MATRICES[:-1] + [tr(f"{NS}.total")],
-                    {many: [counts["heads"][m] for m in MATRICES], one: [counts["single"][m] for m in MATRICES]},
-                    title=tr(f"{NS}.params_fig", d=d), y_title=tr(f"{NS}.parameters"), height=420),
+        figure(head_param_bars(["W_q", "W_k", "W_v", "W_o"], d * d_head, d * d, h,
+                               head_names=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)], group_names=(many, one),
+                               title=tr(f"{NS}.params_fig", d=d), x_title=tr(f"{NS}.parameters")),
                key=f"{NS}.params")
         st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,
                       matrix=d * d, total=counts["heads"]["total"]))

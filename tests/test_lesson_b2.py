@@ -20,10 +20,17 @@ def _check(at, n, h, d):
         assert w.shape == (n, n)
         assert np.allclose(w.sum(1), 1, atol=1e-5) and (w >= 0).all()
     assert trace_array(figure_by_key(at, "b2.concat"), 0, "z").shape == (n, d)
-    params = figure_by_key(at, "b2.params")
-    many, one = trace_array(params, 0, "x"), trace_array(params, 1, "x")
-    assert (many == one).all()                                           # split, not multiplied
-    assert many.tolist() == [d * d] * 4 + [4 * d * d]
+    params = figure_by_key(at, "b2.params")                              # traces: head 1..H, then one head
+    assert len(params["data"]) == h + 1
+    heads = sum(trace_array(params, i, "x") for i in range(h))
+    one = trace_array(params, h, "x")
+    assert heads[0::2].tolist() == [d * d] * 4 and one[1::2].tolist() == [d * d] * 4   # split, not multiplied
+    assert all(trace_array(params, i, "x")[0] == d * (d // h) for i in range(h))       # each head: D x d_head
+    split = figure_by_key(at, "b2.split")
+    w_q, q, stacked = (trace_array(split, i, "z") for i in range(3))
+    assert w_q.shape == (d, d) and q.shape == (n, d) and stacked.shape == (h * n, d // h)
+    for i in range(h):                                                   # head i = column block i of Q
+        assert np.allclose(stacked[i * n:(i + 1) * n], q[:, i * (d // h):(i + 1) * (d // h)], atol=1e-6)
     table = next(m.value for m in at.markdown if "| X |" in m.value)
     d_head = d // h
     for shape in (f"(1, {n}, {d})", f"(1, {n}, {h}, {d_head})", f"(1, {h}, {n}, {d_head})", f"(1, {h}, {n}, {n})"):
@@ -123,3 +130,13 @@ def test_b2_malformed_url_params():
     at = open_lesson(PAGE, "zh", {**OPEN, "b2.heads": "3", "b2.d_model": "abc", "b2.seed": "1e99", "b2.ex_layer": "0",
                                   "b2.ex_grid": "yes please", "lang": "zh"})
     _check(at, 11, 4, 32)
+
+
+def test_b2_split_figure_is_x_times_w_q():
+    """The middle panel is X·W_q for the page's own X and W_q (seed 0, D = 32, H = 4)."""
+    from core.lab import toy
+    at = open_lesson(PAGE, "en")
+    split = figure_by_key(at, "b2.split")
+    _, x = toy.embed_text("君不见，黄河之水天上来", 32, 0)
+    w_q = trace_array(split, 0, "z")
+    assert np.allclose(trace_array(split, 1, "z"), x.numpy() @ w_q, atol=1e-4)

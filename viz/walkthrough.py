@@ -78,3 +78,70 @@ def batch_grid(weights, token_lists: list[list[str]], *, titles: list[str], hove
                       "yanchor": "bottom", "yshift": 24, "showarrow": False, "font": {"size": 15}})
     layout.update({"annotations": notes, "margin": {"t": 110 if title else 60}})
     return make(data, layout, title, height)
+
+
+def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str], titles: list[str],
+               hover: tuple[str, str, str], height: int = 520) -> go.Figure:
+    """How one wide matrix becomes H heads. Left: W_q (D, D) cut into H column blocks, one per
+    head. Middle: Q = X·W_q (N, D), the same blocks. Right: the reshape to (H, N, d_head), the
+    blocks stacked as a batch axis. Traces 0-2 are the three panels; a black line marks every cut."""
+    h, n, d_head = q_heads.shape
+    d = w_q.shape[0]
+    labels = unique_labels(tokens)
+    stacked = array(q_heads).reshape(h * n, d_head)                       # (H·N, d_head)
+    panels = [(array(w_q), array(np.arange(d)), array(np.arange(d))), (array(q_flat), array(np.arange(d)), labels),
+              (stacked, array(np.arange(d_head)), array(np.arange(h * n)))]
+    domains = [(0.0, 0.3), (0.4, 0.7), (0.82, 1.0)]
+    data, layout, shapes, notes = [], {}, [], []
+    for i, (z, x, y) in enumerate(panels):
+        n_ax = "" if i == 0 else str(i + 1)
+        data.append({"type": "heatmap", "z": z, "x": x, "y": y, "xaxis": f"x{n_ax}", "yaxis": f"y{n_ax}",
+                     "colorscale": DIVERGING_SCALE, "zmid": 0.0, "showscale": False,
+                     "hovertemplate": f"{hover[0]}: %{{y}}<br>{hover[1]}: %{{x}}<br>{hover[2]}: %{{z:.3f}}<extra></extra>"})
+        layout[f"xaxis{n_ax}"] = {"domain": list(domains[i]), "anchor": f"y{n_ax}", "showgrid": False, "side": "top",
+                                  "tickangle": 0}
+        layout[f"yaxis{n_ax}"] = {"anchor": f"x{n_ax}", "autorange": "reversed", "showgrid": False,
+                                  "type": "category" if i == 1 else "linear", "showticklabels": i != 0,
+                                  "dtick": 1 if i == 1 and n <= 24 else None}
+        if i == 2:                                  # one label per head, at the middle of its block
+            layout[f"yaxis{n_ax}"].update({"tickvals": [j * n + (n - 1) / 2 for j in range(h)],
+                                           "ticktext": head_names, "tickmode": "array"})
+        notes.append({"text": titles[i], "x": sum(domains[i]) / 2, "y": 1.0, "xref": "paper", "yref": "paper",
+                      "yanchor": "bottom", "yshift": 26, "showarrow": False, "font": {"size": 15}})
+        line = {"type": "line", "xref": f"x{n_ax}", "yref": f"y{n_ax}", "line": {"color": "black", "width": 2}}
+        if i < 2:                                   # column cuts every d_head
+            top, bottom = (-0.5, d - 0.5) if i == 0 else (-0.5, n - 0.5)
+            shapes += [{**line, "x0": j * d_head - 0.5, "x1": j * d_head - 0.5, "y0": top, "y1": bottom}
+                       for j in range(1, h)]
+        else:                                       # head boundaries in the stacked batch axis
+            shapes += [{**line, "x0": -0.5, "x1": d_head - 0.5, "y0": j * n - 0.5, "y1": j * n - 0.5}
+                       for j in range(1, h)]
+    for j in range(h):                              # name the blocks of W_q
+        notes.append({"text": head_names[j], "x": j * d_head + (d_head - 1) / 2, "y": d - 0.5, "xref": "x",
+                      "yref": "y", "yanchor": "top", "yshift": -2, "showarrow": False,
+                      "font": {"size": 12, "color": "#333"}, "bgcolor": "rgba(255,255,255,0.7)"})
+    layout.update({"shapes": shapes, "annotations": notes, "margin": {"t": 80, "l": 120}})
+    return make(data, layout, None, height)
+
+
+def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int, *, head_names: list[str],
+                    group_names: tuple[str, str], title: str | None, x_title: str, height: int = 420) -> go.Figure:
+    """For each matrix, two rows: H heads (one stacked segment of D·d_head per head, each head
+    its own slice of the matrix) and one head (a single D·D block). Same total, split differently.
+    Traces 0..H-1 are the heads, trace H the single head."""
+    rows = [f"{m} · {g}" for m in matrices for g in group_names]
+    data = []
+    for j in range(n_heads):
+        values = [per_head if i % 2 == 0 else 0 for i in range(len(rows))]
+        data.append({"type": "bar", "orientation": "h", "y": rows, "x": array(values), "name": head_names[j],
+                     "hovertemplate": f"%{{y}}: {head_names[j]} %{{x:,d}}<extra></extra>",
+                     "marker": {"line": {"color": "white", "width": 1.5}}})
+    data.append({"type": "bar", "orientation": "h", "y": rows, "x": array([0 if i % 2 == 0 else whole
+                                                                          for i in range(len(rows))]),
+                 "name": group_names[1], "marker": {"color": "#7f7f7f"},
+                 "hovertemplate": "%{y}: %{x:,d}<extra></extra>"})
+    layout = {"barmode": "stack", "xaxis": {"title": {"text": x_title}, "rangemode": "tozero"},
+              "yaxis": {"type": "category", "autorange": "reversed"},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+              "margin": {"b": 90}}
+    return make(data, layout, title, height)
