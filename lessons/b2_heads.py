@@ -63,6 +63,7 @@ grid_head = st.container()
 grid_slot = beside_code(multi_head_attention, seeded_mha)
 st.subheader(tr(f"{NS}.reshape_title"))
 st.markdown(tr(f"{NS}.reshape_text"))
+split_slot = st.container()          # the three panels need the page's width
 reshape_slot = beside_code(split_heads, merge_heads, height=640)
 st.subheader(tr(f"{NS}.params_title"))
 st.markdown(tr(f"{NS}.params_text"))
@@ -86,12 +87,13 @@ def lesson_body():
                key=f"{NS}.grid")
         st.caption(tr(f"{NS}.read_grid"))
     s = demo["shapes"]
-    with reshape_slot:
+    with split_slot:
         heads = [tr(f"{NS}.head_short", i=i + 1) for i in range(h)]
         figure(head_split(demo["w_q"], demo["q_flat"], demo["q"], tokens, head_names=heads,
                           titles=[tr(f"{NS}.split_wq"), tr(f"{NS}.split_q"), tr(f"{NS}.split_batch")],
                           hover=(tr(f"{NS}.row"), tr(f"{NS}.column"), tr(f"{NS}.value"))), key=f"{NS}.split")
         st.caption(tr(f"{NS}.read_split", h=h, d_head=d_head, d=d, n=n))
+    with reshape_slot:
         b = s["x"][0]
         shapes_table([
             ("X", shape(s["x"])),

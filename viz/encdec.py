@@ -153,12 +153,21 @@ def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[
     return make(data, layout, None, height)
 
 
+def _short(vocab: list[str]) -> list[str]:
+    """Axis names for the output vocabulary: the special tokens without their brackets, so that
+    21 names fit side by side at 1024 px.
+
+    Example: _short(["<pad>", "<eos>", "7", "-"]) -> ["pad", "eos", "7", "-"]
+    """
+    return [v[1:-1] if len(v) > 2 and v.startswith("<") and v.endswith(">") else v for v in vocab]
+
+
 def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_title: str,
                height: int = 300) -> go.Figure:
     """The softmax over the output vocabulary at one decoding step; the chosen character in orange."""
     p = array(probs)
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
-    data = [{"type": "bar", "x": unique_labels(vocab), "y": p, "marker": {"color": colors},
+    data = [{"type": "bar", "x": unique_labels(_short(vocab)), "y": p, "marker": {"color": colors},
              "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"}]
     layout = {"xaxis": {"type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 12}},
               "yaxis": {"range": [0, 1.05], "title": {"text": y_title}},
@@ -173,7 +182,7 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
     z = array(probs)
     n, v = z.shape
     tok, ch, val = hover_names
-    data = [{"type": "heatmap", "z": z, "x": unique_labels(vocab), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+    data = [{"type": "heatmap", "z": z, "x": unique_labels(_short(vocab)), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{tok}: %{{y}}<br>{ch}: %{{x}}<br>{val}: %{{z:.4f}}<extra></extra>"}]
     frame = {"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": v - 0.5, "y0": step - 0.5,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from viz.attention import token_axis, token_font
 from viz.common import WEIGHTS_SCALE, array, make, unique_labels
 
 SENT, TURNED_AWAY, SKIPPED = "#d62728", "#111111", "#7f7f7f"
@@ -30,8 +31,9 @@ def router_map(probs, tokens: list[str], experts, fits, dispatched, *, expert_na
                      "x": [expert_names[e] for e in ex[r, c]], "y": [rows[i] for i in r],
                      "marker": {"symbol": symbol, "size": 15, "color": colour, "line": {"width": 3, "color": colour}},
                      "hoverinfo": "skip", "showlegend": True})
-    dtick = {"dtick": 1} if len(rows) <= 24 else {}
-    layout = {"yaxis": {"autorange": "reversed", "type": "category", **dtick},
+    # Every token named (up to 48), each row taller than its label.
+    height = max(height, 180 + (token_font(len(rows)) + 10) * len(rows))
+    layout = {"yaxis": {"autorange": "reversed", "type": "category", **token_axis(len(rows))},
               "xaxis": {"side": "top", "type": "category", "tickangle": 0},
               "legend": {"orientation": "h", "y": -0.02, "yanchor": "top"}, "margin": {"t": 100, "b": 60}}
     return make(data, layout, title, height)

@@ -91,7 +91,7 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
     stacked = array(q_heads).reshape(h * n, d_head)                       # (H·N, d_head)
     panels = [(array(w_q), array(np.arange(d)), array(np.arange(d))), (array(q_flat), array(np.arange(d)), labels),
               (stacked, array(np.arange(d_head)), array(np.arange(h * n)))]
-    domains = [(0.0, 0.3), (0.4, 0.7), (0.82, 1.0)]
+    domains = [(0.0, 0.28), (0.38, 0.64), (0.8, 1.0)]
     data, layout, shapes, notes = [], {}, [], []
     for i, (z, x, y) in enumerate(panels):
         n_ax = "" if i == 0 else str(i + 1)
@@ -116,10 +116,6 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
         else:                                       # head boundaries in the stacked batch axis
             shapes += [{**line, "x0": -0.5, "x1": d_head - 0.5, "y0": j * n - 0.5, "y1": j * n - 0.5}
                        for j in range(1, h)]
-    for j in range(h):                              # name the blocks of W_q
-        notes.append({"text": head_names[j], "x": j * d_head + (d_head - 1) / 2, "y": d - 0.5, "xref": "x",
-                      "yref": "y", "yanchor": "top", "yshift": -2, "showarrow": False,
-                      "font": {"size": 12, "color": "#333"}, "bgcolor": "rgba(255,255,255,0.7)"})
     layout.update({"shapes": shapes, "annotations": notes, "margin": {"t": 80, "l": 120}})
     return make(data, layout, None, height)
 
