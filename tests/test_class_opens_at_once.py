@@ -5,17 +5,14 @@ on copying plotly.js)."""
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from bench.stclient import Session
+from tests.live_server import live_server
 from ui.course import existing_lessons
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,37 +31,12 @@ def _fresh_clone(dest: Path) -> Path:
     return dest
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def fresh_server(tmp_path_factory):
     clone = _fresh_clone(tmp_path_factory.mktemp("clone"))
     assert not (clone / "static" / "plotly.min.js").exists()
-    port = _free_port()
-    log = open(clone / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=clone, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.25)
-        else:
-            raise RuntimeError(f"streamlit did not start: {(clone / 'server.log').read_text()[-2000:]}")
+    with open(clone / "server.log", "w") as log, live_server(clone, log) as url:
         yield url, clone
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-        log.close()
 
 
 @pytest.mark.slow

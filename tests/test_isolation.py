@@ -3,17 +3,13 @@ text and lesson state, each see exactly what they would see alone (issue 17, iso
 per-student lives on shared cached objects or in process-global state."""
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from bench.stclient import Session
+from tests.live_server import live_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,30 +24,10 @@ STATES = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1):
-                    break
-            except OSError:
-                time.sleep(0.25)
+    with live_server(ROOT) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
 
 
 def _seen(url: str, page: str, query: str, repeats: int = 1) -> list[list[str]]:
