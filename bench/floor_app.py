@@ -10,8 +10,10 @@ import numpy as np  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from ui.frame import figure  # noqa: E402
+from ui.nodelay import tcp_nodelay  # noqa: E402
 from viz.attention import heatmap  # noqa: E402
 
+tcp_nodelay()   # as the app does in ui/preload.py
 TOKENS = list("君不见，黄河之水天上来")
 
 seed = st.slider("seed", 0, 100, 50, key="seed")

@@ -30,6 +30,7 @@ import core  # noqa: E402
 import ui  # noqa: E402
 import viz  # noqa: E402
 from ui.chart import publish_plotly_js, static_dir  # noqa: E402
+from ui.nodelay import tcp_nodelay  # noqa: E402
 
 
 def _import_all(package) -> None:
@@ -59,3 +60,4 @@ for _package in (core, viz, ui):
     _import_all(_package)
 _draw_every_trace_type()
 publish_plotly_js(static_dir())
+tcp_nodelay()
