@@ -5,7 +5,7 @@ import streamlit as st
 from core.models.model import CourseModelUnavailable, load_course_tokenizer
 from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
 from core.text.tokenizer import CharTokenizer
-from ui.frame import beside_code, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, figure, fragment, header, shapes_table, text_box, tr, try_this
 from viz.tokens import chips, counts, merge_curve
 
 NS = "a1"
@@ -76,7 +76,7 @@ st.markdown(tr(f"{NS}.count_text"))
 slot["counts"] = st.container()
 
 
-@st.fragment
+@fragment
 def lesson_body():
     """Reruns alone when one of its controls moves (st.fragment) and writes only into the
     slots above: the prose, the code and the questions stay as they are."""

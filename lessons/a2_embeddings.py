@@ -4,7 +4,7 @@ import streamlit as st
 from core.lab import toy
 from core.lab.embedding import frequent_ids, lookup, nearest, pca_2d
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
-from ui.frame import beside_code, code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, fragment, header, shapes_table, text_box, tr, try_this
 from viz.embeddings import matrix, neighbours, pca_map
 
 NS = "a2"
@@ -129,7 +129,7 @@ else:
     slot["map"] = beside_code(pca_2d, height=520)
 
 
-@st.fragment
+@fragment
 def lesson_body():
     """Reruns alone when one of its controls moves (st.fragment) and writes only into the
     slots above: the prose, the code and the questions stay as they are."""

@@ -16,6 +16,7 @@ from ui.frame import (
     code_panel,
     device,
     figure,
+    fragment,
     header,
     ranged_slider,
     section_with_controls,
@@ -138,7 +139,7 @@ slot["input_controls"], slot["input"] = section_with_controls(    # 5. What the 
     NS, "input", first_block_input, height=360)
 
 
-@st.fragment
+@fragment
 def encoding_sections():
     """Sections 2-5 share the table's size; they rerun alone (st.fragment) when one of their
     controls moves, and write only into the slots above."""

@@ -7,7 +7,7 @@ from core.lab import toy
 from core.lab.attention_lab import cell_arithmetic, course_attention_steps
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from ui.explorer import explorer
-from ui.frame import beside_code, device, figure, header, ranged_slider, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, device, figure, fragment, header, ranged_slider, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.attention import histogram, lines
 from viz.walkthrough import batch_grid, steps_grid
@@ -102,7 +102,7 @@ def source_controls(n: int):
     return source, layer, head, r, c
 
 
-@st.fragment
+@fragment
 def matrix_section(text: str, seed: int, dev: str):
     """Section 1; reruns alone when d_k moves."""
     with d_k_slot:
@@ -134,7 +134,7 @@ def matrix_section(text: str, seed: int, dev: str):
         ])
 
 
-@st.fragment
+@fragment
 def scale_section(seed: int):
     """Section 2; reruns alone when the width moves."""
     with slot["scale"]:
@@ -159,7 +159,7 @@ def scale_section(seed: int):
             st.caption(tr(f"{NS}.entropy_caption", n=ENTROPY_KEYS, max=math.log(ENTROPY_KEYS)))
 
 
-@st.fragment
+@fragment
 def batch_section(seed: int, dev: str):
     """Section 3: three texts of one length, attended in one call; reruns alone with its d_k."""
     with slot["batch"]:

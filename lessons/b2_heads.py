@@ -7,7 +7,7 @@ from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
 from core.lab.multi_head import multi_head_attention
 from core.parts.mha import merge_heads, split_heads
 from ui.explorer import explorer
-from ui.frame import beside_code, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, device, figure, fragment, header, shapes_table, text_box, tr, try_this
 from viz.attention import head_bands, head_grid
 from viz.walkthrough import head_param_bars, head_split
 
@@ -70,7 +70,7 @@ st.markdown(tr(f"{NS}.params_text"))
 params_slot = beside_code(parameter_counts, height=420)
 
 
-@st.fragment
+@fragment
 def lesson_body():
     """Reruns alone when one of its controls moves (st.fragment), and writes only into the
     slots above: the code panels, the prose, the explorer and the questions stay put."""

@@ -18,6 +18,7 @@ from ui.frame import (
     code_panel,
     device,
     figure,
+    fragment,
     header,
     ranged_slider,
     shapes_table,
@@ -111,7 +112,7 @@ def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
 # The text, the seed and the mask switch change everything: a full run. d_k and the changed
 # position each touch one part: those parts are fragments and rerun alone (d_k's fragment draws
 # only into the slots of mask_layout, so its rerun re-sends the figures, not the prose and code).
-@st.fragment
+@fragment
 def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: bool, dev: str):
     """Sections 1 and 2 (one text, a padded batch); rerun alone when d_k moves."""
     with slots["controls"]:
@@ -164,7 +165,7 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
                       low=check["row_sum_min"], high=check["row_sum_max"]))
 
 
-@st.fragment
+@fragment
 def leak_section(text: str, seed: int, causal: bool, dev: str):
     """Section 3 (peeking at the future); reruns alone when the changed position moves."""
     tokens = single(text, 8, seed, causal, dev)["tokens"]      # the characters; d_k plays no part here

@@ -7,7 +7,7 @@ from core.lab.date_lab import random_cross_attention
 from core.models.encdec import cross_attend, cross_kv
 from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
-from ui.frame import code_panel, device, figure, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import code_panel, device, figure, fragment, header, plain, shapes_table, text_box, tr, try_this
 from viz.attention import rect_grid
 from viz.encdec import alignment_map, head_strip, score_grid
 
@@ -112,7 +112,7 @@ st.subheader(tr(f"{NS}.where_title"))
 st.markdown(tr(f"{NS}.where_text"))
 
 
-@st.fragment
+@fragment
 def trained_body():
     """The trained model's section; reruns alone when its text or layer changes."""
     config = loaded[0].config
@@ -162,7 +162,7 @@ def trained_body():
                        this_layer=layer, this_head=int(scores[layer].argmax()) + 1))
 
 
-@st.fragment
+@fragment
 def untrained_body():
     """The two-typed-texts demo; reruns alone when a control moves (st.fragment)."""
     with slot["controls"]:

@@ -19,7 +19,7 @@ from core.parts.sparse import (
     strided,
     window,
 )
-from ui.frame import beside_code, figure, header, shapes_table, tr, tr_items, try_this
+from ui.frame import beside_code, figure, fragment, header, send_now, shapes_table, tr, tr_items, try_this
 from viz.sparse import band_weights, density_bars, loglog, mask_gallery, receptive_map
 
 NS = "b5"
@@ -114,7 +114,7 @@ st.markdown(tr(f"{NS}.kernel_text"))
 slot["kernel"] = beside_code(banded_attention, gather_attention, height=620)
 
 
-@st.fragment
+@fragment
 def pattern_sections():
     """Sections 1-3: reruns alone when a pattern control moves."""
     with slot["controls"]:
@@ -187,13 +187,14 @@ def measure_controls() -> tuple[int, int, bool, bool]:
     return largest, w, flex, pressed
 
 
-@st.fragment
+@fragment
 def measure_section():
     largest, w, flex, pressed = measure_controls()
     sizes = [n for n in SIZES if n <= largest]
     kernels = MEASURED + (("flex",) if flex else ())
     key = f"{NS}.result"
     if pressed:
+        send_now()   # the progress bar shows as it moves
         bar = st.progress(0.0, text=tr(f"{NS}.measuring"))
         runs = [(kern, n) for n in sizes for kern in kernels]
         table, failed = {}, {}

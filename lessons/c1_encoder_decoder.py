@@ -6,7 +6,7 @@ from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows
 from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
 from core.text.dates import parse, unknown_characters
 from ui.date_model import date_model, reading
-from ui.frame import code_panel, device, figure, header, lang, plain, text_box, tr, try_this
+from ui.frame import code_panel, device, figure, fragment, header, lang, plain, text_box, tr, try_this
 from viz.block import tensor_heatmap
 from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers
 from viz.encdec import norm_stats as norm_chart
@@ -149,7 +149,7 @@ def example_section() -> str:
     return text
 
 
-@st.fragment
+@fragment
 def sublayer_sections(text: str):
     """Reruns alone when the layer or the sub-layer moves; writes only into its slots."""
     n_layers = loaded[0].config.n_layers
@@ -185,7 +185,7 @@ def pick(key: str, label: str, options: list[str], default: str) -> str:
     return value or default
 
 
-@st.fragment
+@fragment
 def norm_section(text: str):
     """Reruns alone when its Add & Norm is changed."""
     n_layers = loaded[0].config.n_layers
@@ -209,7 +209,7 @@ def norm_section(text: str):
             f"| {num(s['var_before'][i])} → {num(s['var_standard'][i])} |" for i, tok in enumerate(rows[:4])))
 
 
-@st.fragment
+@fragment
 def ffn_section(text: str):
     """Reruns alone when its feed-forward is changed."""
     n_layers = loaded[0].config.n_layers
@@ -226,7 +226,7 @@ def ffn_section(text: str):
                       lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
 
 
-@st.fragment
+@fragment
 def decoding_section(text: str):
     """Reruns alone when the decoding step moves."""
     d = decoding_view(text, dev)

@@ -26,8 +26,10 @@ from ui.frame import (
     code_panel,
     device,
     figure,
+    fragment,
     header,
     section_with_controls,
+    send_now,
     shapes_table,
     text_box,
     tr,
@@ -131,6 +133,7 @@ def timing_section():
     """Times the two norms on a button (a live benchmark is too slow for every run)."""
     width, pressed = timing_controls()
     if pressed:
+        send_now()   # the progress bar shows as it moves
         bar = st.progress(0.0, text=tr(f"{NS}.timing_running"))
         st.session_state[f"{NS}.timing"] = {"width": width, "dev": dev, **time_norms(
             1024, width, 30, dev, on_step=lambda f: bar.progress(f, text=tr(f"{NS}.timing_running")))}
@@ -183,7 +186,7 @@ if loaded:
     slot["gate"] = beside_code(SwiGLU.forward, gate_effect, height=420)
 
 
-@st.fragment
+@fragment
 def block_sections():
     """The block, the norms and the SwiGLU gate share the prompt and the layer. They rerun
     alone (st.fragment) when one of their controls moves, and write only into the slots above."""
@@ -266,7 +269,7 @@ def block_sections():
 block_sections()
 
 
-@st.fragment
+@fragment
 def counter_section():
     """The parameter counter reruns alone when its model changes (st.fragment)."""
     # ---------------------------------------------------------------- parameter counter

@@ -17,6 +17,7 @@ from ui.frame import (
     code_panel,
     device,
     figure,
+    fragment,
     header,
     ranged_slider,
     section_with_controls,
@@ -101,7 +102,7 @@ st.info(tr(f"{NS}.pairing_note"))
 slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)
 
 
-@st.fragment
+@fragment
 def lesson_body():
     """Reruns alone when a control moves (st.fragment) and writes only into the slots above:
     the prose, the code and the questions are neither sent nor drawn again."""

@@ -2,7 +2,7 @@
 import streamlit as st
 
 from core.models.generate import Generation, sampling_probs
-from ui.frame import bring_into_view, code_panel, device, figure, header, plain, text_box, tr, try_this
+from ui.frame import bring_into_view, code_panel, device, figure, fragment, header, plain, text_box, tr, try_this
 from ui.model import course_model
 from viz.generation import probability_bars
 
@@ -84,7 +84,7 @@ def sampling_controls():
     return temperature, top_k, top_p, int(seed)
 
 
-@st.fragment
+@fragment
 def lesson_body():
     """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
     are neither sent nor drawn again."""

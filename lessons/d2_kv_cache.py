@@ -7,7 +7,19 @@ from core.calc.flops import decode_flops, measure_decoding
 from core.calc.params import count_params
 from core.models.generate import Generation
 from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
-from ui.frame import beside_code, common_mistake, device, figure, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    common_mistake,
+    device,
+    figure,
+    fragment,
+    header,
+    plain,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from ui.model import course_model
 from viz.kv import cache_step, cost_lines, memory_lines
 
@@ -92,7 +104,7 @@ if loaded is not None:
     step_slots = {"controls": st.container()}
     step_slots["figure"] = beside_code(LayerKV.append, Generation.step, height=620, widths=(3, 2))
 
-    @st.fragment
+    @fragment
     def step_section():
         """Reruns alone when the prompt, the step, the layer or the head changes."""
         with step_slots["controls"]:
@@ -171,7 +183,7 @@ memory_slots = {"controls": st.container()}
 memory_slots["figure"] = beside_code(kv_cache_bytes, height=380)
 
 
-@st.fragment
+@fragment
 def memory_section():
     """Reruns alone when the model, the number format, the batch or the context changes."""
     with memory_slots["controls"]:

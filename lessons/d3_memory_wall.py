@@ -5,7 +5,7 @@ from core.calc import configs, roofline
 from core.calc.flops import decode_operators, decode_variants, prefill_and_decode, step_bytes, step_flops
 from core.calc.params import count_params
 from core.parts.kv_cache import DTYPE_BYTES, kv_cache_bytes
-from ui.frame import beside_code, figure, header, tr, try_this
+from ui.frame import beside_code, figure, fragment, header, tr, try_this
 from viz.roofline import duration, hierarchy_chart, human, roofline_chart
 
 NS = "d3"
@@ -52,7 +52,7 @@ st.markdown(tr(f"{NS}.moves_text"))
 slot["moves"] = st.container()
 
 
-@st.fragment
+@fragment
 def workload_sections():
     """Every section follows the workload row; it reruns alone (st.fragment) when one of its
     controls moves, leaving the titles, the prose, the code and the questions as they are."""

@@ -5,7 +5,7 @@ from core.calc import configs
 from core.lab.head_analysis import model_attention
 from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import MultiHeadAttention, repeat_kv
-from ui.frame import code_panel, device, figure, header, shapes_table, text_box, tr, try_this
+from ui.frame import code_panel, device, figure, fragment, header, shapes_table, text_box, tr, try_this
 from ui.model import course_model
 from viz.attention import head_grid
 from viz.gqa import cache_bars, head_map
@@ -42,7 +42,7 @@ def kind_of(h: int, h_kv: int) -> str:
     return "mha" if h_kv == h else ("mqa" if h_kv == 1 else "gqa")
 
 
-@st.fragment
+@fragment
 def sharing_sections():
     """Sections 1 and 2 follow the model, H_kv and the context; they rerun alone (st.fragment)
     when one of those moves, leaving the course model's heads and the questions as they are."""
@@ -104,7 +104,7 @@ def course_attention(prompt: str, dev: str) -> dict:
     return {"weights": weights.float().cpu().numpy(), "tokens": tokens}
 
 
-@st.fragment
+@fragment
 def model_section():
     """Section 3 reruns alone (st.fragment) when its prompt or layer changes."""
     if loaded is not None:

@@ -4,7 +4,7 @@ import streamlit as st
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
 from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
-from ui.frame import beside_code, code_panel, device, figure, header, plain, text_box, tr, try_this
+from ui.frame import beside_code, code_panel, device, figure, fragment, header, plain, text_box, tr, try_this
 from ui.moe import MAIN, load_cached, memory_points, routed, shipped
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
@@ -71,7 +71,7 @@ st.markdown(tr(f"{NS}.devices_text"))
 slot["devices"] = beside_code(all_to_all, height=420)
 
 
-@st.fragment
+@fragment
 def routing_section():
     with slot["controls"]:
         text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, LIMIT, tr(f"{NS}.prompt_label"))
@@ -171,7 +171,7 @@ st.markdown(tr(f"{NS}.learned_text"))
 learned_slot = beside_code(expert_stats, height=480)
 
 
-@st.fragment
+@fragment
 def learned_section():
     with learned_slot:
         if main_info is None:

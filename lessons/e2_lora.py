@@ -9,7 +9,7 @@ from core.calc import configs
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS, add_lora
 from core.parts.lora import LoRALinear
-from ui.frame import beside_code, figure, header, lang, plain, text_box, tr, try_this
+from ui.frame import beside_code, figure, fragment, header, lang, plain, send_now, text_box, tr, try_this
 from ui.lora import (
     MODELS,
     adapter_blob,
@@ -49,6 +49,7 @@ def adapter_controls():
 def train_live(config: lab.FinetuneConfig) -> None:
     """The student's own fine-tune: wait for a free slot (place shown), then train with a
     progress bar and a live loss curve; the result goes to this session's state only."""
+    send_now()   # the place in the queue and the progress bar show as they change
     model, tok = course_model("cpu")
     queue = job_queue()
     ticket = queue.join()
@@ -90,7 +91,7 @@ controls_slot = st.container()
 counts_slot = beside_code(LoRALinear.forward, LoRALinear.merge, add_lora)
 
 
-@st.fragment
+@fragment
 def counts_section() -> None:
     with controls_slot:
         r, alpha, targets = adapter_controls()
@@ -125,7 +126,7 @@ def prompt_controls() -> str:
     return lab.SONG_OPENINGS[0][0] if text.empty else text.text
 
 
-@st.fragment
+@fragment
 def tune_section() -> None:
     r = st.session_state.get(f"{NS}.r", DEFAULT.r)
     alpha = float(st.session_state.get(f"{NS}.alpha", DEFAULT.alpha))

@@ -27,7 +27,9 @@ def tcp_nodelay() -> int:
         _DONE = True
         count = 0
         for obj in gc.get_objects():
-            if not isinstance(obj, (socket.socket, asyncio.trsock.TransportSocket)):
+            # type(), not isinstance(): the latter asks some lazy objects (torch's deprecated
+            # aliases) for their class, and they warn.
+            if type(obj) not in (socket.socket, asyncio.trsock.TransportSocket):
                 continue
             try:
                 if obj.family in (socket.AF_INET, socket.AF_INET6) and obj.type == socket.SOCK_STREAM:
