@@ -123,11 +123,12 @@ def _source(obj: Callable | type) -> str:
 def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
     """The real source of the ``core/`` functions that drew the figure next to it."""
     st.markdown(f"**{tr('common.the_code')}**")
+    # One code block for all of them, each headed by its module path as a comment: every element
+    # on the page costs the browser on every press (docs/LESSONS.md), and a caption plus a block
+    # per function made a panel of three functions six elements.
+    text = "\n\n".join(f"# {obj.__module__}.{obj.__qualname__}\n{_source(obj)}".rstrip() for obj in objs)
     box = st.container(height=height, border=False) if height else st.container()
-    with box:
-        for obj in objs:
-            st.caption(f"`{obj.__module__}.{obj.__qualname__}`")
-            st.code(_source(obj), language="python", wrap_lines=True)
+    box.code(text, language="python", wrap_lines=True)
 
 
 def beside_code(*objs: Callable | type, height: int | None = 520, widths: tuple[int, int] = (1, 1)):
