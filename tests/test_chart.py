@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import plotly.graph_objects as go
 from streamlit import config
 
-from tests.apptest_util import chart_keys, chart_spec, charts, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import chart_keys, chart_spec, charts, decode, figure_by_key, open_lesson, trace_array
 from ui import chart
 from viz.attention import heatmap
+from viz.common import make
 
 
 def test_publish_copies_the_wheels_plotly_once(tmp_path):
@@ -48,5 +50,25 @@ def test_element_keeps_its_id_and_carries_the_figure():
 def test_arrays_travel_as_float32():
     """The figure JSON keeps numpy float32 arrays as typed arrays (base64), not number lists."""
     fig = heatmap(np.eye(3, dtype=np.float32), list("abc"), list("abc"))
-    z = json.loads(chart.pio.to_json(fig, validate=False))["data"][0]["z"]
+    z = json.loads(chart.figure_json(fig))["data"][0]["z"]
     assert z["dtype"] == "f4" and "bdata" in z
+    assert decode(z).tolist() == np.eye(3).tolist()
+
+
+def test_figure_json_is_plotlys_own_encoding():
+    """viz.common.Figure (plain dicts) and plotly's Figure of the same dicts give the same JSON
+    (numeric arrays typed, NaN as null, strings and ints as they were; None left out)."""
+    data = [{"type": "heatmap", "z": np.array([[0.5, np.nan], [1, 2]], dtype=np.float32),
+             "x": ["a", "b"], "y": np.array(["c", "d"]), "zmin": None, "zmax": np.float32(2)},
+            {"type": "scatter", "x": np.arange(3), "y": [1.0, float("nan"), 3.0], "mode": "lines",
+             "line": {"width": 2, "dash": None}}]
+    layout = {"height": 300, "xaxis": {"range": np.array([0.0, 1.0])}, "shapes": [{"type": "line", "x0": 0}]}
+    ours = json.loads(chart.figure_json(make([dict(t) for t in data], dict(layout))))
+    plotlys = json.loads(chart.figure_json(go.Figure(make([dict(t) for t in data], dict(layout)), _validate=False)))
+
+    def unset(obj):   # plotly.js reads a null attribute as unset; ours leaves it out
+        if isinstance(obj, dict):
+            return {k: unset(v) for k, v in obj.items() if v is not None}
+        return [unset(v) for v in obj] if isinstance(obj, list) else obj
+
+    assert ours == unset(plotlys)

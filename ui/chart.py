@@ -9,6 +9,7 @@ app works offline.
 """
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -16,9 +17,13 @@ import threading
 import zlib
 from pathlib import Path
 
+import numpy as np
 import plotly
+import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
+from _plotly_utils.utils import to_typed_array_spec
+from plotly.io.json import to_json_plotly
 from streamlit import config
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -32,8 +37,13 @@ _CSS = ".anatomy-chart { width: 100%; }"
 def static_dir() -> Path:
     """The folder the server serves at /app/static/: ``static/`` beside the main script."""
     ctx = get_script_run_ctx()
-    main = Path(ctx.main_script_path) if ctx and ctx.main_script_path else ROOT / "app.py"
-    return main.resolve().parent / "static"
+    return _static_dir(ctx.main_script_path if ctx and ctx.main_script_path else str(ROOT / "app.py"))
+
+
+@functools.lru_cache(maxsize=8)
+def _static_dir(main_script: str) -> Path:
+    # Resolving the path walks the file system (~0.8 ms); every chart asks, on every run.
+    return Path(main_script).resolve().parent / "static"
 
 
 _PUBLISH_LOCK = threading.Lock()
@@ -72,11 +82,34 @@ def plotly_url() -> str:
     return "/" + (base + "/" if base else "") + "app/static/plotly.min.js?v=" + plotly.__version__
 
 
+# Keys whose arrays plotly sends as plain lists, not typed arrays (as plotly's own to_dict).
+_PLAIN_KEYS = frozenset(("geojson", "layer", "layers", "range"))
+
+
+def _typed(obj, key: str = ""):
+    """A copy of a figure's dicts and lists with every numeric numpy array as a typed array
+    (``{"dtype": "f4", "bdata": ..., "shape": ...}``), the encoding plotly.py uses."""
+    if isinstance(obj, dict):
+        return {k: _typed(v, k) for k, v in obj.items() if v is not None}   # as plotly: None is unset
+    if isinstance(obj, (list, tuple)):
+        return [_typed(v) for v in obj]
+    if isinstance(obj, np.ndarray) and key not in _PLAIN_KEYS:
+        return to_typed_array_spec(obj)
+    return obj
+
+
+def figure_json(fig) -> str:
+    """The JSON plotly.js draws: a ``viz.common.Figure`` (plain dicts) or any plotly figure."""
+    if isinstance(fig, go.Figure):
+        return pio.to_json(fig, validate=False)
+    return to_json_plotly(_typed(dict(fig)))
+
+
 def chart(fig, key: str, failed_text: str) -> None:
     """Draw ``fig`` under ``key``; the same key on the next run updates the same plot.
     ``failed_text`` is shown in its place if the browser cannot load plotly.js."""
     publish_plotly_js(static_dir())
-    spec = pio.to_json(fig, validate=False)
+    spec = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
     # registering the same definition again is a dictionary write.
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, line_mode, make, pool, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, line_mode, make, pool, unique_labels
 
 
 def hover(query: str, key: str, value: str, fmt: str = ".3f") -> str:
@@ -53,7 +52,7 @@ def heatmap(
     weights: bool = True,
     height: int = 460,
     masked=None,
-) -> go.Figure:
+) -> Figure:
     """A (rows, cols) matrix with a token on every row and column.
 
     ``masked`` (rows, cols) bool, True where a mask closed the cell: drawn in MASKED_COLOUR,
@@ -99,7 +98,7 @@ def head_grid(
     cols: int = 4,
     hover_names: tuple[str, str, str] = ("query", "key", "weight"),
     height_per_row: int = 260,
-) -> go.Figure:
+) -> Figure:
     """One small 0..1 heatmap per head, ``weights`` is (H, N, N): one trace per head, all on
     one pair of axes, each panel shifted by its place in the grid.
 
@@ -147,7 +146,7 @@ def head_grid(
 
 
 def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
-              y_title: str = "", nbins: int = 60, height: int = 360) -> go.Figure:
+              y_title: str = "", nbins: int = 60, height: int = 360) -> Figure:
     """Overlaid density histograms, one per named series, each binned on its own range so a
     narrow series keeps its shape next to a wide one. The browser receives ``nbins``
     densities per series instead of every raw value."""
@@ -162,7 +161,7 @@ def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_titl
 
 
 def lines(x, series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
-          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool | None = None) -> go.Figure:
+          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool | None = None) -> Figure:
     """Several named lines over the same x; markers by default only on short lines (line_mode)."""
     x = array(x)
     mode = line_mode(len(x)) if markers is None else ("lines+markers" if markers else "lines")
@@ -181,7 +180,7 @@ def rect_grid(
     cols: int = 2,
     hover_names: tuple[str, str, str] = ("query", "key", "weight"),
     height_per_row: int = 340,
-) -> go.Figure:
+) -> Figure:
     """One 0..1 heatmap per head of a rectangular (H, N, S) weight tensor: rows are the
     query tokens, columns the key tokens (cross-attention: target down, source across).
 
@@ -231,7 +230,7 @@ def head_bands(
     title: str | None = None,
     hover_names: tuple[str, str, str] = ("token", "column", "value"),
     height: int = 380,
-) -> go.Figure:
+) -> Figure:
     """An (N, H*d_head) matrix such as the concatenated head outputs, with a line between
     the heads and each band named: the picture of "concat" before W_o."""
     z = array(values)
@@ -252,7 +251,7 @@ def head_bands(
 
 
 def bars(categories: list[str], series: dict[str, list[float]], *, title: str | None = None,
-         y_title: str = "", fmt: str = ",d", height: int = 360) -> go.Figure:
+         y_title: str = "", fmt: str = ",d", height: int = 360) -> Figure:
     """Grouped horizontal bars, one group per category (top to bottom) and one bar per named
     series, each labelled with its value, so that equal bars can be checked by reading.
     The values are the x data of each trace."""
@@ -274,7 +273,7 @@ def score_map(
     title: str | None = None,
     hover_names: tuple[str, str, str] = ("pattern", "head", "mean weight"),
     height: int = 330,
-) -> go.Figure:
+) -> Figure:
     """A (rows, cols) table of ratios to chance, e.g. heads × patterns, coloured on a log
     scale: white is chance (1×), red is 2× and more, blue is below chance. Each cell is
     written as "2.6×"; hover shows ``scores``, the mean weight itself."""

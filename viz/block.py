@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from viz.attention import hover, token_axis, token_font
-from viz.common import DIVERGING_SCALE, array, make, pool, unique_labels
+from viz.common import DIVERGING_SCALE, Figure, array, make, pool, unique_labels
 
 # (x centre, y centre, width, height) of each part on a 0..16 x 0..4 canvas; data flows left to right.
 LAYOUT: dict[str, tuple[float, float, float, float]] = {
@@ -41,7 +40,7 @@ def _group(part: str) -> str:
 
 
 def block_diagram(selected: str, labels: dict[str, str], *, regions: dict[str, str], title: str | None = None,
-                  height: int = 300) -> go.Figure:
+                  height: int = 300) -> Figure:
     """One block, left to right; ``labels`` is the (already translated) text of every part,
     ``regions`` names the two sub-layers ("attn", "ffn"). Trace 0 holds one labelled point per
     part with the part id as customdata; the selected part's box is orange.
@@ -97,7 +96,7 @@ def block_diagram(selected: str, labels: dict[str, str], *, regions: dict[str, s
 
 
 def tensor_heatmap(values, row_tokens: list[str], *, title: str, hover_names: tuple[str, str, str],
-                   height: int = 420) -> go.Figure:
+                   height: int = 420) -> Figure:
     """A (tokens, width) activation matrix: tokens down the rows, numbered columns (a wide
     matrix has too many columns to name). Diverging colours centred on 0."""
     z, factor = pool(array(values))
@@ -114,7 +113,7 @@ def tensor_heatmap(values, row_tokens: list[str], *, title: str, hover_names: tu
 
 
 def gate_bars(gate, up, passed, *, names: tuple[str, str, str], title: str, x_title: str,
-              height: int = 360) -> go.Figure:
+              height: int = 360) -> Figure:
     """Per hidden unit, in the order given (the caller sorts them by gate): the value x w3
     (trace 0), the gate SiLU(x w1) (trace 1, a line) and what passes, their product (trace 2).
 
@@ -134,7 +133,7 @@ def gate_bars(gate, up, passed, *, names: tuple[str, str, str], title: str, x_ti
 
 
 def stream_sizes(stages: list[str], stream, added, *, names: tuple[str, str], title: str, y_title: str,
-                 height: int = 360) -> go.Figure:
+                 height: int = 360) -> Figure:
     """RMS of the residual stream at every stage (trace 0, a line over all 2L + 1 stages) and of
     what each sub-layer adds to it (trace 1, bars on the 2L stages after an add)."""
     data = [
@@ -146,7 +145,7 @@ def stream_sizes(stages: list[str], stream, added, *, names: tuple[str, str], ti
     return make(data[::-1], layout, title, height)
 
 
-def norm_scatter(series: dict[str, tuple], *, title: str, x_title: str, y_title: str, height: int = 380) -> go.Figure:
+def norm_scatter(series: dict[str, tuple], *, title: str, x_title: str, y_title: str, height: int = 380) -> Figure:
     """Each token vector as a point (mean of its entries, RMS of its entries), one colour per
     series (input, LayerNorm, RMSNorm)."""
     symbols = ["circle", "diamond", "x"]

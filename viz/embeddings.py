@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, array, label, make, unique_labels
+from viz.common import DIVERGING_SCALE, Figure, array, label, make, unique_labels
 
 
 def matrix(values, row_tokens: list[str], *, title: str | None = None,
-           hover_names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 420) -> go.Figure:
+           hover_names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 420) -> Figure:
     """Rows are tokens, columns are the D dimensions; blue negative, red positive."""
     z = array(values)
     lim = float(np.abs(z).max()) if z.size else 1.0
@@ -21,7 +20,7 @@ def matrix(values, row_tokens: list[str], *, title: str | None = None,
     return make([trace], layout, title, height=max(300, 150 + 26 * len(row_tokens)))
 
 
-def neighbours(tokens: list[str], sims, *, title: str | None = None, x_title: str = "") -> go.Figure:
+def neighbours(tokens: list[str], sims, *, title: str | None = None, x_title: str = "") -> Figure:
     """Horizontal bars, most similar on top."""
     labels = unique_labels(tokens)
     trace = {"type": "bar", "orientation": "h", "y": labels, "x": array(sims),
@@ -77,7 +76,7 @@ def label_positions(points: np.ndarray, extent: np.ndarray, box: tuple[float, fl
 def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], chosen_coords,
             chosen_token: str, *, title: str | None = None,
             names: tuple[str, str, str] = ("table", "prompt", "chosen"),
-            axes: tuple[str, str] = ("PC 1", "PC 2")) -> go.Figure:
+            axes: tuple[str, str] = ("PC 1", "PC 2")) -> Figure:
     """Every searched row as a grey dot; the prompt's tokens labelled in blue, the chosen one a red star."""
     xy, pxy, cxy = array(coords), array(prompt_coords).reshape(-1, 2), array(chosen_coords).reshape(-1, 2)
     # Labels placed around their points so that near neighbours do not write over each other;

@@ -3,9 +3,8 @@ output, LayerNorm's statistics per token, the softmax of each decoding step."""
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, make, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 SELECTED = "#ff7f0e"
 COLORS = {"attn": "#fdf0e1", "norm": "#e8f1fa", "ffn": "#e9f6ea", "io": "#f2f2f2"}
@@ -24,7 +23,7 @@ def _kind(part: str) -> str:
     return "norm" if part.endswith("norm") else "ffn" if part == "ffn" else "attn"
 
 
-def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, height: int = 560) -> go.Figure:
+def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, height: int = 560) -> Figure:
     """The encoder (left) and the decoder (right), data flowing upwards, each layer a column of
     sub-layer boxes. ``selected`` is a dotted name ("decoder.layers.1.cross_attn"), drawn orange.
     ``labels`` holds the translated text of every part ("self_attn", "self_attn_norm",
@@ -104,7 +103,7 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
 
 
 def in_out(before, after, tokens: list[str], *, titles: tuple[str, str], hover_names: tuple[str, str, str],
-           height: int = 360) -> go.Figure:
+           height: int = 360) -> Figure:
     """Two (N, D) matrices side by side on one axis pair: a sub-layer's input and its output,
     one row per token (rows labelled), columns numbered 0..D-1 under each panel. Diverging
     colours centred on 0, one scale for both panels so their sizes compare by eye."""
@@ -131,7 +130,7 @@ def in_out(before, after, tokens: list[str], *, titles: tuple[str, str], hover_n
 
 
 def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[str, str, str],
-               titles: tuple[str, str], height: int = 340) -> go.Figure:
+               titles: tuple[str, str], height: int = 340) -> Figure:
     """Each token's mean (left panel) and variance (right panel) over its D entries:
     before the norm (x + sub-layer), after standardising, and after the gain and bias.
     Traces 0-2 are means, 3-5 variances, in that order."""
@@ -163,7 +162,7 @@ def _short(vocab: list[str]) -> list[str]:
 
 
 def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_title: str,
-               height: int = 300) -> go.Figure:
+               height: int = 300) -> Figure:
     """The softmax over the output vocabulary at one decoding step; the chosen character in orange."""
     p = array(probs)
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
@@ -176,7 +175,7 @@ def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_tit
 
 
 def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: str | None,
-                 hover_names: tuple[str, str, str], height: int = 380) -> go.Figure:
+                 hover_names: tuple[str, str, str], height: int = 380) -> Figure:
     """Teacher forcing: the softmax of every position at once, (N, V), one row per character the
     decoder read; the row of the chosen step is framed."""
     z = array(probs)
@@ -194,7 +193,7 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
 
 
 def score_grid(scores, *, row_names: list[str], col_names: list[str], title: str,
-               hover_names: tuple[str, str, str], height: int = 240) -> go.Figure:
+               hover_names: tuple[str, str, str], height: int = 240) -> Figure:
     """A small (rows, cols) table of numbers in 0..1, the value written in each cell (layers x heads)."""
     z = array(scores)
     r, c, val = hover_names
@@ -207,7 +206,7 @@ def score_grid(scores, *, row_names: list[str], col_names: list[str], title: str
 
 
 def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tuple[str, str, str],
-                  height: int = 380) -> go.Figure:
+                  height: int = 380) -> Figure:
     """One (N_target, N_source) weight matrix, every row and column named (dtick 1, level labels):
     the target characters down the left, the source characters along the top."""
     z = array(weights)
@@ -221,7 +220,7 @@ def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tup
     return make(data, layout, None, height)
 
 
-def head_strip(panels, titles: list[str], *, height: int = 200) -> go.Figure:
+def head_strip(panels, titles: list[str], *, height: int = 200) -> Figure:
     """Small (N, S) weight maps side by side on one axis pair, unlabelled: the shape of every
     head at a glance (the large map above names the characters). One trace per panel."""
     w = array(panels)

@@ -3,16 +3,14 @@ from __future__ import annotations
 
 import math
 
-import plotly.graph_objects as go
-
-from viz.common import array, make, unique_labels
+from viz.common import Figure, array, make, unique_labels
 
 CHOSEN, OTHER, CUT = "#d62728", "#4c78a8", "#c7c7c7"
 
 
 def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: list[float],
                      chosen: int | None, *, title: str | None, names: tuple[str, str],
-                     hover_names: tuple[str, str, str], log: bool = False, height: int = 420) -> go.Figure:
+                     hover_names: tuple[str, str, str], log: bool = False, height: int = 420) -> Figure:
     """One bar per candidate token, likeliest first: the model's probability, and over it a
     thin bar for the probability the draw actually used (after temperature/top-k/top-p).
     The chosen token's bar is red; tokens the sampler cut (probability 0) are grey. ``log``: a

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import array, make
+from viz.common import Figure, array, make
 
 GROUP_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
 def head_map(groups: list[int], *, row_names: tuple[str, str], hover_names: tuple[str, str],
-             title: str | None = None, height: int = 300) -> go.Figure:
+             title: str | None = None, height: int = 300) -> Figure:
     """Query heads on top, KV heads below, a line from each query head to the KV head it reads.
 
     ``groups[h]`` is the KV head of query head h (core.parts.kv_cache.kv_groups). Both rows span the
@@ -46,7 +45,7 @@ def head_map(groups: list[int], *, row_names: tuple[str, str], hover_names: tupl
 
 
 def cache_bars(labels: list[str], gib: list[float], chosen: int, *, title: str | None, y_title: str,
-               text: list[str], height: int = 360) -> go.Figure:
+               text: list[str], height: int = 360) -> Figure:
     """One bar per choice of KV heads; the chosen one in colour, the rest grey."""
     colours = ["#d62728" if i == chosen else "#9ecae1" for i in range(len(labels))]
     data = [{"type": "bar", "x": labels, "y": array(gib), "text": text, "textposition": "outside",

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, line_mode, make
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, label, line_mode, make
 
 # Work the cache saves: drawn in greys, so the eye goes to what a cached step computes.
 GHOST_SCALE = [[0.0, "#f4f4f4"], [1.0, "#8c8c8c"]]
@@ -23,7 +22,7 @@ def _split_rows(z: np.ndarray, n_new: int) -> tuple[np.ndarray, np.ndarray]:
 
 def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple[str, str, str, str],
                value_names: tuple[str, str, str], hover_names: tuple[str, str, str],
-               height: int | None = None) -> go.Figure:
+               height: int | None = None) -> Figure:
     """Q, K, V (S, d_head) and the attention weights (S, S) of one head after one step.
 
     The last ``n_new`` rows are what this step computed (framed in red); earlier rows of Q
@@ -81,7 +80,7 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
 
 
 def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: str, y_title: str,
-               log_y: bool = False, height: int = 360) -> go.Figure:
+               log_y: bool = False, height: int = 360) -> Figure:
     """Cost per step against context length, one line per way of decoding (cached first)."""
     colours = [CACHED_COLOUR, FULL_COLOUR]
     x = array(x)
@@ -93,7 +92,7 @@ def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: 
 
 
 def memory_lines(tokens, series: dict[str, np.ndarray], limits: list[tuple[str, float]], *,
-                 title: str | None, x_title: str, y_title: str, height: int = 420) -> go.Figure:
+                 title: str | None, x_title: str, y_title: str, height: int = 420) -> Figure:
     """Memory (GiB) against context length, with a dashed horizontal line per GPU memory size.
 
     Traces: one per ``series`` entry, then one holding every ``limits`` line (name, GiB) as

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import COLORWAY, array, make
+from viz.common import COLORWAY, Figure, array, make
 
 SPECTRUM_FLOOR = 1e-9   # a log axis cannot show 0; singular values below this are drawn here
 
 
 def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int], *, names: tuple[str, str],
-                     title: str, x_title: str, height: int = 470) -> go.Figure:
+                     title: str, x_title: str, height: int = 470) -> Figure:
     """Two bars per model on a log axis: the adapters' parameters and the frozen base model's
     (the exact counts and the adapters' share of the model in the hover text)."""
     share = [f"{t / f:.3%}" if f else "" for t, f in zip(trainable, frozen, strict=True)]
@@ -30,7 +29,7 @@ def trainable_frozen(models: list[str], trainable: list[int], frozen: list[int],
 
 
 def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int, title: str,
-            x_title: str, y_title: str, height: int = 460) -> go.Figure:
+            x_title: str, y_title: str, height: int = 460) -> Figure:
     """The first ``show`` singular values of every adapted matrix, largest first, on a log axis:
     one line per matrix, one colour (one trace, lines split by gaps) per projection
     (``groups``: matrix name -> projection), so 28 matrices cost the browser 7 traces."""
@@ -57,7 +56,7 @@ def spectra(spectra: dict[str, np.ndarray], groups: dict[str, str], *, show: int
 
 
 def grouped_bars(categories: list[str], series: dict[str, list[float]], *, title: str, x_title: str,
-                 fmt: str, height: int = 420) -> go.Figure:
+                 fmt: str, height: int = 420) -> Figure:
     """Horizontal bars, one group per category (top to bottom), one bar per named series, each
     labelled with its value (``fmt``: ".2f", ".3s"); the x data are the values. The legend sits
     under the axis: in a half-width column a legend above the plot runs into the title."""

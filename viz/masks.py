@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from viz.attention import hover, masked_layer, token_axis, token_font
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, label, make, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, label, make, unique_labels
 
 ALLOWED_COLOUR = "#dbe9f6"   # may attend: pale blue, reads as "open"
 BLOCKED_COLOUR = "#3b3b3b"   # masked: dark, reads as "closed"
@@ -34,7 +33,7 @@ def mask_matrix(
     hover_names: tuple[str, str, str],
     cell_text: list[list[str]] | None = None,
     height: int = 420,
-) -> go.Figure:
+) -> Figure:
     """A boolean (rows, cols) mask: light cells may attend (0 is added), dark cells may not
     (−∞ is added). ``cell_text`` replaces the "0"/"−∞" written in each cell (tokens of a batch).
     The z data is 1 for allowed and 0 for masked."""
@@ -61,7 +60,7 @@ def masked_scores(
     hover_names: tuple[str, str, str],
     height: int = 420,
     write_up_to: int = 8,
-) -> go.Figure:
+) -> Figure:
     """Scores after the mask was added: finite cells coloured around 0, −∞ cells in the masked
     colour with "−∞" written in them (a second trace: z is NaN there, JSON has no infinity, and a
     blank cell would look like a score of 0 on the diverging scale). Up to ``write_up_to``
@@ -92,7 +91,7 @@ def batch_panels(
     height: int = 380,
     masked=None,
     pad: str = "<pad>",
-) -> go.Figure:
+) -> Figure:
     """One 0..1 weight heatmap per sequence of a padded batch, two to a row; ``weights`` is
     (B, N, N) and each panel has the tokens of its own sequence (padding included) on both axes.
     ``masked`` (B, N, N) bool, True where the mask closed the cell: drawn in the masked colour.
@@ -141,7 +140,7 @@ def change_bars(
     x_title: str,
     y_title: str,
     height: int = 360,
-) -> go.Figure:
+) -> Figure:
     """How far each output row moved, one bar per position: the positions before the changed
     token in one colour (``names[0]``), the changed token and after it in another."""
     c = array(change)

@@ -3,17 +3,16 @@ between devices, memory against compute. Every label arrives translated."""
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from viz.attention import token_axis, token_font
-from viz.common import WEIGHTS_SCALE, array, make, unique_labels
+from viz.common import WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 SENT, TURNED_AWAY, SKIPPED = "#d62728", "#111111", "#7f7f7f"
 
 
 def router_map(probs, tokens: list[str], experts, fits, dispatched, *, expert_names: list[str],
                names: tuple[str, str, str], marks: tuple[str, str, str], title: str,
-               height: int = 460) -> go.Figure:
+               height: int = 460) -> Figure:
     """Router probabilities (N, E) as a heatmap, a token per row; each chosen expert is
     marked: a ring where the expert ran, a cross where it was full (overflow), an open
     square where GShard's random routing skipped the second expert."""
@@ -40,7 +39,7 @@ def router_map(probs, tokens: list[str], experts, fits, dispatched, *, expert_na
 
 
 def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], names: tuple[str, str, str],
-              title: str, y_title: str, height: int = 360) -> go.Figure:
+              title: str, y_title: str, height: int = 360) -> Figure:
     """Per expert: assignments processed (solid) and turned away (stacked on top), with the
     capacity as a dashed line."""
     w, done = array(wanted), array(load)
@@ -59,7 +58,7 @@ def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], na
 
 
 def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, str, str], title: str,
-               fmt: str = "d", axis_titles: bool = True, height: int = 380) -> go.Figure:
+               fmt: str = "d", axis_titles: bool = True, height: int = 380) -> Figure:
     """A small table of numbers as a heatmap with every number written in its cell
     (device -> device traffic; layer x expert load)."""
     z = array(counts)
@@ -77,7 +76,7 @@ def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, st
 
 
 def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[str, str], title: str,
-                   height: int = 420) -> go.Figure:
+                   height: int = 420) -> Figure:
     """Each model as a point: memory to hold all its weights (x) against FLOPs per token (y),
     both on log axes. Dense models lie on one line (every weight is used); a mixture of
     experts sits below it, by the factor total / active. A point's "label" (default its title)

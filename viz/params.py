@@ -1,13 +1,11 @@
 """Parameter counts as bars, one bar per part of the model."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-from viz.common import array, make
+from viz.common import Figure, array, make
 
 
 def breakdown_bars(parts: list[str], series: dict[str, list[int]], *, unit: float, title: str, x_title: str,
-                   height: int = 380) -> go.Figure:
+                   height: int = 380) -> Figure:
     """Horizontal bars: one row per part (labels already translated), one colour per series
     (e.g. "all parameters" and "active per token"), lengths in ``unit``s (1e9: billions);
     the exact count sits in customdata and in the hover text."""

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, array, make, unique_labels
+from viz.common import DIVERGING_SCALE, Figure, array, make, unique_labels
 
 
 def pe_table(pe, *, title: str | None = None, names: tuple[str, str, str] = ("position", "dimension", "value"),
-             height: int = 460) -> go.Figure:
+             height: int = 460) -> Figure:
     """The (P, D) table: position down, dimension across; fast waves on the left."""
     z = array(pe)
     trace = {"type": "heatmap", "z": z, "x": array(np.arange(z.shape[1])), "y": array(np.arange(z.shape[0])),
@@ -20,7 +19,7 @@ def pe_table(pe, *, title: str | None = None, names: tuple[str, str, str] = ("po
 
 
 def waves(smooth_x, smooth: dict[str, np.ndarray], sample_x, samples: dict[str, np.ndarray], *,
-          title: str | None = None, x_title: str = "", y_title: str = "") -> go.Figure:
+          title: str | None = None, x_title: str = "", y_title: str = "") -> Figure:
     """Each chosen dimension as a smooth curve, with dots where the integer positions sample it."""
     colours = ["#4c78a8", "#e45756", "#54a24b", "#b279a2"]
     data = []
@@ -35,7 +34,7 @@ def waves(smooth_x, smooth: dict[str, np.ndarray], sample_x, samples: dict[str, 
 
 
 def offsets(series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
-            y_title: str = "") -> go.Figure:
+            y_title: str = "") -> Figure:
     """PE(p) . PE(p + k) against k, one line per starting position p."""
     data = []
     for i, (name, y) in enumerate(series.items()):
@@ -47,7 +46,7 @@ def offsets(series: dict[str, np.ndarray], *, title: str | None = None, x_title:
 
 
 def side_by_side(panels: list[tuple[str, object, list[str]]], *, title: str | None = None,
-                 names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 360) -> go.Figure:
+                 names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 360) -> Figure:
     """Several (N, D) matrices next to each other on one colour scale; each panel is
     (name, matrix, row tokens), so a panel may list the same tokens in another order."""
     arrays = [(name, array(z), rows) for name, z, rows in panels]

@@ -4,9 +4,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import array, make
+from viz.common import Figure, array, make
 
 ROOF_COLOUR = "#333333"
 POINT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
@@ -36,7 +35,7 @@ def duration(seconds: float) -> str:
 
 def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict], *,
                    title: str | None, x_title: str, y_title: str, roof_name: str, ridge_text: str,
-                   arrows: list[tuple[int, int]] = (), height: int = 520) -> go.Figure:
+                   arrows: list[tuple[int, int]] = (), height: int = 520) -> Figure:
     """Log-log roofline min(peak, I × bandwidth) and one marker per point.
 
     ``points``: dicts with name, intensity (FLOPs/byte) and tflops (attained); ``arrows``
@@ -77,7 +76,7 @@ def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict]
 
 
 def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *, titles: tuple[str, str],
-                    axis_title: str = "", height: int = 300) -> go.Figure:
+                    axis_title: str = "", height: int = 300) -> Figure:
     """Two bar panels, log scale: capacity (bytes) and bandwidth (bytes/s) of each memory level.
 
     Traces: 0 capacity, 1 bandwidth; ``levels`` top to bottom, fastest first.

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import array, make
+from viz.common import Figure, array, make
 
 HAND = "#d62728"
 # Explicit colours: plotly.js reads a named scale like "Blues" differently from plotly.py.
@@ -13,7 +12,7 @@ SERIES = ["#1f77b4", "#ff7f0e", "#2ca02c"]           # one colour per base, the 
 
 
 def pair_plane(path, *, title: str, trail_name: str, hand_name: str, x_title: str, y_title: str,
-               height: int = 440) -> go.Figure:
+               height: int = 440) -> Figure:
     """The points (x_2i, x_2i+1) of one pair at positions 0 .. m: trace 0 is the trail of all
     positions, trace 1 the hand from the origin to position m, trace 2 the circle it stays on."""
     p = array(path)                                               # (m+1, 2)
@@ -38,7 +37,7 @@ def pair_plane(path, *, title: str, trail_name: str, hand_name: str, x_title: st
 
 
 def per_pair(series: dict[str, np.ndarray], *, title: str, x_title: str, y_title: str, log_y: bool = True,
-             height: int = 380) -> go.Figure:
+             height: int = 380) -> Figure:
     """One value per pair index i (frequencies, wavelengths), several named series."""
     data = [{"type": "scatter", "x": array(np.arange(len(y))), "y": array(y), "name": name,
              "mode": "lines+markers", "marker": {"size": 5}, "line": {"color": SERIES[i % 3]}}
@@ -50,7 +49,7 @@ def per_pair(series: dict[str, np.ndarray], *, title: str, x_title: str, y_title
 
 
 def by_distance(distances, series: dict[str, np.ndarray], *, title: str, x_title: str, y_title: str,
-                height: int = 380) -> go.Figure:
+                height: int = 380) -> Figure:
     """Curves over the relative distance m - n on a log axis, one per named series (base)."""
     data = [{"type": "scatter", "x": array(distances), "y": array(y), "name": name, "mode": "lines",
              "line": {"color": SERIES[i % 3], "width": 2}} for i, (name, y) in enumerate(series.items())]

@@ -3,15 +3,14 @@ layers, and measured costs on log-log axes."""
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import WEIGHTS_SCALE, array, line_mode, make, pool
+from viz.common import WEIGHTS_SCALE, Figure, array, line_mode, make, pool
 
 KEPT_SCALE = [[0.0, "#ffffff"], [1.0, "#0068c9"]]
 
 
 def mask_gallery(masks: list, titles: list[str], *, cols: int = 4, hover: str = "",
-                 height_per_row: int = 200) -> go.Figure:
+                 height_per_row: int = 200) -> Figure:
     """One small (N, N) mask per panel, all on one pair of axes (as ``viz.attention.head_grid``):
     kept pairs dark, skipped pairs white. Above 64 × 64 a panel is pooled, and a pooled cell
     shows the fraction of its pairs that are kept."""
@@ -42,7 +41,7 @@ def mask_gallery(masks: list, titles: list[str], *, cols: int = 4, hover: str = 
 
 
 def density_bars(names: list[str], densities: list[float], *, title: str | None = None,
-                 x_title: str = "", height: int = 340) -> go.Figure:
+                 x_title: str = "", height: int = 340) -> Figure:
     """Horizontal bars: the share of the N² pairs each pattern computes, printed as a percentage."""
     d = array(densities)
     trace = {"type": "bar", "orientation": "h", "x": d * 100, "y": names,
@@ -57,7 +56,7 @@ def density_bars(names: list[str], densities: list[float], *, title: str | None 
 
 def receptive_map(reach, query: int, *, title: str | None = None, x_title: str = "",
                   y_title: str = "", hover: tuple[str, str] = ("position", "layer"),
-                  height: int = 380) -> go.Figure:
+                  height: int = 380) -> Figure:
     """(L, N) reach as a heatmap, layer 1 at the top: a position is coloured from the first
     layer after which its token can reach the query; the query's column is outlined."""
     z = array(reach)
@@ -76,7 +75,7 @@ def receptive_map(reach, query: int, *, title: str | None = None, x_title: str =
 
 
 def loglog(ns: list[int], series: dict[str, list[float | None]], *, title: str | None = None,
-           y_title: str = "", x_title: str = "N", height: int = 460) -> go.Figure:
+           y_title: str = "", x_title: str = "N", height: int = 460) -> Figure:
     """Measured costs against N on log-log axes: a cost that grows as N^p is a straight line of
     slope p. A size that was skipped (None) leaves a gap."""
     x = array(ns)
@@ -95,7 +94,7 @@ def loglog(ns: list[int], series: dict[str, list[float | None]], *, title: str |
 
 
 def band_weights(weights, *, title: str | None = None, x_title: str = "", y_title: str = "",
-                 hover: tuple[str, str, str] = ("query", "slot", "weight"), height: int = 380) -> go.Figure:
+                 hover: tuple[str, str, str] = ("query", "slot", "weight"), height: int = 380) -> Figure:
     """The banded kernel's weights as it stores them: one row per query, one column per key slot
     of its chunk (L = 3c), 0..1. A tall thin matrix where dense attention has an (N, N) square."""
     z, factor = pool(array(weights))

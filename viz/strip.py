@@ -1,9 +1,7 @@
 """The whole model as one strip of boxes: token ids -> embedding -> blocks -> final norm -> output."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-from viz.common import make
+from viz.common import Figure, make
 
 _FILL = {"ids": "#f0f2f6", "embed": "#dbe9f6", "block": "#e8e3f3", "final_norm": "#fde2c8", "output": "#dbe9f6",
          "softmax": "#f0f2f6"}
@@ -22,7 +20,7 @@ def compact(n: int) -> str:
 
 
 def model_strip(kinds: list[str], names: list[str], shapes: list[str], params: list[str], *, selected: int | None,
-                title: str | None = None, height: int = 230) -> go.Figure:
+                title: str | None = None, height: int = 230) -> Figure:
     """One box per stage, left to right, with its name, the shape it hands on and its parameters;
     the box at index ``selected`` (the block the page shows below) is framed in red. Arrows join
     the boxes. ``kinds`` are core.calc.params.model_stages names (they pick the colour); ``names``

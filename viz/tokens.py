@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import _text_width, array, label, make
+from viz.common import Figure, _text_width, array, label, make
 
 # Light fills so dark text stays readable on a projector; the last one is for specials.
 CHIP_COLOURS = ["#fde2a7", "#c9e4ff", "#d4f2c8", "#f9cfe0", "#e2d6ff", "#c8efea",
@@ -22,7 +21,7 @@ def _stepped_scale(colours: list[str]) -> list[list]:
 
 
 def chips(tokens: list[str], ids: list[int], special: list[bool], *, title: str | None = None,
-          per_row: int = 12, hover_names: tuple[str, str, str] = ("token", "id", "position")) -> go.Figure:
+          per_row: int = 12, hover_names: tuple[str, str, str] = ("token", "id", "position")) -> Figure:
     """The text as a wrapped row of chips: the token on top, its id below.
 
     Neighbouring tokens alternate colours so their borders show; specials (BOS, EOS, UNK)
@@ -52,7 +51,7 @@ def chips(tokens: list[str], ids: list[int], special: list[bool], *, title: str 
     return make([trace], layout, title, height=70 * rows + (80 if title else 20))
 
 
-def counts(names: list[str], values: list[int], *, title: str | None = None, y_title: str = "") -> go.Figure:
+def counts(names: list[str], values: list[int], *, title: str | None = None, y_title: str = "") -> Figure:
     """One bar per tokenizer: how many tokens the same text needs."""
     trace = {"type": "bar", "x": names, "y": array(values), "text": [str(v) for v in values],
              "textposition": "outside", "marker": {"color": ["#4c78a8", "#f58518", "#54a24b"][: len(names)]},
@@ -62,7 +61,7 @@ def counts(names: list[str], values: list[int], *, title: str | None = None, y_t
 
 
 def merge_curve(lengths: list[int], step: int, *, title: str | None = None, x_title: str = "",
-                y_title: str = "", here: str = "k") -> go.Figure:
+                y_title: str = "", here: str = "k") -> Figure:
     """Tokens of the training text after each merge, with the chosen step marked."""
     steps = np.arange(len(lengths))
     step = min(step, len(lengths) - 1)

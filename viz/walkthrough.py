@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, array, make, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 # Six panels, two rows of three: what goes in (top), what comes out of each step (bottom).
 _COLUMNS = [(0.0, 0.29), (0.355, 0.645), (0.71, 1.0)]
@@ -12,7 +11,7 @@ _ROWS = [(0.57, 1.0), (0.0, 0.43)]
 
 
 def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: list[str], cell: tuple[int, int],
-               hover: tuple[str, str, str], title: str | None = None, height: int = 760) -> go.Figure:
+               hover: tuple[str, str, str], title: str | None = None, height: int = 760) -> Figure:
     """Q, K, V (N, d_k) on top; scores (N, S), weights (N, S) and output (N, d_v) below, each
     on its own axes. One cell (r, c) is framed: row r of Q, row c of K, the cell in scores and
     weights, and row r of the output that the weights mix. Traces 0-5 are the six panels in
@@ -56,7 +55,7 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
 
 
 def batch_grid(weights, token_lists: list[list[str]], *, titles: list[str], hover: tuple[str, str, str],
-               title: str | None = None, height: int = 380) -> go.Figure:
+               title: str | None = None, height: int = 380) -> Figure:
     """The (B, N, N) weights of one batched call, one panel per sequence, each with its own
     tokens. Trace b is sequence b."""
     b = len(token_lists)
@@ -81,7 +80,7 @@ def batch_grid(weights, token_lists: list[list[str]], *, titles: list[str], hove
 
 
 def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str], titles: list[str],
-               hover: tuple[str, str, str], height: int = 520) -> go.Figure:
+               hover: tuple[str, str, str], height: int = 520) -> Figure:
     """How one wide matrix becomes H heads. Left: W_q (D, D) cut into H column blocks, one per
     head. Middle: Q = X·W_q (N, D), the same blocks. Right: the reshape to (H, N, d_head), the
     blocks stacked as a batch axis. Traces 0-2 are the three panels; a black line marks every cut."""
@@ -121,7 +120,7 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
 
 
 def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int, *, head_names: list[str],
-                    group_names: tuple[str, str], title: str | None, x_title: str, height: int = 420) -> go.Figure:
+                    group_names: tuple[str, str], title: str | None, x_title: str, height: int = 420) -> Figure:
     """For each matrix, two rows: H heads (one stacked segment of D·d_head per head, each head
     its own slice of the matrix) and one head (a single D·D block). Same total, split differently.
     Traces 0..H-1 are the heads, trace H the single head."""
