@@ -197,7 +197,9 @@ function exportConfig(labels) {
   const id = [labels.png, labels.svg, labels.csv].join("|");
   let config = EXPORT.get(id);
   if (!config) {
-    config = { ...CONFIG, modeBarButtonsToRemove: ["toImage"], modeBarButtonsToAdd: [
+    // plotly's own PNG button is replaced by ours (titled in the page's language); its "Share chart..."
+    // would upload the chart to Plotly's cloud: a classroom app keeps students' data on its server.
+    config = { ...CONFIG, modeBarButtonsToRemove: ["toImage", "sendChartToCloud"], modeBarButtonsToAdd: [
       { name: "anatomy-png", title: labels.png, icon: window.Plotly.Icons.camera, click: (gd) => saveImage(gd, "png") },
       { name: "anatomy-svg", title: labels.svg, icon: ICONS.svg, click: (gd) => saveImage(gd, "svg") },
       { name: "anatomy-csv", title: labels.csv, icon: ICONS.csv, click: saveCsv },

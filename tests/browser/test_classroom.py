@@ -136,6 +136,12 @@ def test_export_png_svg_csv(chromium_browser, server_url, lang, tmp_path):
         "() => { const gd = document.querySelector('[class~=\"st-key-b1-weights\"] .js-plotly-plot');"
         " return [gd._fullLayout.width, gd._fullLayout.height]; }")
 
+    chart.hover()
+    titles = chart.locator(".modebar-btn").evaluate_all("bs => bs.map(b => b.getAttribute('data-title'))")
+    assert [t("classroom.png"), t("classroom.svg"), t("classroom.csv")] == [x for x in titles if x in (
+        t("classroom.png"), t("classroom.svg"), t("classroom.csv"))]
+    assert "Share chart..." not in titles and "Download plot as a png" not in titles   # nothing leaves the server
+
     png = _download(page, chart, t("classroom.png"))
     assert png.suggested_filename == "b1.weights.png"
     assert _png_size(open(png.path(), "rb").read()) == (width, height)
