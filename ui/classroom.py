@@ -54,8 +54,9 @@ def start() -> None:
     if _ON not in st.session_state:
         st.session_state[_ON] = st.query_params.get(PRESENT) == "1"
     if presenting():
-        st.query_params[PRESENT] = "1"
-        st.query_params[STEP] = str(step())
+        for name, value in ((PRESENT, "1"), (STEP, str(step()))):
+            if st.query_params.get(name) != value:    # each write is a message to the browser
+                st.query_params[name] = value
     else:
         for name in (PRESENT, STEP):
             if name in st.query_params:
