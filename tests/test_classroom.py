@@ -9,6 +9,7 @@ import pytest
 import i18n
 from tests.apptest_util import assert_ok, chart_keys, charts, figures, open_lesson
 from ui import classroom
+from ui.course import existing_lessons
 
 LANGS = ["en", "zh"]
 
@@ -124,3 +125,13 @@ def test_try_this_score(lang):
     # Another student's session starts from nothing.
     other = open_lesson("b1_attention.py", lang)
     assert not _score_lines(other)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lesson", [lesson.file for lesson in existing_lessons()])
+def test_every_lesson_presents(lesson, lang):
+    """Presenter mode is the frame's, not the lessons': every lesson runs in it unchanged."""
+    at = open_lesson(lesson, lang, {"present": "1", "step": "2"})
+    bar = _bar(at)
+    assert bar["present"] and bar["step"] == 2 and bar["has_prev"]
+    assert len(_presenter_css(at)) == 1
