@@ -15,6 +15,7 @@ import pytest
 import i18n
 from tests.apptest_util import decode
 from tests.browser.conftest import SHOTS, WAIT_MS, settle
+from ui.course import existing_lessons
 
 VISIBLE_H3 = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] h3'))
     .filter(h => h.offsetParent !== null).map(h => h.textContent.trim())"""
@@ -169,5 +170,32 @@ def test_export_png_svg_csv(chromium_browser, server_url, lang, tmp_path):
         y = data[i].get("y")
         if isinstance(y, list):   # token labels: the row's label is the figure's
             assert all(r["y"].lstrip("'") == str(y[int(r["row"])]) for r in cells)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+
+
+# The page's top-level headings (a section's, or the title), those on screen only if ``shown``.
+TOP_HEADINGS = """(shown) => {
+  const B = document.querySelector('[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]');
+  const first = (el) => el.matches('[data-testid="stElementContainer"]')
+    ? el.querySelector(':scope > [data-testid="stHeading"] :is(h1, h2, h3)')
+    : el.querySelector(':scope > [data-testid="stVerticalBlock"] > [data-testid="stElementContainer"]:first-child'
+                       + ' > [data-testid="stHeading"] :is(h2, h3)');
+  return Array.from(B.children).map(first).filter(h => h && (!shown || h.offsetParent !== null))
+    .map(h => h.textContent.trim());
+}"""
+
+
+@pytest.mark.parametrize("slug", [lesson.url_path for lesson in existing_lessons()])
+def test_every_lesson_one_section_at_a_time(chromium_browser, server_url, slug):
+    """Step 2 of every lesson shows its first section's heading and no other section's."""
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server_url}/{slug}?lang=en")
+    settle(page)
+    sections = page.evaluate(TOP_HEADINGS, False)[1:]            # the title first
+    assert sections[-1] == i18n.t("en", "common.try_this")
+    page.goto(f"{server_url}/{slug}?lang=en&present=1&step=2")
+    settle(page)
+    assert page.evaluate(TOP_HEADINGS, True) == [sections[0]]
     assert page.locator('[data-testid="stException"]').count() == 0
     page.close()
