@@ -150,8 +150,8 @@ def presenter_css(n: int) -> str:
     return f"""<style>
 html {{ font-size: 20px; }}
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
-[data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
-[data-testid="stMainBlockContainer"] {{ padding-top: 2.5rem; padding-bottom: 5rem; max-width: 100%; }}
+[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 1.5rem; padding-bottom: 5rem; max-width: 100%; }}
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.15rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
 {_BLOCK} > :not({section_selector(n)}, {_KEEP}) {{ display: none !important; }}
