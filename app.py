@@ -8,6 +8,7 @@ import ui.preload  # noqa: F401, I001
 import streamlit as st
 import torch
 
+from ui import classroom
 from ui.course import PARTS, ROOT
 from ui.frame import language_and_device_controls, sanitise_url, tr
 
@@ -19,6 +20,7 @@ st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", pa
 
 sanitise_url()
 language_and_device_controls()
+classroom.start()      # presenter mode: ?present=1 (ui/classroom.py)
 
 pages: dict[str, list] = {
     "": [st.Page(str(ROOT / "lessons" / "home.py"), title=tr("home.nav"), icon=":material/home:",
@@ -33,4 +35,7 @@ for part, lessons in PARTS:
     if present:
         pages[tr(f"home.part_{part}")] = present
 
-st.navigation(pages, position="sidebar", expanded=True).run()
+current = st.navigation(pages, position="sidebar", expanded=True)
+# Copy link / presenter mode (its bar, keys and one section at a time), in course order.
+classroom.bar(current, [page for group in pages.values() for page in group])
+current.run()

@@ -71,7 +71,9 @@ export default function (component) {
 
   const draw = (Plotly) => {
     if (host.dataset.spec !== data.revision || !host.isConnected) return;   // a newer figure came
-    Plotly.react(host, figure.data, figure.layout, CONFIG);
+    host.__figure = figure;   // what the CSV button writes out (export, below)
+    host.__exportName = data.export && data.export.file;
+    Plotly.react(host, figure.data, figure.layout, exportConfig(data.export));
     if (!host.__resize) {
       let width = host.clientWidth;
       host.__resize = new ResizeObserver(() => {
@@ -98,4 +100,111 @@ export default function (component) {
     host.textContent = data.failed;   // plain text, in the page's language
   });
   return release;
+}
+
+// --- Export: the plot as PNG or SVG, its data as CSV, from three buttons of the chart's modebar.
+// All in the browser, from the figure the chart already has: no server work per figure. The
+// config object is made once per language and reused, so Plotly.react sees the same config and
+// redraws as before (a changed config would make it draw the plot from scratch).
+const EXPORT = new Map();
+const ICONS = {
+  svg: { width: 24, height: 24, path: "M4 4h7v7H4z M17.5 4a3.5 3.5 0 1 1 0 7a3.5 3.5 0 1 1 0-7z M12 13l8 8H4z" },
+  csv: { width: 24, height: 24, path: "M3 3h18v18H3z M5 5v4h6V5z M13 5v4h6V5z M5 11v4h6v-4z M13 11v4h6v-4z"
+    + " M5 17v2h6v-2z M13 17v2h6v-2z" },
+};
+
+function exportName(gd) {
+  return String(gd.__exportName || "figure").replace(/[^A-Za-z0-9._-]/g, "_");
+}
+
+function saveImage(gd, format) {
+  const size = gd._fullLayout || {};
+  window.Plotly.downloadImage(gd, { format, width: size.width, height: size.height, filename: exportName(gd) });
+}
+
+// A plotly array as a JS array: typed arrays arrive as {dtype, bdata (base64), shape}.
+const TYPED = { f4: Float32Array, f8: Float64Array, i1: Int8Array, u1: Uint8Array, i2: Int16Array,
+  u2: Uint16Array, i4: Int32Array, u4: Uint32Array };
+function decodeArray(v) {
+  if (ArrayBuffer.isView(v)) return Array.from(v);
+  if (Array.isArray(v)) return v.map((r) => (ArrayBuffer.isView(r) ? Array.from(r) : r));
+  if (!v || typeof v !== "object" || typeof v.bdata !== "string") return v;
+  const bytes = Uint8Array.from(atob(v.bdata), (c) => c.charCodeAt(0));
+  const Kind = TYPED[v.dtype] || Float64Array;
+  const flat = Array.from(new Kind(bytes.buffer, 0, bytes.length / Kind.BYTES_PER_ELEMENT));
+  const shape = typeof v.shape === "string" ? v.shape.split(",").map(Number) : v.shape;
+  if (!shape || shape.length < 2) return flat;
+  const cols = shape[1];
+  const rows = [];
+  for (let i = 0; i < flat.length; i += cols) rows.push(flat.slice(i, i + cols));
+  return rows;
+}
+
+// One cell: numbers as written (float32 to 8 digits), text quoted when needed; a text cell that a
+// spreadsheet would run as a formula (a token "=1+2") starts with an apostrophe.
+function cell(v, f4) {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) return "";
+    return f4 ? String(Number(v.toPrecision(8))) : String(v);
+  }
+  let s = String(v);
+  if (/^[=+\-@\t\r]/.test(s)) s = "'" + s;
+  return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+}
+
+// Every trace, one row a point (trace, name, type, row, col, x, y, z): a heatmap one row a cell,
+// with its row and column labels; a line or bar one row a point.
+function figureCsv(figure) {
+  const out = ["trace,name,type,row,col,x,y,z"];
+  (figure.data || []).forEach((trace, t) => {
+    const type = trace.type || "scatter";
+    const x = decodeArray(trace.x), y = decodeArray(trace.y), z = decodeArray(trace.z);
+    const f4 = (k) => !!trace[k] && (trace[k].dtype === "f4" || trace[k] instanceof Float32Array
+      || (Array.isArray(trace[k]) && trace[k][0] instanceof Float32Array));
+    const head = [t, cell(trace.name), type].join(",");
+    if (Array.isArray(z) && z.length) {
+      const grid = Array.isArray(z[0]) ? z : [z];
+      grid.forEach((line, i) => line.forEach((value, j) => {
+        out.push([head, i, j, cell(Array.isArray(x) ? x[j] : j), cell(Array.isArray(y) ? y[i] : i),
+          cell(value, f4("z"))].join(","));
+      }));
+      return;
+    }
+    const n = Math.max(Array.isArray(x) ? x.length : 0, Array.isArray(y) ? y.length : 0);
+    for (let i = 0; i < n; i++) {
+      out.push([head, i, "", cell(Array.isArray(x) ? x[i] : i, f4("x")), cell(Array.isArray(y) ? y[i] : i, f4("y")),
+        ""].join(","));
+    }
+  });
+  return "\ufeff" + out.join("\r\n") + "\r\n";   // a BOM: spreadsheets then read the Chinese labels right
+}
+
+function saveCsv(gd) {
+  const blob = new Blob([figureCsv(gd.__figure || { data: [] })], { type: "text/csv;charset=utf-8" });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = exportName(gd) + ".csv";
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+function exportConfig(labels) {
+  if (!labels) return CONFIG;
+  const id = [labels.png, labels.svg, labels.csv].join("|");
+  let config = EXPORT.get(id);
+  if (!config) {
+    // plotly's own PNG button is replaced by ours (titled in the page's language); its "Share chart..."
+    // would upload the chart to Plotly's cloud: a classroom app keeps students' data on its server.
+    config = { ...CONFIG, modeBarButtonsToRemove: ["toImage", "sendChartToCloud"], modeBarButtonsToAdd: [
+      { name: "anatomy-png", title: labels.png, icon: window.Plotly.Icons.camera, click: (gd) => saveImage(gd, "png") },
+      { name: "anatomy-svg", title: labels.svg, icon: ICONS.svg, click: (gd) => saveImage(gd, "svg") },
+      { name: "anatomy-csv", title: labels.csv, icon: ICONS.csv, click: saveCsv },
+    ] };
+    EXPORT.set(id, config);
+  }
+  return config;
 }

@@ -105,14 +105,16 @@ def figure_json(fig) -> str:
     return to_json_plotly(_typed(dict(fig)))
 
 
-def chart(fig, key: str, failed_text: str) -> None:
+def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None) -> None:
     """Draw ``fig`` under ``key``; the same key on the next run updates the same plot.
-    ``failed_text`` is shown in its place if the browser cannot load plotly.js."""
+    ``failed_text`` is shown in its place if the browser cannot load plotly.js. ``export``:
+    the titles of the chart's PNG / SVG / CSV buttons (keys "png", "svg", "csv"), built in the
+    browser from the figure it already has (ui/chart.js: no server work until one is pressed)."""
     publish_plotly_js(static_dir())
     spec = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
     # registering the same definition again is a dictionary write.
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
     mount(data={"figure": spec, "revision": f"{zlib.crc32(spec.encode()):08x}", "plotly": plotly_url(),
-                "failed": failed_text},
+                "failed": failed_text, "export": export},
           key=key, width="stretch", height="content")

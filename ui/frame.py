@@ -287,14 +287,26 @@ def fragment(fn: Callable) -> Callable:
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
-    chart(fig, key, tr("common.chart_failed"))
+    chart(fig, key, tr("common.chart_failed"),
+          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key})
+
+
+SCORES = "_frame.first_answers"   # this session's first answer to each question: {"b1.try1": True}
+
+
+def first_answers() -> dict[str, bool]:
+    """Whether this session's first answer to each question was right (per session, never shared)."""
+    return st.session_state.setdefault(SCORES, {})
 
 
 def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:
     """Predict, then reveal. Each question is (name, index of the right option); its
-    text, options and explanation are ``{ns}.{name}.q``, ``.options`` and ``.why``."""
+    text, options and explanation are ``{ns}.{name}.q``, ``.options`` and ``.why``.
+    The first answer to each question counts (it is the prediction; the next ones come after
+    the reveal): the score under the questions says how many were right."""
     st.subheader(tr("common.try_this"))
     st.caption(tr("common.try_this_help"))
+    record = first_answers()
     for name, answer in questions:
         base = f"{ns}.{name}"
         with st.container(border=True):
@@ -304,11 +316,27 @@ def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:
                 index=None, key=f"{base}.{lang()}",
             )
             if choice is not None:
+                record.setdefault(base, choice == answer)
                 verdict = tr("common.right") if choice == answer else tr("common.not_quite")
                 st.markdown(f"**{verdict}** {tr(f'{base}.why')}")
             else:
                 with st.expander(tr("common.reveal")):
                     st.markdown(f"**{options[answer]}** — {tr(f'{base}.why')}")
+    quiz_score(ns, [name for name, _ in questions])
+
+
+def quiz_score(ns: str, names: Sequence[str]) -> None:
+    """The lesson's small score: first answers right, of its questions, and how many are left."""
+    record = first_answers()
+    done = [record[f"{ns}.{name}"] for name in names if f"{ns}.{name}" in record]
+    if not done:
+        st.caption(tr("classroom.score_none"))
+        return
+    text = tr("classroom.score", right=sum(done), total=len(names))
+    left = len(names) - len(done)
+    if left:
+        text += " " + tr("classroom.score_left", left=left)
+    st.markdown(f":material/scoreboard: **{text}**")
 
 
 def common_mistake(key: str) -> None:

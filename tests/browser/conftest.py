@@ -83,10 +83,11 @@ _RAN = """() => {
 }"""
 # Charts and code blocks draw after the script finishes: wait for every skeleton to go and
 # for every chart element to hold a drawn plot (its <div> appears only once the component's
-# code has run, and the plot once plotly.js has loaded: a fresh tab fetches it first).
+# code has run, and the plot once plotly.js has loaded: a fresh tab fetches it first). The other
+# component, the classroom bar (ui/classroom.py), draws no plot.
 _DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
     && Array.from(document.querySelectorAll('[data-testid^="stBidiComponent"]'))
-           .every(el => el.querySelector('.anatomy-chart .main-svg'))"""
+           .every(el => el.querySelector('.anatomy-chart .main-svg') || el.querySelector('.anatomy-classroom'))"""
 
 
 def settle(page, timeout_ms: int | None = None) -> None:

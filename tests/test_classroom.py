@@ -1,0 +1,137 @@
+"""In class, in AppTest, both languages: presenter mode's frame (its bar, its style sheet, the
+step from the URL, bad steps), every chart's export buttons, and the Try-this score."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import i18n
+from tests.apptest_util import assert_ok, chart_keys, charts, figures, open_lesson
+from ui import classroom
+from ui.course import existing_lessons
+
+LANGS = ["en", "zh"]
+
+
+def _bar(at) -> dict:
+    found = [el for el in at.get("bidi_component") if el.proto.component_name == classroom.NAME]
+    assert len(found) == 1, "one classroom bar a page"
+    return json.loads(found[0].proto.json)
+
+
+def _presenter_css(at) -> list[str]:
+    return [el.proto.body for el in at.get("html") if "font-size: 20px" in el.proto.body]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_presenter_mode_frame(lang):
+    at = open_lesson("b1_attention.py", lang, {"present": "1"})
+    bar = _bar(at)
+    assert bar["present"] is True and bar["step"] == 1
+    assert bar["has_prev"] and bar["has_next"]               # home before B1, B2 after it
+    assert bar["labels"]["next"] == i18n.t(lang, "classroom.next")
+    assert bar["lesson"].startswith("B1 · ")
+    assert at.query_params["present"] in ("1", ["1"]) and at.query_params["step"] in ("1", ["1"])
+    css = _presenter_css(at)
+    assert len(css) == 1 and '[data-testid="stSidebar"]' in css[0]
+    assert classroom.section_selector(1) in css[0]
+    # The whole lesson still runs: the same charts with the same figures as without presenter mode.
+    plain = open_lesson("b1_attention.py", lang)
+    assert chart_keys(at) == chart_keys(plain) and figures(at) == figures(plain)
+    assert _bar(plain)["present"] is False and not _presenter_css(plain)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_step_from_the_url(lang):
+    at = open_lesson("b2_heads.py", lang, {"present": "1", "step": "3"})
+    assert _bar(at)["step"] == 3
+    css = _presenter_css(at)[0]
+    assert classroom.section_selector(3) in css and "nth-child(2 of" in css and "nth-child(3 of" in css
+    assert at.query_params["step"] in ("3", ["3"])
+
+
+@pytest.mark.parametrize("step,expected", [("abc", 1), ("-4", 1), ("0", 1), ("1e309", 1), ("9999", 99),
+                                           ("<b>", 1), ("2.5", 1), ("", 1)])
+def test_bad_step_reads_as_a_step(step, expected):
+    at = open_lesson("b1_attention.py", "en", {"present": "1", "step": step})
+    assert_ok(at)
+    assert _bar(at)["step"] == expected
+
+
+def test_off_drops_presenter_parameters():
+    at = open_lesson("b1_attention.py", "zh", {"step": "4", "present": "0"})
+    assert _bar(at)["present"] is False
+    assert "present" not in at.query_params and "step" not in at.query_params
+    assert not _presenter_css(at)
+
+
+def test_home_has_no_previous_page():
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_util import APP, TIMEOUT
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["present"] = "1"
+    at.run()
+    assert_ok(at)
+    bar = _bar(at)
+    assert bar["present"] and not bar["has_prev"] and bar["has_next"]
+
+
+def test_section_selector():
+    head = classroom._HEAD
+    assert classroom.section_selector(1) == f":not({head}, {head} ~ *)"
+    two = classroom.section_selector(2)
+    assert two.startswith(f"{head}:nth-child(1 of {head}), {head}:nth-child(1 of {head}) ~ :not(")
+    assert f"{head}:nth-child(2 of {head})" in two
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_chart_has_its_export_buttons(lang):
+    at = open_lesson("b1_attention.py", lang)
+    found = charts(at)
+    assert found
+    for el in found:
+        export = json.loads(el.proto.json)["export"]
+        assert export == {"png": i18n.t(lang, "classroom.png"), "svg": i18n.t(lang, "classroom.svg"),
+                          "csv": i18n.t(lang, "classroom.csv"), "file": el.proto.id.rsplit("-", 1)[-1]}
+    assert "b1.weights" in [json.loads(el.proto.json)["export"]["file"] for el in found]
+
+
+def _score_lines(at) -> list[str]:
+    return [md.value for md in at.markdown if ":material/scoreboard:" in md.value]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_try_this_score(lang):
+    t = lambda key, **f: i18n.t(lang, key, **f)   # noqa: E731
+    at = open_lesson("b1_attention.py", lang)
+    assert not _score_lines(at)
+    assert t("classroom.score_none") in [c.value for c in at.caption]
+    # b1: try1 -> 1, try2 -> 2, try3 -> 0 are right.
+    at.radio(key=f"b1.try1.{lang}").set_value(1).run()
+    assert_ok(at)
+    (line,) = _score_lines(at)
+    assert t("classroom.score", right=1, total=3) in line and t("classroom.score_left", left=2) in line
+    at.radio(key=f"b1.try2.{lang}").set_value(0).run()          # wrong
+    (line,) = _score_lines(at)
+    assert t("classroom.score", right=1, total=3) in line and t("classroom.score_left", left=1) in line
+    at.radio(key=f"b1.try2.{lang}").set_value(2).run()          # right now, but the first answer counts
+    (line,) = _score_lines(at)
+    assert t("classroom.score", right=1, total=3) in line
+    at.radio(key=f"b1.try3.{lang}").set_value(0).run()
+    (line,) = _score_lines(at)
+    assert t("classroom.score", right=2, total=3) in line and t("classroom.score_left", left=0) not in line
+    # Another student's session starts from nothing.
+    other = open_lesson("b1_attention.py", lang)
+    assert not _score_lines(other)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lesson", [lesson.file for lesson in existing_lessons()])
+def test_every_lesson_presents(lesson, lang):
+    """Presenter mode is the frame's, not the lessons': every lesson runs in it unchanged."""
+    at = open_lesson(lesson, lang, {"present": "1", "step": "2"})
+    bar = _bar(at)
+    assert bar["present"] and bar["step"] == 2 and bar["has_prev"]
+    assert len(_presenter_css(at)) == 1

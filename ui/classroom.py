@@ -1,0 +1,158 @@
+"""In class: presenter mode (``?present=1``), a link to what is on screen, one click to copy it.
+
+Presenter mode is the same page, shown for a projector: large type, no sidebar, and the lesson
+one section at a time. A lesson's sections are its top-level subheaders (``st.subheader`` /
+``st.header`` in the page, ``section_with_controls``, "Try this"); what comes before the first
+one (title, introduction, the page's first controls) is step 1. Every section is still run and
+sent as usual, so every lesson works unchanged in both modes: a style sheet written here from
+the step number hides the other sections (a CSS rule, so it holds whatever the browser redraws),
+and a small component (ui/classroom.js) draws the presenter's bar and listens to the keyboard:
+
+- → or Page Down: the next section; after the last one, the next lesson;
+- ← or Page Up: the previous section; before the first one, the previous lesson;
+- Shift+→ / Shift+←: the next / previous lesson at once.
+
+The state is in the URL (``present=1``, ``step=<n>``, ``lang``), so a link opens the same slide.
+Lessons change with ``st.switch_page`` inside this session (its answers and values are kept).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui.frame import lang, tr
+
+NAME = "anatomy_classroom"
+PRESENT = "present"                 # URL parameter: present=1
+STEP = "step"                       # URL parameter: the section shown, 1 = the lesson's opening
+_ON = "_classroom.present"          # this session's mode (the URL alone is lost on a page switch)
+MAX_STEP = 99
+_JS = (Path(__file__).parent / "classroom.js").read_text(encoding="utf-8")
+# Under 1200 px the bar drops the lesson's name (the title is on the first step), so it stays short.
+_CSS = """.anatomy-classroom { font-size: 0.9rem; }
+@media (max-width: 1200px) { .anatomy-classroom .anatomy-lesson { display: none; } }"""
+
+
+def presenting() -> bool:
+    return bool(st.session_state.get(_ON))
+
+
+def step() -> int:
+    """The section shown, from the URL: 1 up to MAX_STEP; anything else reads as 1."""
+    raw = st.query_params.get(STEP, "1")
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        return 1
+    return min(max(value, 1), MAX_STEP)
+
+
+def start() -> None:
+    """Read the mode from the URL on a session's first run; keep it in the URL afterwards
+    (a page switch keeps only the parameters of bound widgets)."""
+    if _ON not in st.session_state:
+        st.session_state[_ON] = st.query_params.get(PRESENT) == "1"
+    if presenting():
+        for name, value in ((PRESENT, "1"), (STEP, str(step()))):
+            if st.query_params.get(name) != value:    # each write is a message to the browser
+                st.query_params[name] = value
+    else:
+        for name in (PRESENT, STEP):
+            if name in st.query_params:
+                del st.query_params[name]
+
+
+def _noop() -> None:
+    """A trigger value needs a callback to be kept for the run that reads it."""
+
+
+def _params(next_step: int = 1) -> dict[str, str]:
+    return {"lang": lang(), PRESENT: "1", STEP: str(next_step)}
+
+
+def bar(current, order: list) -> None:
+    """The classroom controls, after ``st.navigation`` and before the page runs.
+
+    ``current`` is the page ``st.navigation`` chose, ``order`` every page in course order.
+    Off: "Copy link" and "Present" in the sidebar. On: the presenter's bar (fixed at the foot
+    of the screen), the keyboard, the large type and the step's style sheet."""
+    at = next((i for i, p in enumerate(order) if p.url_path == current.url_path), 0)
+    on = presenting()
+    labels = {
+        "copy": tr("classroom.copy"), "copied": tr("classroom.copied"), "copy_failed": tr("classroom.copy_failed"),
+        "present": tr("classroom.present"), "exit": tr("classroom.exit"), "prev": tr("classroom.prev"),
+        "next": tr("classroom.next"), "prev_lesson": tr("classroom.prev_lesson"),
+        "next_lesson": tr("classroom.next_lesson"), "keys": tr("classroom.keys"), "step_of": tr("classroom.step_of"),
+    }
+    data = {"present": on, "step": step(), "lesson": current.title, "labels": labels,
+            "has_prev": at > 0, "has_next": at < len(order) - 1}
+    mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+    where = st.container() if on else st.sidebar
+    with where:
+        result = mount(data=data, key="_classroom.on" if on else "_classroom.off", on_action_change=_noop)
+    action = getattr(result, "action", None)
+    if isinstance(action, str):
+        _act(action, at, order)
+    if presenting():
+        st.html(presenter_css(step()))
+
+
+def _act(action: str, at: int, order: list) -> None:
+    """What the bar or the keyboard asked for: "on", "off", "step:<n>", "lesson:<+1|-1>"."""
+    if action == "on":
+        st.session_state[_ON] = True
+        st.query_params[PRESENT] = "1"
+        st.query_params[STEP] = "1"
+        st.rerun()
+    elif action == "off":
+        st.session_state[_ON] = False
+        start()
+        st.rerun()
+    elif action.startswith("step:") and presenting():
+        try:
+            wanted = int(action[5:])
+        except ValueError:
+            return
+        st.query_params[STEP] = str(min(max(wanted, 1), MAX_STEP))
+        st.rerun()   # before the page runs: the bar drawn above holds the old step
+    elif action in ("lesson:1", "lesson:-1") and presenting():
+        target = at + int(action[7:])
+        if 0 <= target < len(order):
+            st.switch_page(order[target], query_params=_params())
+
+
+# --- The presenter's page ---------------------------------------------------------------------
+# The page's top-level block, its section headings, and the elements of step n. A heading is
+# an element holding an h2/h3 (st.header / st.subheader), or a container (st.container, a
+# fragment's) that opens with one (the explorer). ":nth-child(k of H)" counts headings only.
+_BLOCK = '[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]'
+_HEAD = (':is([data-testid="stElementContainer"]:has(> [data-testid="stHeading"] :is(h2, h3)),'
+         ' [data-testid="stLayoutWrapper"]:has(> [data-testid="stVerticalBlock"]'
+         ' > [data-testid="stElementContainer"]:first-child > [data-testid="stHeading"] :is(h2, h3)))')
+_KEEP = ':has(.anatomy-classroom)'
+
+
+def section_selector(n: int) -> str:
+    """The top-level elements of step ``n`` (1 = before the first heading), as a selector list.
+
+    Example: section_selector(1) -> ':not(H, H ~ *)' with H the heading selector;
+    section_selector(3) -> the 2nd heading and what follows it up to the 3rd heading."""
+    if n <= 1:
+        return f":not({_HEAD}, {_HEAD} ~ *)"
+    k = n - 1
+    this, after = f"{_HEAD}:nth-child({k} of {_HEAD})", f"{_HEAD}:nth-child({k + 1} of {_HEAD})"
+    return f"{this}, {this} ~ :not({after}, {after} ~ *)"
+
+
+def presenter_css(n: int) -> str:
+    """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``."""
+    return f"""<style>
+html {{ font-size: 20px; }}
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 1.5rem; padding-bottom: 5rem; max-width: 100%; }}
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.15rem; }}
+[data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
+{_BLOCK} > :not({section_selector(n)}, {_KEEP}) {{ display: none !important; }}
+</style>"""
