@@ -37,12 +37,15 @@ def workload_controls():
 
 # The page's fixed parts (titles, prose, the code) are laid out once; the fragment below
 # refills only the slots that depend on the workload, so a control re-sends the figures only.
-slot = {"controls": st.container()}
+# The workload row sits right above the roofline, the figure most of it moves (the hierarchy above
+# follows its GPU): at the top of the page, a batch or context moved only figures below the fold.
+slot = {}
 st.subheader(tr(f"{NS}.hierarchy_title"))
 left, right = st.columns([3, 2])
 slot["hierarchy"], slot["hierarchy_text"] = left.container(), right.container()
 st.subheader(tr(f"{NS}.roofline_title"))
 st.markdown(tr(f"{NS}.roofline_text"))
+slot["controls"] = st.container(border=True)
 slot["roofline"] = beside_code(step_flops, step_bytes, roofline.attainable_tflops, height=560)
 st.subheader(tr(f"{NS}.ops_title"))
 st.markdown(tr(f"{NS}.ops_text"))
