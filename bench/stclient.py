@@ -35,13 +35,14 @@ class RunResult:
 
 
 class Session:
-    def __init__(self, base_url: str, timeout: float = 60.0):
+    def __init__(self, base_url: str, timeout: float = 60.0, cookie: str | None = None):
         parts = urllib.parse.urlsplit(base_url)
         scheme = "wss" if parts.scheme == "https" else "ws"
         path = parts.path.rstrip("/")
         self.timeout = timeout
         self.ws = websocket.create_connection(f"{scheme}://{parts.netloc}{path}/_stcore/stream",
-                                              subprotocols=["streamlit"], timeout=timeout)
+                                              subprotocols=["streamlit"], timeout=timeout, cookie=cookie)
+        self.headers: dict[str, str] = dict(self.ws.getheaders() or {})   # the handshake's answer
         self.page_hash = ""
 
     def run(self, page: str = "", query: str = "", widget_states=None, fragment_id: str = "") -> RunResult:
