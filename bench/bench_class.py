@@ -123,7 +123,7 @@ class Watch(threading.Thread):
         inside = [s for s in self.samples if t0 <= s[0] <= t1] or self.samples[-1:]
         before = max((s for s in self.samples if s[0] <= t0), default=inside[0], key=lambda s: s[0])
         peak_cores = 0.0
-        for a, b in zip(inside, inside[2:]):
+        for a, b in zip(inside, inside[2:], strict=False):
             peak_cores = max(peak_cores, (b[1] - a[1]) / max(b[0] - a[0], 1e-9))
         return inside[-1][1] - before[1], max(s[2] for s in inside), peak_cores
 
@@ -377,7 +377,8 @@ def run_class(base_url: str, pids: list[int], students: int = 100, seconds: floa
 @contextlib.contextmanager
 def servers(replicas: int, log_dir: Path | None = None):
     """Start ``replicas`` app processes (and nginx in front when more than one): (url, pids)."""
-    from bench.cluster import nginx, replicas as start_replicas
+    from bench.cluster import nginx
+    from bench.cluster import replicas as start_replicas
     with start_replicas(replicas, log_dir=log_dir) as reps:
         if replicas == 1:
             yield reps[0].url, [reps[0].pid]

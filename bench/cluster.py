@@ -44,6 +44,12 @@ def wait_healthy(url: str, wait_s: float = 120.0, proc: subprocess.Popen | None 
         time.sleep(0.25)
 
 
+def _production_env() -> dict[str, str]:
+    """This environment without the tests' switches (tests/conftest.py turns on plotly's
+    figure validation, which a deployed server does not run)."""
+    return {k: v for k, v in os.environ.items() if k != "ANATOMY_VALIDATE_FIGURES"}
+
+
 @dataclass
 class Replica:
     url: str
@@ -69,9 +75,9 @@ def replicas(n: int, folder: Path = ROOT, cookie_secret: str | None = None, log_
                 logs.append(log)
             proc = subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                 "--server.address", "127.0.0.1", "--server.headless", "true",
-                 "--server.cookieSecret", secret],
-                cwd=folder, stdout=log, stderr=subprocess.STDOUT)
+                 "--server.address", "127.0.0.1", "--server.headless", "true"],
+                cwd=folder, stdout=log, stderr=subprocess.STDOUT,
+                env={**_production_env(), "STREAMLIT_SERVER_COOKIE_SECRET": secret})   # not allowed as a flag
             started.append(Replica(f"http://127.0.0.1:{port}", port, proc))
         for r in started:
             wait_healthy(r.url, proc=r.proc)
