@@ -125,3 +125,30 @@ def test_the_same_config_file_is_what_compose_mounts():
     conf = (root / "deploy" / "nginx.conf").read_text(encoding="utf-8")
     assert not [line for line in conf.splitlines() if line.strip().startswith("ip_hash")]
     assert "hash $ta_sticky_key consistent" in conf and "proxy_read_timeout 3600s" in conf
+
+
+def test_one_server_alone_sends_its_static_files_gzipped_once(cluster):
+    """Without nginx the app serves plotly.js and Streamlit's scripts itself: compressed once a
+    process (ui/static_gzip.py), byte for byte the files, with cache headers."""
+    import streamlit
+
+    from ui.chart import PLOTLY_JS
+
+    _, reps = cluster
+    url = reps[0].url
+    _get(url, "/attention")    # a page run: ui/preload installs the wrapper
+    Session(url).run("attention", "lang=en")
+    plotly_js = _get(url, "/app/static/plotly.min.js?v=1", {"Accept-Encoding": "gzip, br"})
+    assert plotly_js.status == 200 and plotly_js.getheader("Content-Encoding") == "gzip"
+    assert gzip.decompress(plotly_js.body) == PLOTLY_JS.read_bytes()
+    assert "max-age" in plotly_js.getheader("Cache-Control")
+    page = _get(url, "/").body.decode()
+    script = next(part.split('"')[0] for part in page.split('src="./')[1:] if part.startswith("static/js/"))
+    asset = _get(url, "/" + script, {"Accept-Encoding": "gzip"})
+    assert asset.getheader("Content-Encoding") == "gzip" and "immutable" in asset.getheader("Cache-Control")
+    assert gzip.decompress(asset.body) == (Path(streamlit.__file__).parent / "static" / script).read_bytes()
+    # A client that does not accept gzip, or asks for a range, gets Streamlit's own answer.
+    plain = _get(url, "/app/static/plotly.min.js?v=1")
+    assert plain.getheader("Content-Encoding") is None and plain.body == PLOTLY_JS.read_bytes()
+    ranged = _get(url, "/app/static/plotly.min.js?v=1", {"Accept-Encoding": "gzip", "Range": "bytes=0-99"})
+    assert ranged.status == 206 and len(ranged.body) == 100
