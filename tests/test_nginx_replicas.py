@@ -101,7 +101,7 @@ def test_two_replicas_behind_nginx_draw_the_first_lesson_sooner_than_one(cluster
     """The class benchmark, a burst of students opening a lesson in the same second: through
     nginx over both replicas against the first replica alone (it serves its own files)."""
     url, reps = cluster
-    students = 30
+    students = 80
     one = run_class(reps[0].url, [reps[0].pid], students=students, seconds=4, burst=True, settle=0,
                     label="1 replica")
     two = run_class(url, [r.pid for r in reps], students=students, seconds=4, burst=True, settle=0,
@@ -111,8 +111,9 @@ def test_two_replicas_behind_nginx_draw_the_first_lesson_sooner_than_one(cluster
     assert len(one.first_drawn) == len(two.first_drawn) == students
     median = lambda xs: xs[len(xs) // 2]  # noqa: E731
     assert median(two.first_drawn) < median(one.first_drawn), (median(two.first_drawn), median(one.first_drawn))
-    # Behind nginx a first visit moves a third of the bytes (plotly.js and Streamlit's files gzipped).
-    assert sum(s.http_bytes for s in two.students) < 0.7 * sum(s.http_bytes for s in one.students)
+    # Both send plotly.js (4.6 MB) and Streamlit's scripts (2.3 MB a page) gzipped: ~2 MB a first visit.
+    for report in (one, two):
+        assert max(s.http_bytes for s in report.students) < 2.5 * 2**20
 
 
 def test_the_same_config_file_is_what_compose_mounts():
