@@ -146,11 +146,13 @@ def nginx(upstreams: list[str], runtime: Path, static_root: Path | None = None):
     glob = f"daemon off; pid {pid_file}; error_log {runtime / 'error.log'} warn;"
     if os.geteuid() == 0:
         glob += " user root;"     # workers must read the static files under a private temp folder
-    check = subprocess.run([binary, "-t", "-q", "-p", str(runtime), "-c", str(conf), "-g", glob],
+    # -e: the error log from the start (a user who is not root cannot open Debian's default one)
+    args = ["-p", str(runtime), "-e", str(runtime / "error.log"), "-c", str(conf), "-g", glob]
+    check = subprocess.run([binary, "-t", "-q", *args],
                            capture_output=True, text=True)
     if check.returncode:
         raise RuntimeError(f"nginx rejected the configuration:\n{check.stderr}")
-    proc = subprocess.Popen([binary, "-p", str(runtime), "-c", str(conf), "-g", glob],
+    proc = subprocess.Popen([binary, *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
