@@ -97,6 +97,7 @@ class Watch(threading.Thread):
         super().__init__(daemon=True)
         self.pids, self.every = pids, every
         self.samples: list[tuple[float, float, int]] = []   # (time, cpu seconds, rss bytes), summed
+        self.client: list[tuple[float, float]] = []          # (time, this process's cpu seconds)
         self._halt = threading.Event()
         self.sample()
 
@@ -108,7 +109,15 @@ class Watch(threading.Thread):
                 cpu, rss = cpu + c, rss + r
         s = (time.perf_counter(), cpu, rss)
         self.samples.append(s)
+        self.client.append((s[0], time.process_time()))
         return s
+
+    def client_cores(self, t0: float, t1: float) -> float:
+        """This client's CPU, in cores, between t0 and t1 (the samples nearest inside)."""
+        inside = [c for c in self.client if t0 <= c[0] <= t1]
+        if len(inside) < 2:
+            return 0.0
+        return (inside[-1][1] - inside[0][1]) / max(inside[-1][0] - inside[0][0], 1e-9)
 
     def run(self) -> None:
         while not self._halt.wait(self.every):
@@ -134,6 +143,7 @@ class Student:
     lesson: str
     lang: str
     first_drawn: float | None = None    # s, first byte asked -> first run finished
+    drawn_at: float = 0.0               # perf_counter() when it was drawn
     http_s: float = 0.0                 # of which: the page, its files and plotly.js
     http_bytes: int = 0                 # bytes on the wire (compressed where the server compressed)
     reruns: list[float] = field(default_factory=list)
@@ -155,8 +165,9 @@ class Browser:
     def cookie_header(self) -> str:
         return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
 
-    def get(self, path: str) -> tuple[int, bytes, dict[str, str], int]:
-        """GET ``path``: (status, body decoded, headers, bytes on the wire)."""
+    def get(self, path: str, decode: bool = True) -> tuple[int, bytes, dict[str, str], int]:
+        """GET ``path``: (status, body, headers, bytes on the wire). ``decode``: gunzip the body
+        (a browser does, in C++; here it cost the client ~15 ms of its one core for plotly.js)."""
         headers = {"Accept-Encoding": "gzip", "User-Agent": "bench_class"}
         if self.cookies:
             headers["Cookie"] = self.cookie_header()
@@ -176,7 +187,7 @@ class Browser:
         for value in resp.headers.get_all("Set-Cookie") or []:
             name, _, rest = value.partition("=")
             self.cookies[name.strip()] = rest.split(";", 1)[0]
-        body = gzip.decompress(raw) if resp.headers.get("Content-Encoding") == "gzip" else raw
+        body = gzip.decompress(raw) if decode and resp.headers.get("Content-Encoding") == "gzip" else raw
         return resp.status, body, dict(resp.headers), len(raw)
 
     def close(self) -> None:
@@ -198,7 +209,7 @@ def open_lesson(base_url: str, student: Student, timeout: float = 60.0) -> tuple
         paths = list(dict.fromkeys(ASSET.findall(html.decode("utf-8", "replace"))))
         paths += ["_stcore/health", "_stcore/host-config", "app/static/plotly.min.js"]
         for path in paths:
-            status, _, _, size = browser.get("/" + path)
+            status, _, _, size = browser.get("/" + path, decode=False)
             wire += size
             if status != 200:
                 student.errors.append(f"/{path}: HTTP {status}")
@@ -219,7 +230,8 @@ def open_lesson(base_url: str, student: Student, timeout: float = 60.0) -> tuple
     if not _ok(first, student, "first run"):
         session.close()
         return None
-    student.first_drawn = time.perf_counter() - start
+    student.drawn_at = time.perf_counter()
+    student.first_drawn = student.drawn_at - start
     return session, first
 
 
@@ -283,6 +295,7 @@ class Report:
     rss_peak: int
     rss_after: int
     client_cpu_s: float
+    client_cores_opening: float = 0.0   # the client's CPU (cores) until the last student was drawn
     label: str = ""
 
     @property
@@ -316,7 +329,8 @@ class Report:
             f"server RSS (MB)         start {self.rss_start * mb:.0f}, peak {self.rss_peak * mb:.0f}, "
             f"after close {self.rss_after * mb:.0f} ({self.rss_after / max(self.rss_start, 1) - 1:+.0%})",
             f"client CPU              {self.client_cpu_s:.1f} s ({client_share:.0%} of one core)"
-            + ("   <- the client may be the bottleneck" if client_share > 0.7 else ""),
+            + f"; {self.client_cores_opening:.0%} while the students opened"
+            + ("   <- the client may be the bottleneck" if max(client_share, self.client_cores_opening) > 0.7 else ""),
             f"bytes per first visit   {statistics.mean(s.http_bytes for s in self.students) / 2**20:.2f} MB",
         ]
         per = {}
@@ -371,7 +385,9 @@ def run_class(base_url: str, pids: list[int], students: int = 100, seconds: floa
     watch.stop()
     server_cpu, rss_peak, peak_cores = watch.between(t0, t1)
     client_cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
-    return Report(roster, t1 - t0, server_cpu, peak_cores, rss_start, rss_peak, rss_after, client_cpu, label)
+    last_drawn = max((s.drawn_at for s in roster if s.first_drawn is not None), default=t1)
+    return Report(roster, t1 - t0, server_cpu, peak_cores, rss_start, rss_peak, rss_after, client_cpu,
+                  watch.client_cores(t0, last_drawn), label)
 
 
 @contextlib.contextmanager
