@@ -57,6 +57,23 @@ def _proc_cpu_rss(pid: int) -> tuple[float, int]:
     return (int(fields[11]) + int(fields[12])) / TICK, rss_pages * os.sysconf("SC_PAGE_SIZE")
 
 
+def _cpu_wait(pid: int) -> float:
+    """Seconds the threads of ``pid`` have spent ready to run but waiting for a CPU core
+    (/proc/<pid>/task/*/schedstat): the machine's other work, not this server's own queue."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 1e9
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -98,6 +115,7 @@ class Watch(threading.Thread):
         self.pids, self.every = pids, every
         self.samples: list[tuple[float, float, int]] = []   # (time, cpu seconds, rss bytes), summed
         self.client: list[tuple[float, float]] = []          # (time, this process's cpu seconds)
+        self.waits: list[tuple[float, float]] = []           # (time, server threads' wait for a core)
         self._halt = threading.Event()
         self.sample()
 
@@ -110,7 +128,12 @@ class Watch(threading.Thread):
         s = (time.perf_counter(), cpu, rss)
         self.samples.append(s)
         self.client.append((s[0], time.process_time()))
+        self.waits.append((s[0], sum(_cpu_wait(p) for pid in self.pids for p in [pid, *_children(pid)])))
         return s
+
+    def cpu_wait(self, t0: float, t1: float) -> float:
+        inside = [w for w in self.waits if t0 <= w[0] <= t1]
+        return inside[-1][1] - inside[0][1] if len(inside) >= 2 else 0.0
 
     def client_cores(self, t0: float, t1: float) -> float:
         """This client's CPU, in cores, between t0 and t1 (the samples nearest inside)."""
@@ -296,6 +319,7 @@ class Report:
     rss_after: int
     client_cpu_s: float
     client_cores_opening: float = 0.0   # the client's CPU (cores) until the last student was drawn
+    server_cpu_wait_s: float = 0.0      # server threads ready to run, waiting for a core (others' load)
     label: str = ""
 
     @property
@@ -387,7 +411,7 @@ def run_class(base_url: str, pids: list[int], students: int = 100, seconds: floa
     client_cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
     last_drawn = max((s.drawn_at for s in roster if s.first_drawn is not None), default=t1)
     return Report(roster, t1 - t0, server_cpu, peak_cores, rss_start, rss_peak, rss_after, client_cpu,
-                  watch.client_cores(t0, last_drawn), label)
+                  watch.client_cores(t0, last_drawn), watch.cpu_wait(t0, t1), label)
 
 
 @contextlib.contextmanager
