@@ -350,6 +350,8 @@ class Report:
             f"errors                  {len(self.errors)}" + (f"   e.g. {self.errors[0]}" if self.errors else ""),
             f"server CPU              {self.server_cpu_s:.1f} s in {self.wall_s:.0f} s "
             f"({self.server_cpu_s / self.wall_s:.0%} of one core on average, busiest second {self.server_peak_cores:.0%})",
+            f"server waited for CPU   {self.server_cpu_wait_s:.1f} s (its threads ready to run, every core busy: "
+            f"this client, nginx, other jobs)",
             f"server RSS (MB)         start {self.rss_start * mb:.0f}, peak {self.rss_peak * mb:.0f}, "
             f"after close {self.rss_after * mb:.0f} ({self.rss_after / max(self.rss_start, 1) - 1:+.0%})",
             f"client CPU              {self.client_cpu_s:.1f} s ({client_share:.0%} of one core)"
