@@ -98,22 +98,26 @@ def test_nginx_serves_static_files_compressed_and_cached(cluster):
 
 
 def test_two_replicas_behind_nginx_draw_the_first_lesson_sooner_than_one(cluster):
-    """The class benchmark, a burst of students opening a lesson in the same second: through
-    nginx over both replicas against the first replica alone (it serves its own files)."""
+    """The class benchmark, 100 students opening a lesson in the same second: through nginx over
+    both replicas against the first replica alone (it serves its own files). The two set-ups
+    take turns, twice, and the better median of each counts: the machine's other load drifts."""
     url, reps = cluster
-    students = 80
-    one = run_class(reps[0].url, [reps[0].pid], students=students, seconds=4, burst=True, settle=0,
-                    label="1 replica")
-    two = run_class(url, [r.pid for r in reps], students=students, seconds=4, burst=True, settle=0,
-                    label="2 replicas behind nginx")
-    print("\n" + one.table() + "\n\n" + two.table())
-    assert not one.errors and not two.errors, (one.errors[:3], two.errors[:3])
-    assert len(one.first_drawn) == len(two.first_drawn) == students
+    students = 100
     median = lambda xs: xs[len(xs) // 2]  # noqa: E731
-    assert median(two.first_drawn) < median(one.first_drawn), (median(two.first_drawn), median(one.first_drawn))
-    # Both send plotly.js (4.6 MB) and Streamlit's scripts (2.3 MB a page) gzipped: ~2 MB a first visit.
-    for report in (one, two):
-        assert max(s.http_bytes for s in report.students) < 2.5 * 2**20
+    best = {"one": [], "two": []}
+    for trial in range(2):
+        one = run_class(reps[0].url, [reps[0].pid], students=students, seconds=3, burst=True, settle=0,
+                        warm=trial == 0, label=f"1 replica, trial {trial + 1}")
+        two = run_class(url, [r.pid for r in reps], students=students, seconds=3, burst=True, settle=0,
+                        warm=trial == 0, label=f"2 replicas behind nginx, trial {trial + 1}")
+        print("\n" + one.table() + "\n\n" + two.table())
+        for name, report in (("one", one), ("two", two)):
+            assert not report.errors, report.errors[:3]
+            assert len(report.first_drawn) == students
+            # plotly.js (4.6 MB) and Streamlit's scripts (2.3 MB a page) gzipped: ~2 MB a first visit.
+            assert max(s.http_bytes for s in report.students) < 2.5 * 2**20
+            best[name].append(median(report.first_drawn))
+    assert min(best["two"]) < min(best["one"]), best
 
 
 def test_the_same_config_file_is_what_compose_mounts():
