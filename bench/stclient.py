@@ -35,14 +35,19 @@ class RunResult:
 
 
 class Session:
-    def __init__(self, base_url: str, timeout: float = 60.0):
+    def __init__(self, base_url: str, timeout: float = 60.0, cookie: str | None = None, resume: str = ""):
+        """``cookie``: the Cookie header a browser would send; ``resume``: the session id of a
+        dropped connection, as the front end sends it on reconnect (third subprotocol entry)."""
         parts = urllib.parse.urlsplit(base_url)
         scheme = "wss" if parts.scheme == "https" else "ws"
         path = parts.path.rstrip("/")
         self.timeout = timeout
         self.ws = websocket.create_connection(f"{scheme}://{parts.netloc}{path}/_stcore/stream",
-                                              subprotocols=["streamlit"], timeout=timeout)
+                                              subprotocols=["streamlit", "-", resume] if resume else ["streamlit"],
+                                              timeout=timeout, cookie=cookie)
+        self.headers: dict[str, str] = dict(self.ws.getheaders() or {})   # the handshake's answer
         self.page_hash = ""
+        self.session_id = ""     # the server's id of this session (its first new_session message)
 
     def run(self, page: str = "", query: str = "", widget_states=None, fragment_id: str = "") -> RunResult:
         """Ask for a run of ``page`` (its URL path) with ``query`` (``lang=zh&b1.d_k=8``)."""
@@ -71,6 +76,7 @@ class Session:
             kind = fwd.WhichOneof("type")
             if kind == "new_session":
                 self.page_hash = fwd.new_session.page_script_hash or self.page_hash
+                self.session_id = fwd.new_session.initialize.session_id or self.session_id
             elif kind == "page_not_found":
                 result.page_not_found = True
             elif kind == "delta":

@@ -50,7 +50,7 @@ def test_element_keeps_its_id_and_carries_the_figure():
 def test_arrays_travel_as_float32():
     """The figure JSON keeps numpy float32 arrays as typed arrays (base64), not number lists."""
     fig = heatmap(np.eye(3, dtype=np.float32), list("abc"), list("abc"))
-    z = json.loads(chart.figure_json(fig))["data"][0]["z"]
+    z = json.loads(chart.figure_json(fig)[0])["data"][0]["z"]
     assert z["dtype"] == "f4" and "bdata" in z
     assert decode(z).tolist() == np.eye(3).tolist()
 
@@ -63,8 +63,9 @@ def test_figure_json_is_plotlys_own_encoding():
             {"type": "scatter", "x": np.arange(3), "y": [1.0, float("nan"), 3.0], "mode": "lines",
              "line": {"width": 2, "dash": None}}]
     layout = {"height": 300, "xaxis": {"range": np.array([0.0, 1.0])}, "shapes": [{"type": "line", "x0": 0}]}
-    ours = json.loads(chart.figure_json(make([dict(t) for t in data], dict(layout))))
-    plotlys = json.loads(chart.figure_json(go.Figure(make([dict(t) for t in data], dict(layout)), _validate=False)))
+    ours = json.loads(chart.figure_json(make([dict(t) for t in data], dict(layout)))[0])
+    plotlys = json.loads(chart.figure_json(go.Figure(make([dict(t) for t in data], dict(layout)),
+                                                    _validate=False))[0])
 
     def unset(obj):   # plotly.js reads a null attribute as unset; ours leaves it out
         if isinstance(obj, dict):

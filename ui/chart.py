@@ -10,11 +10,13 @@ app works offline.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import tempfile
 import threading
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -37,12 +39,13 @@ _CSS = ".anatomy-chart { width: 100%; }"
 def static_dir() -> Path:
     """The folder the server serves at /app/static/: ``static/`` beside the main script."""
     ctx = get_script_run_ctx()
-    return _static_dir(ctx.main_script_path if ctx and ctx.main_script_path else str(ROOT / "app.py"))
+    return _static_dir_of(ctx.main_script_path if ctx and ctx.main_script_path else str(ROOT / "app.py"))
 
 
-@functools.lru_cache(maxsize=8)
-def _static_dir(main_script: str) -> Path:
-    # Resolving the path walks the file system (~0.8 ms); every chart asks, on every run.
+@functools.lru_cache(maxsize=16)
+def _static_dir_of(main_script: str) -> Path:
+    # Resolved once per main script: resolve() walks the path with a system call per part,
+    # and every chart of every run asked (~3 % of a class's server time).
     return Path(main_script).resolve().parent / "static"
 
 
@@ -98,7 +101,7 @@ def _typed(obj, key: str = ""):
     return obj
 
 
-def figure_json(fig) -> str:
+def _to_json(fig) -> str:
     """The JSON plotly.js draws: a ``viz.common.Figure`` (plain dicts) or any plotly figure."""
     if isinstance(fig, go.Figure):
         return pio.to_json(fig, validate=False)
@@ -111,10 +114,68 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None)
     the titles of the chart's PNG / SVG / CSV buttons (keys "png", "svg", "csv"), built in the
     browser from the figure it already has (ui/chart.js: no server work until one is pressed)."""
     publish_plotly_js(static_dir())
-    spec = figure_json(fig)
+    spec, revision = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
     # registering the same definition again is a dictionary write.
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
-    mount(data={"figure": spec, "revision": f"{zlib.crc32(spec.encode()):08x}", "plotly": plotly_url(),
+    mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
                 "failed": failed_text, "export": export},
           key=key, width="stretch", height="content")
+
+
+# ---- Chart JSON shared by every session (issue 17) -------------------------------------------
+# A class sits mostly on the same control values, so many sessions draw equal figures. A figure's
+# JSON (~1 ms to write for a 64 x 64 heatmap, more for larger ones) is written once per distinct
+# figure for all sessions, found again by a digest of its data and layout (~0.15 ms). Plain
+# strings only: nothing of one session is kept in another's.
+_SPECS: OrderedDict[bytes, tuple[str, str]] = OrderedDict()
+_SPECS_LOCK = threading.Lock()
+_SPECS_MAX = 512
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _feed(h, value) -> None:
+    if isinstance(value, np.ndarray):
+        h.update(f"nd{value.dtype}{value.shape}".encode())
+        h.update(repr(value.tolist()).encode() if value.dtype == object else value.tobytes())
+    elif isinstance(value, dict):
+        h.update(b"{")
+        for k, v in value.items():
+            h.update(repr(k).encode())
+            _feed(h, v)
+        h.update(b"}")
+    elif isinstance(value, (list, tuple)) and not all(type(x) in _PLAIN for x in value):
+        h.update(b"[")
+        for x in value:
+            _feed(h, x)
+        h.update(b"]")
+    else:
+        h.update(repr(value).encode())
+        h.update(b"|")
+
+
+def figure_json(fig) -> tuple[str, str]:
+    """(plotly JSON of ``fig``, its revision): written once per distinct figure, for all sessions."""
+    if isinstance(fig, go.Figure):
+        if fig.frames:
+            spec = _to_json(fig)
+            return spec, f"{zlib.crc32(spec.encode()):08x}"
+        data, layout = fig._data, fig._layout
+    else:
+        data, layout = fig["data"], fig["layout"]
+    h = hashlib.blake2b(digest_size=20)
+    _feed(h, data)
+    _feed(h, layout)
+    key = h.digest()
+    with _SPECS_LOCK:
+        hit = _SPECS.get(key)
+        if hit is not None:
+            _SPECS.move_to_end(key)
+            return hit
+    spec = _to_json(fig)
+    entry = (spec, f"{zlib.crc32(spec.encode()):08x}")
+    with _SPECS_LOCK:
+        _SPECS[key] = entry
+        while len(_SPECS) > _SPECS_MAX:
+            _SPECS.popitem(last=False)
+    return entry

@@ -31,6 +31,7 @@ import ui  # noqa: E402
 import viz  # noqa: E402
 from ui.chart import publish_plotly_js, static_dir  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
+from ui.static_gzip import compressed, install  # noqa: E402
 
 
 def _import_all(package) -> None:
@@ -61,3 +62,6 @@ for _package in (core, viz, ui):
 _draw_every_trace_type()
 publish_plotly_js(static_dir())
 tcp_nodelay()
+# plotly.js and Streamlit's scripts gzipped once, not for each student (ui/static_gzip.py).
+if install(static_dir()):
+    compressed("/app/static/plotly.min.js", static_dir())

@@ -1,0 +1,32 @@
+# Transformer Anatomy: one replica of the app (target "app"), and nginx in front of the replicas
+# serving the static files itself (target "proxy"). compose.yaml builds both.
+#   docker build -t transformer-anatomy .  &&  docker run -p 8501:8501 transformer-anatomy
+FROM python:3.11-slim AS app
+ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /app
+# Dependencies first (their layer is reused while only the app changes). torch is pinned in
+# requirements.txt to its CPU build; the extra index is where pip finds that build on Linux.
+COPY requirements.txt .
+RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+COPY . .
+# plotly.js into static/ now, not at the first chart (the image's files are read-only at run time
+# in some deployments).
+RUN python -c "from ui.chart import publish_plotly_js, ROOT; publish_plotly_js(ROOT / 'static')" \
+    && useradd --create-home --uid 10001 anatomy
+USER anatomy
+ENV STREAMLIT_SERVER_PORT=8501 STREAMLIT_SERVER_ADDRESS=0.0.0.0 STREAMLIT_SERVER_HEADLESS=true
+EXPOSE 8501
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=2)" || exit 1
+CMD ["streamlit", "run", "app.py"]
+
+# Streamlit's front end and plotly.js, from the same installed packages as the replicas, gzipped once.
+FROM app AS static
+USER root
+RUN python deploy/build_static.py /srv/ta
+
+FROM nginx:1.27-bookworm AS proxy
+COPY --from=static /srv/ta /srv/ta
+COPY deploy/nginx.conf /etc/nginx/nginx.conf
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s CMD curl -fsS http://127.0.0.1:8080/_stcore/health || exit 1
