@@ -1,11 +1,13 @@
 """E1 · Mixture of experts: a router sends each token to k of E feed-forward experts."""
+import math
+
 import streamlit as st
 
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
 from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
 from ui.frame import beside_code, code_panel, device, figure, header, plain, text_box, tr, try_this
-from ui.moe import MAIN, load_cached, memory_points, routed, shipped
+from ui.moe import MAIN, dense_training, load_cached, memory_points, routed, shipped, song_counts
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
 
@@ -48,6 +50,24 @@ def marked_text(tokens: list[str], overflowed, dropped) -> str:
 def cell(char: str) -> str:
     """A corpus character for a markdown table cell: line breaks and spaces made visible."""
     return plain({"\n": "↵", " ": "␣"}.get(char, char))
+
+
+def score_table(main_info: dict, noaux_info: dict | None) -> str:
+    """Loss of each model on the same three texts, as the training script scored them."""
+    meta = main_info["meta"]
+    seen = tr(f"{NS}.seen")
+    head = (f"| {tr(f'{NS}.model')} | {tr(f'{NS}.on_train', n=meta['training_split_scored'])} "
+            f"| {tr(f'{NS}.on_val', n=meta['validation_scored'])} "
+            f"| {tr(f'{NS}.on_song', poems=meta['song100_poems'], n=meta['song100_scored'])} |")
+    rows = [head, "|---|---:|---:|---:|",
+            f"| {tr(f'{NS}.dense_model')} | {meta['dense_training_split_loss']:.3f} {seen} "
+            f"| {meta['dense_validation_loss']:.3f} {seen} | **{meta['dense_song100_loss']:.3f}** |"]
+    for label, info in ((tr(f"{NS}.moe_with_aux"), main_info), (tr(f"{NS}.moe_without_aux"), noaux_info)):
+        if info is not None:
+            m = info["meta"]
+            rows.append(f"| {label} | {m['training_split_loss']:.3f} | {m['validation_loss']:.3f} "
+                        f"| **{m['song100_loss']:.3f}** |")
+    return "\n".join(rows)
 
 
 loaded = load_cached(MAIN, device())
@@ -144,7 +164,7 @@ with left:
                           title=tr(f"{NS}.collapse_fig"), height=150 + 34 * len(rows)),
                key=f"{NS}.collapse")
         if noaux_info is None:
-            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux --steps 300"))
+            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux"))
         steps = sorted({p["step"] for info in (main_info, noaux_info) if info for p in info["curve"]})
         curves = {}
         for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
@@ -157,11 +177,12 @@ with left:
         if noaux_info is not None:
             st.caption(tr(f"{NS}.runs", a=main_info["meta"]["training"]["steps"],
                           b=noaux_info["meta"]["training"]["steps"]))
-        meta = main_info["meta"]
-        st.markdown(tr(f"{NS}.val_loss", moe=meta["validation_loss"], dense=meta["dense_validation_loss"],
-                       train=meta["training_split_loss"]))
-        if noaux_info is not None:
-            st.markdown(tr(f"{NS}.val_loss_noaux", moe=noaux_info["meta"]["validation_loss"]))
+        st.markdown(score_table(main_info, noaux_info))
+        st.caption(tr(f"{NS}.scores_caption", v=cfg.vocab_size, uniform=math.log(cfg.vocab_size),
+                      dropped=song_counts()["dropped"], chars=song_counts()["characters_in"],
+                      moe_steps=main_info["meta"]["training"]["steps"],
+                      moe_batch=main_info["meta"]["training"]["batch_size"],
+                      dense_steps=dense_training()["steps"], dense_batch=dense_training()["batch_size"]))
 with right:
     code_panel(switch_loss, height=420)
 

@@ -12,6 +12,7 @@ import json
 import streamlit as st
 
 from core.calc import configs
+from core.lab.lora_finetune import SONG_STATS
 from core.lab.moe_lab import all_to_all, arch_of, memory_and_compute, route_prompt
 from core.models.model import ASSETS
 from core.models.moe_model import MoEConfig, MoEModelUnavailable, load_moe_model
@@ -39,6 +40,18 @@ def shipped(prefix: str) -> dict | None:
                                      ("experts", "_experts.json"))}
     except (OSError, ValueError):
         return None
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def dense_training() -> dict:
+    """The dense course model's training settings (steps, batch size), for the E1 caption."""
+    return json.loads((ASSETS / "course_model_config.json").read_text(encoding="utf-8"))["training"]
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def song_counts() -> dict:
+    """What building song100.txt kept and dropped (scripts/build_song100.py)."""
+    return json.loads((ASSETS / SONG_STATS).read_text(encoding="utf-8"))
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
