@@ -1,11 +1,13 @@
 """E1 · Mixture of experts: a router sends each token to k of E feed-forward experts."""
+import math
+
 import streamlit as st
 
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
 from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
-from ui.frame import beside_code, code_panel, device, figure, fragment, header, plain, text_box, tr, try_this
-from ui.moe import MAIN, load_cached, memory_points, routed, shipped
+from ui.frame import beside_code, code_panel, device, figure, fragment, header, lang, plain, text_box, tr, try_this
+from ui.moe import MAIN, built, dense_training, load_cached, memory_points, routed, shipped, song_counts
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
 
@@ -50,6 +52,50 @@ def cell(char: str) -> str:
     return plain({"\n": "↵", " ": "␣"}.get(char, char))
 
 
+def collapse_figure(runs):
+    """Each expert's share of the corpus' assignments, per layer, for each training run."""
+    rows, loads = [], []
+    for label, info in runs:
+        if info is None:
+            continue
+        for i, layer_stats in enumerate(info["experts"]["layers"]):
+            rows.append(f"{label} · {tr(f'{NS}.layer_short')}{i}")
+            loads.append([100 * e["load"] for e in layer_stats])
+    return count_grid(loads, rows, expert_names, fmt=".0f", axis_titles=False,
+                      names=(tr(f"{NS}.layer"), tr(f"{NS}.expert"), tr(f"{NS}.share")),
+                      title=tr(f"{NS}.collapse_fig"), height=150 + 34 * len(rows))
+
+
+def balance_figure(runs):
+    """E · Σ fᵢ Pᵢ through training, one line per run (gaps NaN if their lengths differ)."""
+    steps = sorted({p["step"] for _, info in runs if info for p in info["curve"]})
+    curves = {}
+    for label, info in runs:
+        if info is not None:
+            by_step = {p["step"]: p["balance"] for p in info["curve"]}
+            curves[label] = [by_step.get(s, float("nan")) for s in steps]
+    return lines(steps, curves, title=tr(f"{NS}.balance_fig"), x_title=tr(f"{NS}.step"),
+                 y_title="E · Σ fᵢ Pᵢ")
+
+
+def score_table(main_info: dict, noaux_info: dict | None) -> str:
+    """Loss of each model on the same three texts, as the training script scored them."""
+    meta = main_info["meta"]
+    seen = tr(f"{NS}.seen")
+    head = (f"| {tr(f'{NS}.model')} | {tr(f'{NS}.on_train', n=meta['training_split_scored'])} "
+            f"| {tr(f'{NS}.on_val', n=meta['validation_scored'])} "
+            f"| {tr(f'{NS}.on_song', poems=meta['song100_poems'], n=meta['song100_scored'])} |")
+    rows = [head, "|---|---:|---:|---:|",
+            f"| {tr(f'{NS}.dense_model')} | {meta['dense_training_split_loss']:.3f} {seen} "
+            f"| {meta['dense_validation_loss']:.3f} {seen} | **{meta['dense_song100_loss']:.3f}** |"]
+    for label, info in ((tr(f"{NS}.moe_with_aux"), main_info), (tr(f"{NS}.moe_without_aux"), noaux_info)):
+        if info is not None:
+            m = info["meta"]
+            rows.append(f"| {label} | {m['training_split_loss']:.3f} | {m['validation_loss']:.3f} "
+                        f"| **{m['song100_loss']:.3f}** |")
+    return "\n".join(rows)
+
+
 loaded = load_cached(MAIN, device())
 if isinstance(loaded, MoEModelUnavailable):
     st.error(tr(f"{NS}.unavailable", reason=str(loaded), command=REBUILD))
@@ -77,7 +123,9 @@ def routing_section():
         text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, LIMIT, tr(f"{NS}.prompt_label"))
         prompt = DEFAULT_PROMPT if text.empty else text.text
         layer, mode, k, n_used, capacity, overflow, noise, seed = routing_controls(cfg.n_layers, cfg.n_experts)
-    run = routed(prompt, mode, k, n_used, capacity, overflow, noise, seed, device())
+    settings = (prompt, mode, k, n_used, capacity, overflow, noise, seed, device())
+    run = routed(*settings)
+    shown = (*settings, layer, lang())     # everything the three figures below show
     r = run["layers"][layer]
     n = len(run["tokens"])
     beyond = int((r["wanted"] - r["capacity"]).clip(min=0).sum()) if r["capacity"] is not None else 0
@@ -90,21 +138,23 @@ def routing_section():
             notes.append(tr(f"{NS}.noise_note"))
         for note in notes:
             st.caption(note)
-        figure(router_map(r["probs"], run["tokens"], r["experts"], r["fits"], r["dispatched"],
-                          expert_names=expert_names,
-                          names=(tr(f"{NS}.token"), tr(f"{NS}.expert"), tr(f"{NS}.prob")),
-                          marks=(tr(f"{NS}.mark_ran"), tr(f"{NS}.mark_full"), tr(f"{NS}.mark_skipped")),
-                          title=tr(f"{NS}.router_fig", layer=layer, mode=mode, k=run["k"]),
-                          height=max(380, 140 + 22 * n)),
-               key=f"{NS}.router")
+        figure(built(("router", *shown), lambda: router_map(
+            r["probs"], run["tokens"], r["experts"], r["fits"], r["dispatched"],
+            expert_names=expert_names,
+            names=(tr(f"{NS}.token"), tr(f"{NS}.expert"), tr(f"{NS}.prob")),
+            marks=(tr(f"{NS}.mark_ran"), tr(f"{NS}.mark_full"), tr(f"{NS}.mark_skipped")),
+            title=tr(f"{NS}.router_fig", layer=layer, mode=mode, k=run["k"]),
+            height=max(380, 140 + 22 * n))),
+            key=f"{NS}.router")
         st.markdown(tr(f"{NS}.losses", aux=r["aux"], balance=r["balance"], z=r["z"]))
     with slot["load"]:
         cap_text = tr(f"{NS}.no_limit") if r["capacity"] is None else str(r["capacity"])
-        figure(load_bars(r["wanted"], r["load"], r["capacity"], expert_names=expert_names,
-                         names=(tr(f"{NS}.processed"), tr(f"{NS}.turned_away"), tr(f"{NS}.capacity_line")),
-                         title=tr(f"{NS}.load_fig", layer=layer, cap=cap_text),
-                         y_title=tr(f"{NS}.assignments")),
-               key=f"{NS}.load")
+        figure(built(("load", *shown), lambda: load_bars(
+            r["wanted"], r["load"], r["capacity"], expert_names=expert_names,
+            names=(tr(f"{NS}.processed"), tr(f"{NS}.turned_away"), tr(f"{NS}.capacity_line")),
+            title=tr(f"{NS}.load_fig", layer=layer, cap=cap_text),
+            y_title=tr(f"{NS}.assignments"))),
+            key=f"{NS}.load")
         st.markdown(tr(f"{NS}.overflow_count", n=beyond, tokens=int(r["overflowed"].sum()), total=n,
                        cap=cap_text))
         st.markdown(marked_text(run["tokens"], r["overflowed"], r["dropped"]))
@@ -113,11 +163,12 @@ def routing_section():
         traffic = r["traffic"]
         crossing = int(traffic.sum() - traffic.trace())
         gpus = [f"GPU {g}" for g in range(n_used)]
-        figure(count_grid(traffic, gpus, expert_names[:n_used],
-                          names=(tr(f"{NS}.from_device"), tr(f"{NS}.to_device"), tr(f"{NS}.tokens_sent")),
-                          title=tr(f"{NS}.devices_fig", layer=layer, n=n_used),
-                          height=max(300, 150 + 34 * n_used)),
-               key=f"{NS}.devices")
+        figure(built(("devices", *shown), lambda: count_grid(
+            traffic, gpus, expert_names[:n_used],
+            names=(tr(f"{NS}.from_device"), tr(f"{NS}.to_device"), tr(f"{NS}.tokens_sent")),
+            title=tr(f"{NS}.devices_fig", layer=layer, n=n_used),
+            height=max(300, 150 + 34 * n_used))),
+            key=f"{NS}.devices")
         st.markdown(tr(f"{NS}.crossing", n=crossing, total=int(traffic.sum()), back=2 * crossing))
 
 
@@ -132,36 +183,22 @@ with left:
     if main_info is None:
         st.info(tr(f"{NS}.no_stats", command=REBUILD))
     else:
-        rows, loads = [], []
-        for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
-            if info is None:
-                continue
-            for i, layer_stats in enumerate(info["experts"]["layers"]):
-                rows.append(f"{label} · {tr(f'{NS}.layer_short')}{i}")
-                loads.append([100 * e["load"] for e in layer_stats])
-        figure(count_grid(loads, rows, expert_names, fmt=".0f", axis_titles=False,
-                          names=(tr(f"{NS}.layer"), tr(f"{NS}.expert"), tr(f"{NS}.share")),
-                          title=tr(f"{NS}.collapse_fig"), height=150 + 34 * len(rows)),
+        runs = ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info))
+        figure(built(("collapse", noaux_info is None, lang()), lambda: collapse_figure(runs)),
                key=f"{NS}.collapse")
         if noaux_info is None:
-            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux --steps 300"))
-        steps = sorted({p["step"] for info in (main_info, noaux_info) if info for p in info["curve"]})
-        curves = {}
-        for label, info in ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info)):
-            if info is not None:   # the two runs may have different lengths: gaps are NaN
-                by_step = {p["step"]: p["balance"] for p in info["curve"]}
-                curves[label] = [by_step.get(s, float("nan")) for s in steps]
-        figure(lines(steps, curves,
-                     title=tr(f"{NS}.balance_fig"), x_title=tr(f"{NS}.step"), y_title="E · Σ fᵢ Pᵢ"),
+            st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux"))
+        figure(built(("balance", noaux_info is None, lang()), lambda: balance_figure(runs)),
                key=f"{NS}.balance")
         if noaux_info is not None:
             st.caption(tr(f"{NS}.runs", a=main_info["meta"]["training"]["steps"],
                           b=noaux_info["meta"]["training"]["steps"]))
-        meta = main_info["meta"]
-        st.markdown(tr(f"{NS}.val_loss", moe=meta["validation_loss"], dense=meta["dense_validation_loss"],
-                       train=meta["training_split_loss"]))
-        if noaux_info is not None:
-            st.markdown(tr(f"{NS}.val_loss_noaux", moe=noaux_info["meta"]["validation_loss"]))
+        st.markdown(score_table(main_info, noaux_info))
+        song, dense_run, moe_run = song_counts(), dense_training(), main_info["meta"]["training"]
+        st.caption(tr(f"{NS}.scores_caption", v=cfg.vocab_size, uniform=math.log(cfg.vocab_size),
+                      dropped=song["dropped"], chars=song["characters_in"],
+                      moe_steps=moe_run["steps"], moe_batch=moe_run["batch_size"],
+                      dense_steps=dense_run["steps"], dense_batch=dense_run["batch_size"]))
 with right:
     code_panel(switch_loss, height=420)
 
@@ -199,10 +236,11 @@ memory_slot = beside_code(memory_and_compute, arch_of, height=420)
 
 
 with memory_slot:
-    points = memory_points(cfg, tr(f"{NS}.moe_course"))
-    figure(memory_compute(points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
-                          series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig")),
-           key=f"{NS}.memory")
+    points = memory_points(MAIN, tr(f"{NS}.moe_course"), cfg)
+    figure(built(("memory", lang()), lambda: memory_compute(
+        points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
+        series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig"))),
+        key=f"{NS}.memory")
     head = f"| {tr(f'{NS}.model')} | {tr(f'{NS}.total')} | {tr(f'{NS}.active')} | {tr(f'{NS}.ratio')} |"
     rows = [head, "|---|---:|---:|---:|"]
     for p in points:

@@ -101,6 +101,30 @@ def test_e1_controls_and_figures(lang):
     assert trace_array(memory, 1, "x")[i] == pytest.approx(2 * 46_702_792_704 / 1e9, rel=1e-6)
     assert trace_array(memory, 1, "y")[i] == pytest.approx(2 * 12_879_925_248 / 1e9, rel=1e-6)
     assert any("46,702,792,704" in m.value and "12,879,925,248" in m.value for m in at.markdown)
+    assert_scores_shown(at)
+
+
+def assert_scores_shown(at):
+    """The table of losses shows the training script's numbers: the dense model and both MoE
+    models on the same three texts, the last (song100, new to every model) in bold."""
+    import json
+
+    from core.models.model import ASSETS
+    main = json.loads((ASSETS / "moe_model_config.json").read_text(encoding="utf-8"))
+    noaux = json.loads((ASSETS / "moe_model_noaux_config.json").read_text(encoding="utf-8"))
+    table = next(m.value for m in at.markdown if "|---|---:|---:|---:|" in m.value and "**" in m.value)
+    rows = [r for r in table.splitlines() if r.startswith("|") and "---" not in r][1:]
+    assert len(rows) == 3
+    dense_row, main_row, noaux_row = rows
+    for key in ("dense_training_split_loss", "dense_validation_loss"):
+        assert f"{main[key]:.3f}" in dense_row
+    assert f"**{main['dense_song100_loss']:.3f}**" in dense_row
+    for row, meta in ((main_row, main), (noaux_row, noaux)):
+        assert f"{meta['training_split_loss']:.3f}" in row and f"{meta['validation_loss']:.3f}" in row
+        assert f"**{meta['song100_loss']:.3f}**" in row
+    assert noaux["dense_song100_loss"] == main["dense_song100_loss"]       # one dense model, one text
+    caption = " ".join(c.value for c in at.caption)
+    assert f"{math.log(2582):.2f}" in caption and "331" in caption
 
 
 def test_e1_noisy_seed_replays_and_noise_changes_routing():

@@ -280,3 +280,58 @@ def test_load_moe_model_reports_a_damaged_file(tmp_path):
     (tmp_path / "moe_model.safetensors").write_bytes(b"not weights")
     with pytest.raises(MoEModelUnavailable, match="train_moe_model"):
         load_moe_model(assets=tmp_path)
+
+
+def test_shipped_scores_are_the_shipped_weights_on_the_same_texts():
+    """The losses E1 prints are those of the weights as shipped, on texts scored the same way
+    for the dense course model and both MoE models: song100 is new to all three."""
+    import json
+
+    from core.lab.lora_finetune import SONG_FILE, encode_poems
+    from core.lab.moe_lab import loss_windows, mean_loss
+    from core.models.model import ASSETS, load_course_model
+    from core.models.moe_model import NO_AUX_PREFIX, load_moe_model
+    if not (ASSETS / f"{NO_AUX_PREFIX}.safetensors").exists():
+        pytest.skip("MoE models not shipped")
+    dense, tok = load_course_model()
+    song = encode_poems((ASSETS / SONG_FILE).read_text(encoding="utf-8"), tok)
+    assert loss_windows(song, 128).shape == ((len(song) - 1) // 128, 129)
+    metas = {}
+    for prefix in ("moe_model", NO_AUX_PREFIX):
+        meta = json.loads((ASSETS / f"{prefix}_config.json").read_text(encoding="utf-8"))
+        metas[prefix] = meta
+        model, _ = load_moe_model(prefix=prefix)
+        assert mean_loss(model, song) == pytest.approx(meta["song100_loss"], abs=2e-4)
+        assert meta["dense_song100_loss"] == pytest.approx(mean_loss(dense, song), abs=2e-4)
+        assert meta["song100_scored"] == len(loss_windows(song, 128)) * 128
+        # unseen text: worse than guessing evenly (ln V) for both; the dense model memorised
+        # the held-out Tang poems it trained on, the MoE model did not see them
+        assert meta["song100_loss"] > math.log(len(tok)) and meta["dense_song100_loss"] > math.log(len(tok))
+        assert meta["dense_validation_loss"] < 1 < meta["validation_loss"]
+    # the two MoE runs differ only in the aux loss: same steps, batch, seed
+    a, b = (metas[p]["training"] for p in ("moe_model", NO_AUX_PREFIX))
+    assert {k: a[k] for k in ("steps", "batch_size", "seq_len", "lr", "seed", "threads")} == \
+        {k: b[k] for k in ("steps", "batch_size", "seq_len", "lr", "seed", "threads")}
+    assert a["steps"] == 800 and a["aux_weight"] == 0.01 and b["aux_weight"] == 0.0
+
+
+def test_without_the_aux_loss_routing_collapses():
+    """Shipped expert loads over the corpus: with the aux loss every expert of every layer
+    takes a real share; without it, in every layer some experts starve while a few take most."""
+    import json
+
+    from core.models.model import ASSETS
+    from core.models.moe_model import NO_AUX_PREFIX
+    if not (ASSETS / f"{NO_AUX_PREFIX}_experts.json").exists():
+        pytest.skip("MoE models not shipped")
+    loads = {p: [[e["load"] for e in layer] for layer in
+                 json.loads((ASSETS / f"{p}_experts.json").read_text(encoding="utf-8"))["layers"]]
+             for p in ("moe_model", NO_AUX_PREFIX)}
+    for layer in loads["moe_model"]:
+        assert min(layer) > 0.05 and max(layer) < 0.25
+    for layer in loads[NO_AUX_PREFIX]:
+        assert sum(s < 0.02 for s in layer) >= 3 and max(layer) > 0.3
+    curve = {p: json.loads((ASSETS / f"{p}_loss.json").read_text(encoding="utf-8"))
+             for p in ("moe_model", NO_AUX_PREFIX)}
+    assert curve["moe_model"][-1]["step"] == curve[NO_AUX_PREFIX][-1]["step"] == 800
+    assert curve["moe_model"][-1]["balance"] < 1.1 < 2.5 < curve[NO_AUX_PREFIX][-1]["balance"]

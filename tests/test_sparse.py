@@ -214,3 +214,14 @@ def test_measure_one_and_skip():
 def test_fit_slope():
     assert fit_slope([256, 512, 1024], [1.0, 4.0, 16.0]) == pytest.approx(2.0)
     assert fit_slope([256, 512, 1024], [3.0, 6.0, 12.0]) == pytest.approx(1.0)
+
+
+def test_bench_doubling_times_measure_every_size():
+    """bench/bench_sparse.doubling_times: one CPU and one wall time per size, both positive
+    (the bench's time(2N) / time(N) check reads them)."""
+    import math
+
+    from bench.bench_sparse import doubling_times
+    cpu, wall = doubling_times([64, 128], w=16, rounds=2, repeats=2)
+    assert set(cpu) == set(wall) == {64, 128}
+    assert all(0 < t < math.inf for t in (*cpu.values(), *wall.values()))

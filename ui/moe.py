@@ -8,10 +8,12 @@ Nothing per-request lives on the models: callers pass their own routing, generat
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import streamlit as st
 
 from core.calc import configs
+from core.lab.lora_finetune import SONG_STATS
 from core.lab.moe_lab import all_to_all, arch_of, memory_and_compute, route_prompt
 from core.models.model import ASSETS
 from core.models.moe_model import MoEConfig, MoEModelUnavailable, load_moe_model
@@ -41,6 +43,27 @@ def shipped(prefix: str) -> dict | None:
         return None
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def built(key: tuple, _build: Callable[[], object]) -> dict:
+    """The figure ``_build`` draws, built once per ``key``. ``key`` holds plain values only: the
+    figure's name, every setting it shows and the language. A rerun with nothing changed
+    (another control, the next student at the same defaults) does not rebuild the figure, and
+    its JSON is written once too (ui.chart.figure_json). Shared by every session: only read."""
+    return _build()
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def dense_training() -> dict:
+    """The dense course model's training settings (steps, batch size), for the E1 caption."""
+    return json.loads((ASSETS / "course_model_config.json").read_text(encoding="utf-8"))["training"]
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def song_counts() -> dict:
+    """What building song100.txt kept and dropped (scripts/build_song100.py)."""
+    return json.loads((ASSETS / SONG_STATS).read_text(encoding="utf-8"))
+
+
 @st.cache_data(max_entries=128, show_spinner=False)
 def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow: str, noise: float,
            seed: int, dev: str) -> dict:
@@ -62,10 +85,12 @@ def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow:
     return {"tokens": run.tokens, "layers": layers, "hits": run.hits, "k": routing.top(model.config.n_experts)}
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def memory_points(cfg: MoEConfig, title: str) -> list[dict]:
-    """Every registry model and the MoE course model (named ``title``): memory to hold
-    against FLOPs per token."""
+@st.cache_resource(max_entries=4, show_spinner=False)
+def memory_points(prefix: str, title: str, _cfg: MoEConfig) -> list[dict]:
+    """Every registry model and the MoE course model ``prefix`` (config ``_cfg``, named
+    ``title``): memory to hold against FLOPs per token. Keyed on the two strings: hashing
+    the config dataclass cost more than the rest of the lookup."""
+    cfg = _cfg
     ours = arch_of(cfg, title=title)
     archs = [configs.get(name) for name in configs.names()] + [ours]
     # Dense models are named by their hover only, except two, so that the labels do not pile up.

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 
 from core.calc.configs import ArchConfig
 from core.calc.params import count_params
@@ -141,3 +142,30 @@ def expert_stats(model: MoEModel, tok: CharTokenizer,
         layers.append(experts)
     return {"tokens": int(sum(seen.values())),
             "min_count": min_count, "layers": layers}
+
+
+def loss_windows(ids: torch.Tensor, seq_len: int) -> torch.Tensor:
+    """Non-overlapping (input + next) windows covering ``ids``: (W, seq_len + 1).
+    The tail that does not fill a window is left out.
+
+    Example: ids 0..9, seq_len 4 -> [[0..4], [4..8]]
+    """
+    n = (len(ids) - 1) // seq_len
+    return torch.stack([ids[i * seq_len: i * seq_len + seq_len + 1] for i in range(n)])
+
+
+@torch.inference_mode()
+def mean_loss(model: torch.nn.Module, ids: torch.Tensor, seq_len: int = 128,
+              batch: int = 16) -> float:
+    """Cross-entropy (nats per predicted character) over the whole of ``ids``, in
+    fixed windows, in order: no sampling, the same number every time. Works on the
+    dense and the MoE course model alike (the MoE routes with INFERENCE)."""
+    w = loss_windows(ids, seq_len)                               # (W, T+1)
+    total, count = 0.0, 0
+    for i in range(0, len(w), batch):
+        b = w[i: i + batch]                                      # (b, T+1)
+        logits = model(b[:, :-1])                                # (b, T, V)
+        total += F.cross_entropy(logits.flatten(0, 1), b[:, 1:].flatten(),
+                                 reduction="sum").item()
+        count += b[:, 1:].numel()
+    return total / count
