@@ -384,10 +384,14 @@ def warm_up(base_url: str) -> None:
 
 def run_class(base_url: str, pids: list[int], students: int = 100, seconds: float = 120.0,
               burst: bool = False, ramp: float = 20.0, think: tuple[float, float] = (2.0, 4.0),
-              settle: float = 10.0, warm: bool = True, seed: int = 0, label: str = "") -> Report:
-    """Run a class against ``base_url``; ``pids`` are the server processes to watch."""
+              settle: float = 10.0, warm: bool = True, seed: int = 0, label: str = "",
+              warm_urls: list[str] | None = None) -> Report:
+    """Run a class against ``base_url``; ``pids`` are the server processes to watch. ``warm_urls``:
+    where the warm-up visits go (each replica itself: through nginx, a visit lands on one replica,
+    and the other would meet the class cold)."""
     if warm:
-        warm_up(base_url)
+        for url in warm_urls or [base_url]:
+            warm_up(url)
     lessons = [lesson.url_path for lesson in existing_lessons()]
     rng = random.Random(seed)
     roster = [Student(lessons[i % len(lessons)], "zh" if (i // len(lessons)) % 2 else "en") for i in range(students)]
@@ -423,11 +427,11 @@ def servers(replicas: int, log_dir: Path | None = None):
     from bench.cluster import replicas as start_replicas
     with start_replicas(replicas, log_dir=log_dir) as reps:
         if replicas == 1:
-            yield reps[0].url, [reps[0].pid]
+            yield reps[0].url, [reps[0].pid], [reps[0].url]
             return
         with tempfile.TemporaryDirectory(prefix="ta-nginx-") as runtime, \
                 nginx([r.url.removeprefix("http://") for r in reps], Path(runtime)) as (url, nginx_pid):
-            yield url, [r.pid for r in reps] + [nginx_pid]
+            yield url, [r.pid for r in reps] + [nginx_pid], [r.url for r in reps]
 
 
 def main(argv: list[str] | None = None) -> Report:
@@ -447,17 +451,17 @@ def main(argv: list[str] | None = None) -> Report:
     mode = "burst (all open within 1 s)" if args.burst else f"opening over {args.ramp:.0f} s"
     if args.url:
         pids = args.pid or pids_listening(urllib.parse.urlsplit(args.url).port or 80)
-        ctx = contextlib.nullcontext((args.url, pids))
+        ctx = contextlib.nullcontext((args.url, pids, [args.url]))
         where_txt = args.url
     else:
         ctx = servers(args.replicas)
         where_txt = f"{args.replicas} replica(s)" + (" behind nginx" if args.replicas > 1 else "")
-    with ctx as (url, pids):
+    with ctx as (url, pids, warm_urls):
         label = (f"{args.students} students, {args.seconds:.0f} s, {mode}; {where_txt}; "
                  f"server pids {pids}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
                  f"load before {os.getloadavg()[0]:.2f}")
         report = run_class(url, pids, args.students, args.seconds, args.burst, args.ramp,
-                           settle=args.settle, warm=not args.no_warmup, label=label)
+                           settle=args.settle, warm=not args.no_warmup, label=label, warm_urls=warm_urls)
     print(report.table())
     return report
 

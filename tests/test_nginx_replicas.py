@@ -109,7 +109,8 @@ def test_two_replicas_behind_nginx_draw_the_first_lesson_sooner_than_one(cluster
         one = run_class(reps[0].url, [reps[0].pid], students=students, seconds=3, burst=True, settle=0,
                         warm=trial == 0, label=f"1 replica, trial {trial + 1}")
         two = run_class(url, [r.pid for r in reps], students=students, seconds=3, burst=True, settle=0,
-                        warm=trial == 0, label=f"2 replicas behind nginx, trial {trial + 1}")
+                        warm=trial == 0, label=f"2 replicas behind nginx, trial {trial + 1}",
+                        warm_urls=[r.url for r in reps])
         print("\n" + one.table() + "\n\n" + two.table())
         for name, report in (("one", one), ("two", two)):
             assert not report.errors, report.errors[:3]
