@@ -6,8 +6,21 @@ import streamlit as st
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
 from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
-from ui.frame import beside_code, code_panel, device, figure, fragment, header, lang, plain, text_box, tr, try_this
-from ui.moe import MAIN, built, dense_training, load_cached, memory_points, routed, shipped, song_counts
+from ui.frame import (
+    beside_code,
+    built_figure,
+    code_panel,
+    device,
+    figure,
+    fragment,
+    header,
+    lang,
+    plain,
+    text_box,
+    tr,
+    try_this,
+)
+from ui.moe import MAIN, dense_training, load_cached, memory_points, routed, shipped, song_counts
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
 
@@ -138,7 +151,7 @@ def routing_section():
             notes.append(tr(f"{NS}.noise_note"))
         for note in notes:
             st.caption(note)
-        figure(built(("router", *shown), lambda: router_map(
+        figure(built_figure(("router", *shown), lambda: router_map(
             r["probs"], run["tokens"], r["experts"], r["fits"], r["dispatched"],
             expert_names=expert_names,
             names=(tr(f"{NS}.token"), tr(f"{NS}.expert"), tr(f"{NS}.prob")),
@@ -149,7 +162,7 @@ def routing_section():
         st.markdown(tr(f"{NS}.losses", aux=r["aux"], balance=r["balance"], z=r["z"]))
     with slot["load"]:
         cap_text = tr(f"{NS}.no_limit") if r["capacity"] is None else str(r["capacity"])
-        figure(built(("load", *shown), lambda: load_bars(
+        figure(built_figure(("load", *shown), lambda: load_bars(
             r["wanted"], r["load"], r["capacity"], expert_names=expert_names,
             names=(tr(f"{NS}.processed"), tr(f"{NS}.turned_away"), tr(f"{NS}.capacity_line")),
             title=tr(f"{NS}.load_fig", layer=layer, cap=cap_text),
@@ -163,7 +176,7 @@ def routing_section():
         traffic = r["traffic"]
         crossing = int(traffic.sum() - traffic.trace())
         gpus = [f"GPU {g}" for g in range(n_used)]
-        figure(built(("devices", *shown), lambda: count_grid(
+        figure(built_figure(("devices", *shown), lambda: count_grid(
             traffic, gpus, expert_names[:n_used],
             names=(tr(f"{NS}.from_device"), tr(f"{NS}.to_device"), tr(f"{NS}.tokens_sent")),
             title=tr(f"{NS}.devices_fig", layer=layer, n=n_used),
@@ -184,11 +197,11 @@ with left:
         st.info(tr(f"{NS}.no_stats", command=REBUILD))
     else:
         runs = ((tr(f"{NS}.with_aux"), main_info), (tr(f"{NS}.without_aux"), noaux_info))
-        figure(built(("collapse", noaux_info is None, lang()), lambda: collapse_figure(runs)),
+        figure(built_figure(("collapse", noaux_info is None, lang()), lambda: collapse_figure(runs)),
                key=f"{NS}.collapse")
         if noaux_info is None:
             st.info(tr(f"{NS}.no_noaux", command=f"{REBUILD} --no-aux"))
-        figure(built(("balance", noaux_info is None, lang()), lambda: balance_figure(runs)),
+        figure(built_figure(("balance", noaux_info is None, lang()), lambda: balance_figure(runs)),
                key=f"{NS}.balance")
         if noaux_info is not None:
             st.caption(tr(f"{NS}.runs", a=main_info["meta"]["training"]["steps"],
@@ -237,7 +250,7 @@ memory_slot = beside_code(memory_and_compute, arch_of, height=420)
 
 with memory_slot:
     points = memory_points(MAIN, tr(f"{NS}.moe_course"), cfg)
-    figure(built(("memory", lang()), lambda: memory_compute(
+    figure(built_figure(("memory", lang()), lambda: memory_compute(
         points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
         series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig"))),
         key=f"{NS}.memory")

@@ -9,13 +9,12 @@ from core.calc import configs
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS, add_lora
 from core.parts.lora import LoRALinear
-from ui.frame import beside_code, figure, fragment, header, lang, plain, send_now, text_box, tr, try_this
+from ui.frame import beside_code, built_figure, figure, fragment, header, lang, plain, send_now, text_box, tr, try_this
 from ui.lora import (
     MODELS,
     adapter_blob,
     analysis,
     baseline,
-    built_figure,
     counts,
     digest,
     job_queue,

@@ -10,7 +10,6 @@ import contextlib
 import functools
 import inspect
 import math
-import os
 import textwrap
 import threading
 import time
@@ -253,7 +252,7 @@ def at_once(limit_s: float = 0.1):
     context (one per session and run): no other student's page is touched. A stop or rerun
     request (Streamlit checks for one on each message) is honoured when they are sent."""
     ctx = get_script_run_ctx()
-    if ctx is None or isinstance(ctx._enqueue, _Held) or os.environ.get("ANATOMY_AT_ONCE") == "0":
+    if ctx is None or isinstance(ctx._enqueue, _Held):
         yield
         return
     held = _Held(ctx._enqueue, limit_s)
@@ -282,6 +281,15 @@ def fragment(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
 
     return st.fragment(run)
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def built_figure(key: tuple | str, _build: Callable[[], object]):
+    """The figure ``_build`` draws, built once per ``key`` for every session. ``key`` holds plain
+    values only: the figure's name, every setting it shows, the language. A rerun with nothing
+    changed (another control moved, the next student at the same defaults) does not rebuild it,
+    and its JSON is written once too (ui.chart.figure_json). Shared: only ever read."""
+    return _build()
 
 
 def figure(fig, key: str) -> None:

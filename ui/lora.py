@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable
 
 import streamlit as st
 import torch
@@ -115,10 +114,3 @@ def song_stats() -> dict:
         return json.loads((lab.ASSETS / lab.SONG_STATS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)
-def built_figure(key: str, _build: Callable[[], object]):
-    """A results figure built once per ``key`` (which figure, adapter digest, language) and
-    shared: the chart component only reads a figure, and building one costs a few ms a run."""
-    return _build()

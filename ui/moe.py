@@ -8,7 +8,6 @@ Nothing per-request lives on the models: callers pass their own routing, generat
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import streamlit as st
 
@@ -41,15 +40,6 @@ def shipped(prefix: str) -> dict | None:
                                      ("experts", "_experts.json"))}
     except (OSError, ValueError):
         return None
-
-
-@st.cache_resource(max_entries=256, show_spinner=False)
-def built(key: tuple, _build: Callable[[], object]) -> dict:
-    """The figure ``_build`` draws, built once per ``key``. ``key`` holds plain values only: the
-    figure's name, every setting it shows and the language. A rerun with nothing changed
-    (another control, the next student at the same defaults) does not rebuild the figure, and
-    its JSON is written once too (ui.chart.figure_json). Shared by every session: only read."""
-    return _build()
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
