@@ -10,6 +10,7 @@ import i18n
 from tests.apptest_util import assert_ok, chart_keys, charts, figures, open_lesson
 from ui import classroom
 from ui.course import existing_lessons
+from ui.frame import PLOTLY_WORDS
 
 LANGS = ["en", "zh"]
 
@@ -93,8 +94,17 @@ def test_every_chart_has_its_export_buttons(lang):
     assert found
     for el in found:
         export = json.loads(el.proto.json)["export"]
+        words = export.pop("words")
         assert export == {"png": i18n.t(lang, "classroom.png"), "svg": i18n.t(lang, "classroom.svg"),
-                          "csv": i18n.t(lang, "classroom.csv"), "file": el.proto.id.rsplit("-", 1)[-1]}
+                          "csv": i18n.t(lang, "classroom.csv"), "file": el.proto.id.rsplit("-", 1)[-1],
+                          "locale": lang}
+        # plotly.js's own words: English as they are; in Chinese, every one of them translated
+        if lang == "en":
+            assert words is None
+        else:
+            assert set(words) == set(PLOTLY_WORDS)
+            assert words["Zoom"] == i18n.t(lang, "classroom.plotly.zoom")
+            assert all(v != k and any("\u4e00" <= ch <= "\u9fff" for ch in v) for k, v in words.items())
     assert "b1.weights" in [json.loads(el.proto.json)["export"]["file"] for el in found]
 
 

@@ -194,7 +194,7 @@ function saveCsv(gd) {
 
 function exportConfig(labels) {
   if (!labels) return CONFIG;
-  const id = [labels.png, labels.svg, labels.csv].join("|");
+  const id = [labels.png, labels.svg, labels.csv, labels.locale].join("|");
   let config = EXPORT.get(id);
   if (!config) {
     // plotly's own PNG button is replaced by ours (titled in the page's language); its "Share chart..."
@@ -204,6 +204,13 @@ function exportConfig(labels) {
       { name: "anatomy-svg", title: labels.svg, icon: ICONS.svg, click: (gd) => saveImage(gd, "svg") },
       { name: "anatomy-csv", title: labels.csv, icon: ICONS.csv, click: saveCsv },
     ] };
+    // plotly.js's own words (Zoom, Pan, "Double-click to zoom back out", ...) in the page's
+    // language: a locale given with the plot (ui/frame.py: PLOTLY_WORDS), not registered globally.
+    if (labels.locale && labels.locale !== "en" && labels.words) {
+      const name = "anatomy-" + labels.locale;
+      config.locale = name;
+      config.locales = { [name]: { dictionary: labels.words } };
+    }
     EXPORT.set(id, config);
   }
   return config;

@@ -292,11 +292,29 @@ def built_figure(key: tuple | str, _build: Callable[[], object]):
     return _build()
 
 
+# plotly.js's own words (its toolbar's buttons, its notices), in English in plotly.js: each one's
+# key under PLOTLY_KEYS in the catalogues. Given to the chart as a plotly.js locale.
+PLOTLY_KEYS = "classroom.plotly"
+PLOTLY_WORDS = {
+    "Zoom": "zoom", "Pan": "pan", "Box Select": "box_select", "Lasso Select": "lasso_select",
+    "Zoom in": "zoom_in", "Zoom out": "zoom_out", "Autoscale": "autoscale", "Reset axes": "reset_axes",
+    "Reset view": "reset_view", "Toggle Spike Lines": "spikes", "Show closest data on hover": "closest",
+    "Compare data on hover": "compare", "Double-click to zoom back out": "zoom_back",
+    "Double-click on legend to isolate one trace": "isolate",
+}
+
+
+@functools.cache
+def _plotly_words(language: str) -> dict[str, str]:
+    return {english: i18n.t(language, f"{PLOTLY_KEYS}.{key}") for english, key in PLOTLY_WORDS.items()}
+
+
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
     chart(fig, key, tr("common.chart_failed"),
-          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key})
+          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
+                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None})
 
 
 SCORES = "_frame.first_answers"   # this session's first answer to each question: {"b1.try1": True}

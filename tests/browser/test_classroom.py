@@ -142,6 +142,10 @@ def test_export_png_svg_csv(chromium_browser, server_url, lang, tmp_path):
     assert [t("classroom.png"), t("classroom.svg"), t("classroom.csv")] == [x for x in titles if x in (
         t("classroom.png"), t("classroom.svg"), t("classroom.csv"))]
     assert "Share chart..." not in titles and "Download plot as a png" not in titles   # nothing leaves the server
+    # plotly.js's own buttons speak the page's language too (ui/frame.py: PLOTLY_WORDS)
+    for english, key in (("Zoom", "zoom"), ("Pan", "pan"), ("Reset axes", "reset_axes")):
+        assert t(f"classroom.plotly.{key}") in titles
+        assert (english in titles) == (lang == "en")
 
     png = _download(page, chart, t("classroom.png"))
     assert png.suggested_filename == "b1.weights.png"
