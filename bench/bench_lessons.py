@@ -11,6 +11,7 @@ one small heatmap (bench/floor_app.py): what Streamlit and plotly.js cost on thi
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -89,23 +90,30 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def serve(app: str, port: int = 0, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app`` on a free port (or ``port``), with ``env`` added to its environment;
+    returns once it answers its health check (or after a minute): (process, base URL)."""
+    port = port or _free_port()   # another benchmark or test server may hold a fixed port
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / app),
+                             "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, **(env or {})})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.5)
+    return proc, url
+
+
 def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: int = 0) -> dict[str, float | None]:
     from playwright.sync_api import sync_playwright
 
-    port = port or _free_port()   # another benchmark or test server may hold a fixed port
-
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / app),
-                             "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = serve(app, port)
     out: dict[str, float | None] = {}
     try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1000})

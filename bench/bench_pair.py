@@ -14,18 +14,14 @@ the ratio of the medians.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_lessons import CHROMIUM_ARGS, SIGNATURE, SLIDER, WAIT_FOR_CHANGE, _free_port  # noqa: E402
+from bench.bench_lessons import CHROMIUM_ARGS, SIGNATURE, SLIDER, WAIT_FOR_CHANGE, serve  # noqa: E402
 
 READY = '[data-testid="stMain"] .js-plotly-plot'
 
@@ -38,26 +34,10 @@ def _env(pairs: list[str]) -> dict[str, str]:
     return out
 
 
-def _serve(app: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / app), "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, **env})
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.5)
-    return proc, url
-
-
 def compare(targets: list[str], envs: list[dict[str, str]], presses: int) -> dict[str, list[float]]:
     from playwright.sync_api import sync_playwright
 
-    servers = [_serve(t.partition(":")[0], env) for t, env in zip(targets, envs, strict=True)]
+    servers = [serve(t.partition(":")[0], env=env) for t, env in zip(targets, envs, strict=True)]
     times: list[list[float]] = [[] for _ in targets]
     try:
         with sync_playwright() as p:
