@@ -34,3 +34,34 @@ def test_generated_line_breaks_keep_the_markdown_whole():
     assert "⏹" not in heading
     ids = next(c.value for c in at.caption if "token → id" in c.value)
     assert "床 → " in ids and "`<bos>`" in ids
+
+
+def test_code_panel_sources_read_at_once_from_many_sessions():
+    """A class opening C1 together: each session's first run reads the source of a class for its
+    code panel (inspect parses the module with ast, which CPython 3.11 does not make safe for
+    two threads at once). ui.frame._source reads one at a time, and each source once."""
+    import inspect
+    import threading
+
+    from core.models import encdec
+    from ui.frame import _source
+
+    classes = [c for c in vars(encdec).values() if inspect.isclass(c) and c.__module__ == encdec.__name__]
+    assert classes
+    _source.cache_clear()
+    start, errors, texts = threading.Barrier(12), [], []
+
+    def session():
+        start.wait()
+        try:
+            texts.append([_source(c) for c in classes])
+        except Exception as e:   # noqa: BLE001 - any failure is the finding
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=session) for _ in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert all(t == texts[0] for t in texts) and all("class " in s for s in texts[0])

@@ -113,10 +113,18 @@ def header(ns: str) -> None:
     st.markdown(tr(f"{ns}.intro"))
 
 
+# inspect.getsource of a class parses its whole module with the ast module, and CPython 3.11's
+# conversion to ast objects keeps its recursion depth in a per-process counter: two sessions'
+# first runs parsing at once (a class opening C1 together) raised "SystemError: AST constructor
+# recursion depth mismatch" in one of them. One parse at a time; each source is read once.
+_SOURCE_LOCK = threading.Lock()
+
+
 @functools.cache
 def _source(obj: Callable | type) -> str:
     # Dedented: a method's class indentation would cost 4 characters of every line.
-    return textwrap.dedent(inspect.getsource(obj))
+    with _SOURCE_LOCK:
+        return textwrap.dedent(inspect.getsource(obj))
 
 
 def code_panel(*objs: Callable | type, height: int | None = 520) -> None:
