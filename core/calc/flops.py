@@ -24,6 +24,7 @@ import torch
 
 from core.calc.configs import ArchConfig
 from core.calc.params import attention_params, expert_params, param_breakdown
+from core.calc.timing import one_at_a_time
 from core.parts.kv_cache import kv_cache_bytes
 
 
@@ -210,6 +211,7 @@ def seconds_per_token(model: torch.nn.Module, ids: list[int], context: int, use_
     return best
 
 
+@one_at_a_time
 def measure_decoding(model: torch.nn.Module, ids: list[int], contexts: list[int], window: int = 8,
                      repeats: int = 3, progress=None) -> dict[str, list[float]]:
     """Seconds per token with and without the cache at each context length, in one run.

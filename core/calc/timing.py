@@ -10,7 +10,9 @@ machine and on what else runs on it: compare the two rows of one run, not runs.
 """
 from __future__ import annotations
 
+import functools
 import statistics
+import threading
 import time
 from collections.abc import Callable
 
@@ -18,12 +20,27 @@ import torch
 
 from core.parts.norms import layer_norm, rms_norm
 
+# One live measurement at a time in this process. A class shares one server: two students pressing
+# "measure" together would each time the other's work too, and torch.compile (B5's flex kernel)
+# must not compile in two threads at once. The second waits for the first.
+_LIVE = threading.RLock()
+
+
+def one_at_a_time(fn: Callable) -> Callable:
+    """``fn`` (a live measurement) runs while no other live measurement of this process does."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        with _LIVE:
+            return fn(*args, **kwargs)
+    return run
+
 
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
 
 
+@one_at_a_time
 def time_norms(tokens: int, d: int, repeats: int, device: str = "cpu", seed: int = 0,
                on_step: Callable[[float], None] | None = None) -> dict[str, float]:
     """Median milliseconds of one call of each norm on a (T, D) batch; the calls alternate,

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
+from core.calc.timing import one_at_a_time
 from core.parts.sparse import (
     PATTERNS,
     PatternConfig,
@@ -199,6 +200,7 @@ def compiled_flex() -> Callable:
     return _COMPILED["flex"]
 
 
+@one_at_a_time
 def measure_one(kernel: str, n: int, w: int, d: int = 64, seed: int = 0,
                 memory_cap: int | None = None) -> dict[str, float] | None:
     """Time (ms) and peak bytes of one kernel on one sliding window (w each side) over N
