@@ -1,0 +1,80 @@
+"""Chinese text renders without stray spaces.
+
+Markdown turns a single line break inside a paragraph into a space. Between two Chinese
+characters, or after full-width punctuation, that space is a visible gap a reader notices
+(「时钟 频率」, 「算子， 能把」). Spaces typed by hand count the same. A space between Chinese
+and a Latin word or a formula is usual Chinese typography and is allowed.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import i18n
+
+CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+# A markdown block begins here: a line break before it is not a space in the text.
+BLOCK = re.compile(r"\s*(?:[-*+]\s|\d+\.\s|\||#|>|\$\$|```)")
+# Emphasis markers sit between the characters but draw nothing.
+MARK = "*~"
+
+
+def _gaps(text: str) -> list[str]:
+    """The places where ``text`` renders a space it should not.
+
+    Example: _gaps("时钟\\n频率") -> ["时钟⎵频率"]; _gaps("用 GQA 时") -> []
+    """
+    found = []
+    for m in re.finditer(r"[ \t]*(?:\n[ \t]*)+|[ \t]+", text):
+        gap = m.group()
+        if gap.count("\n") > 1:
+            continue
+        before = text[: m.start()].rstrip(MARK)
+        after_all = text[m.end():]
+        if "\n" in gap:
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if BLOCK.match(after_all) or text[line_start:].lstrip().startswith("|"):
+                continue
+            if before.endswith("$$") or before.endswith("\\"):
+                continue
+        after = after_all.lstrip(MARK)
+        # CommonMark closes "**粗体。**" only before a space or punctuation (a closing run
+        # after punctuation must be followed by one), and opens "**「词」**" only after one:
+        # that space is required.
+        closes = len(before) < m.start() and before and re.match(f"[{PUNCT}]", before[-1])
+        opens = len(after) < len(after_all) and after and re.match(f"[{PUNCT}]", after[0])
+        if closes or opens:
+            continue
+        if not before or not after or after[0] == "|":
+            continue
+        a, b = before[-1], after[0]
+        both_cjk = re.match(f"[{CJK}]", a) and re.match(f"[{CJK}]", b)
+        if both_cjk or re.match(f"[{PUNCT}]", a) or ("\n" in gap and re.match(f"[{PUNCT}]", b)):
+            found.append(f"{text[max(0, m.start() - 8):m.start()]}⎵{after_all[:8]}")
+    return found
+
+
+def _strings() -> list[tuple[str, str]]:
+    out = []
+    for key, value in i18n.catalogue("zh").items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                out.append((key, text))
+    return out
+
+
+def test_the_rule_finds_what_the_review_found():
+    assert _gaps("SRAM 带宽由 SM 数量和时钟\n频率推算")
+    assert _gaps("一个只用一次的算子， 就只能干等")
+    assert _gaps("一小块\n**片上 SRAM**")
+    assert not _gaps("用 GQA 时，缓存为 $H_{kv}$ 个头")
+    assert not _gaps("第一段。\n\n第二段。")
+    assert not _gaps("三种：\n- 窗口\n- 因果")
+    assert not _gaps("**三张图从左往右看。** 掩码")
+
+
+@pytest.mark.parametrize("key,text", _strings(), ids=lambda v: v if "." in str(v) else "")
+def test_no_stray_space_in_chinese(key, text):
+    assert not _gaps(text), f"{key}: {_gaps(text)}"
