@@ -87,3 +87,61 @@ def trace_array(fig: dict, index: int, field: str) -> np.ndarray:
 
 def chart_bytes(at: AppTest) -> list[int]:
     return [len(chart_spec(el)) for el in charts(at)]
+
+
+
+def _url_number(v) -> str:
+    """A number as the browser writes it into the address: 40, not 40.0."""
+    return str(int(v)) if float(v).is_integer() else repr(float(v))
+
+
+def _shown(w, values) -> object:
+    """A slider's proto numbers as the value the widget returns (int sliders hold ints)."""
+    from streamlit.proto.Slider_pb2 import Slider as SliderProto
+    vals = [int(v) if w.proto.data_type == SliderProto.INT else float(v) for v in values]
+    return vals[0] if len(vals) == 1 else tuple(vals)
+
+
+def as_browser(at: AppTest) -> AppTest:
+    """Make the next ``at.run()`` send what a browser would after this run.
+
+    AppTest sends back the value Streamlit's session state holds for each widget, and keeps in
+    ``at.query_params`` only what the script wrote. A browser sends the value it *shows*: the
+    value the run sent with the element, else the one it showed before under the same widget
+    id, else (a new id: a slider whose bounds changed) the element's default. And the page writes
+    each URL-bound widget's value into the address when it is not the widget's default, removing
+    it when it is, so the next run reads it back. A test of what a student sees after a shared
+    link or a range that shrank calls this between runs."""
+    before = getattr(at, "_browser_nodes", {})      # last run's sliders: what they sent
+    now = {}
+    for w in at.slider:
+        if w.proto.set_value:
+            shown = _shown(w, w.proto.value)
+        elif w.id in before and before[w.id]._value is not None:
+            shown = before[w.id]._value
+        else:
+            shown = _shown(w, w.proto.default)
+        now[w.id] = shown
+        w.set_value(shown)
+    at._browser_nodes = {w.id: w for w in at.slider}
+    for w in [*at.slider, *at.select_slider, *at.text_input, *at.text_area, *at.number_input]:
+        key = getattr(w.proto, "query_param_key", "")
+        if not key:
+            continue
+        if w.type == "select_slider":
+            value = w.value if isinstance(w.value, (list, tuple)) else [w.value]
+            shown = [w.format_func(v) for v in value]
+            default = [w.proto.options[int(i)] for i in w.proto.default]
+        elif w.type == "slider":
+            value = w._value if isinstance(w._value, (list, tuple)) else [w._value]
+            shown, default = [_url_number(v) for v in value], [_url_number(v) for v in w.proto.default]
+        elif w.type == "number_input":
+            shown = [_url_number(w.value)] if w.value is not None else []
+            default = [_url_number(w.proto.default)] if w.proto.HasField("default") else []
+        else:
+            shown, default = [w.value or ""], [w.proto.default]
+        if shown == default:
+            at.query_params.pop(key, None)
+        else:
+            at.query_params[key] = shown[0] if len(shown) == 1 else shown
+    return at

@@ -393,30 +393,74 @@ def text_box(key: str, default: str, limit: int, label: str, area: bool = False)
     return cleaned
 
 
+# Each ranged slider's bounds and values in the last run that drew it: {key: (lo, hi, shown, wanted)}.
+# ``shown`` is the value the slider held (CAPTION when there was one value and no slider),
+# ``wanted`` the value the student (or a link) chose, which a shrunken range clamps for a while.
+_RANGED = "_frame.ranged"
+CAPTION = "caption"
+
+
+def _forget_url_value(key: str) -> None:
+    """This run's widget with ``key`` is not seeded from the address.
+
+    A slider whose bounds changed is a new widget to Streamlit (its id holds min and max), and a
+    new bound widget takes its value from the address the browser sent, before any value set in
+    ``st.session_state``: the clamp lost to the URL (B5: the address still said 40 when the range
+    had shrunk to 0-31). The address is not changed; Streamlit rewrites it from the value the
+    widget ends up with. Back and forward (history navigation) still follow the address."""
+    ctx = get_script_run_ctx()
+    if ctx is None or ctx.is_history_navigation:
+        return
+    with ctx.session_state.query_params() as qp:
+        qp._initial_query_params.pop(key, None)
+
+
 def ranged_slider(label: str, lo: int, hi: int, default: int | tuple[int, int], key: str, **kwargs):
-    """A URL-bound slider whose range follows the input (a text's length, a table's width).
+    """A URL-bound slider whose range follows another control (a text's length, a width).
 
     It survives the smallest input: with ``hi <= lo`` there is one possible value, said in a
     caption, and no slider (Streamlit refuses equal bounds). It survives a range that shrinks:
-    a value left beyond the new bounds, by the last input or a shared link, is clamped.
-    Returns an int, or a (low, high) pair when ``default`` is one."""
-    def clamp(v):
-        return min(max(int(v), lo), max(lo, hi))
-
+    a value beyond the new bounds, from the last input or a shared link, is clamped, and the
+    clamp wins over the address. The student's own choice is remembered: when the range grows
+    again, the slider goes back to it (A3: the pair of dimensions clamped to 0-3 at D = 4 is
+    0-10 again at D = 128), until the student moves the slider. Returns an int, or a sorted
+    (low, high) pair when ``default`` is one."""
     pair = isinstance(default, tuple)
-    if hi <= lo:
-        st.caption(tr("common.one_value", label=label, value=lo))
-        return (lo, lo) if pair else lo
+    top = max(lo, hi)
+
+    def clamp(v):
+        if pair:
+            return tuple(sorted(min(max(int(x), lo), top) for x in v))
+        return min(max(int(v), lo), top)
+
+    memory = st.session_state.setdefault(_RANGED, {})
+    last = memory.get(key)
     held = st.session_state.get(key)
     if held is not None:
-        fixed = tuple(sorted(clamp(v) for v in held)) if pair else clamp(held)
-        if fixed != (tuple(held) if pair else held):
-            st.session_state[key] = fixed
-        value = st.slider(label, lo, hi, key=key, bind="query-params", **kwargs)
+        held = tuple(held) if pair else held
+        moved = last is None or held != last[2]
+        wanted = held if moved else last[3]
+    elif last is not None and last[2] == CAPTION:
+        wanted = last[3]                      # back from a single value: the slider was not drawn
     else:
-        start = tuple(clamp(v) for v in default) if pair else clamp(default)
-        value = st.slider(label, lo, hi, start, key=key, bind="query-params", **kwargs)
-    return tuple(clamp(v) for v in value) if pair else clamp(value)
+        wanted = None                         # a first visit: the address or the default
+    if hi <= lo:
+        memory[key] = (lo, hi, CAPTION, default if wanted is None else wanted)
+        st.caption(tr("common.one_value", label=label, value=lo))
+        return (lo, lo) if pair else lo
+    if wanted is None:
+        value = st.slider(label, lo, hi, clamp(default), key=key, bind="query-params", **kwargs)
+        value = clamp(value)
+        memory[key] = (lo, hi, value, default if value == clamp(default) else value)
+        return value
+    value = clamp(wanted)
+    if last is None or last[:2] != (lo, hi) or value != held:
+        # New bounds are a new widget (see _forget_url_value): it gets its value from here.
+        st.session_state[key] = value
+        _forget_url_value(key)
+    value = clamp(st.slider(label, lo, hi, key=key, bind="query-params", **kwargs))
+    memory[key] = (lo, hi, value, wanted)
+    return value
 
 
 def shapes_table(rows: Sequence[tuple[str, str]]) -> None:
