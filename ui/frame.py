@@ -393,6 +393,43 @@ def text_box(key: str, default: str, limit: int, label: str, area: bool = False)
     return cleaned
 
 
+WIDGETS = {"selectbox": st.selectbox, "radio": st.radio, "segmented": st.segmented_control}
+
+
+def choice(label: str, options: Sequence, key: str, labels: dict, widget: str = "selectbox",
+           default=None, **kwargs):
+    """A selectbox, radio or segmented control whose options are language-neutral ids shown with
+    translated ``labels`` (id -> label); the address holds the id under ``key``.
+
+    A widget bound with ``bind="query-params"`` writes its *shown label* to the address, so a
+    translated one put "因果窗口" in a link that then failed in English (and English ids showed on
+    Chinese pages). This one is not bound: its value is read from the address when the widget
+    first appears (a shared link, an old link with the id, back and forward), and written back on
+    every run where it is not the default (a page switch keeps only bound parameters). A value
+    that is not one of the ids falls back to ``default`` (the first option if None), and leaves
+    the address. Returns the chosen id."""
+    options = list(options)
+    default = options[0] if default is None else default
+    by_text = {str(option): option for option in options}
+    ctx = get_script_run_ctx()
+    history = ctx is not None and ctx.is_history_navigation
+    if key not in st.session_state or history:
+        st.session_state[key] = by_text.get(st.query_params.get(key), default)
+    elif st.session_state[key] not in options:       # the options changed under it
+        st.session_state[key] = default
+    extra = {"required": True} if widget == "segmented" else {}
+    value = WIDGETS[widget](label, options, format_func=lambda o: labels.get(o, str(o)), key=key,
+                            **extra, **kwargs)
+    value = default if value is None else value
+    in_url = st.query_params.get_all(key)
+    if value == default:
+        if in_url:
+            del st.query_params[key]
+    elif in_url != [str(value)]:
+        st.query_params[key] = str(value)
+    return value
+
+
 # Each ranged slider's bounds and values in the last run that drew it: {key: (lo, hi, shown, wanted)}.
 # ``shown`` is the value the slider held (CAPTION when there was one value and no slider),
 # ``wanted`` the value the student (or a link) chose, which a shrunken range clamps for a while.
