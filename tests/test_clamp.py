@@ -47,8 +47,8 @@ class Pair:
 # model config (B1/B4/C1/C2/D2/D4 layer and head, E1's learned layer) have nothing to follow.
 PAIRS = {
     "b5.query": Pair("b5_sparse.py", "b5.query", "b5.n", "slider", list(range(256, 15, -16))),
-    "a3.dims": Pair("a3_positions.py", "a3.dims", "a3.d_model", "slider", list(range(128, 3, -2))),
-    "a3.p": Pair("a3_positions.py", "a3.p", "a3.positions", "slider", list(range(128, 3, -1))),
+    "a3.dims": Pair("a3_positions.py", "a3.dims", "a3.d_model", "slider", list(range(128, 3, -6)) + [4]),
+    "a3.p": Pair("a3_positions.py", "a3.p", "a3.positions", "slider", list(range(128, 3, -6)) + [4]),
     "c3.pair": Pair("c3_rope.py", "c3.pair", "c3.d", "select_slider", [128, 64, 32, 16, 8]),
     "b1.r": Pair("b1_attention.py", "b1.r", "b1.text", "text", _texts(48)),
     "b1.c": Pair("b1_attention.py", "b1.c", "b1.text", "text", _texts(48)),
@@ -143,7 +143,7 @@ def _open_at_default(pair: Pair, lang: str):
         walk = [now] + [v for v in pair.walk if v != now]
     else:
         now = getattr(at, pair.kind)(key=pair.governing).value
-        walk = [v for v in pair.walk if v <= now]
+        walk = [now] + [v for v in pair.walk if v < now]
     assert walk[0] == now, (walk[:3], now)
     return at, _check(at, pair, now, "opened"), walk
 

@@ -100,11 +100,10 @@ def language_and_device_controls() -> None:
     in_url = st.query_params.get(LANG_KEY)
     if in_url != lang() and not (in_url is None and lang() == i18n.DEFAULT_LANG):
         st.query_params[LANG_KEY] = lang()
-    # Options are plain "cpu"/"cuda" so the URL value never depends on the language.
-    st.sidebar.selectbox(
-        tr("common.device"), devices(), key=DEVICE_KEY, bind="query-params",
-        help=tr("common.device_help"),
-    )
+    # The address holds "cpu"/"cuda" (choice): the same link in both languages.
+    with st.sidebar:
+        choice(tr("common.device"), devices(), DEVICE_KEY, {"cpu": "CPU", "cuda": "CUDA"},
+               help=tr("common.device_help"))
 
 
 def header(ns: str) -> None:
