@@ -378,15 +378,54 @@ def common_mistake(key: str) -> None:
     st.warning(f"**{tr('common.mistake')}** {tr(key)}", icon=":material/report:")
 
 
-def text_box(key: str, default: str, limit: int, label: str, area: bool = False) -> CleanText:
-    """A text box bound to the URL. Shows a notice for empty or over-long input; the
-    returned text is cut to ``limit`` characters and safe to show (never as HTML)."""
+_CUT = "_frame.cut"    # {key: length before the cut}: the text box says so once, in the next run
+
+
+def _cut(key: str, limit: int) -> None:
+    """An over-long text goes back into its box cut to ``limit`` (an on_change callback: it runs
+    before the script, when the box's state may still be set)."""
+    cleaned = clean_text(st.session_state.get(key), limit)
+    if cleaned.truncated:
+        st.session_state.setdefault(_CUT, {})[key] = cleaned.original_len
+        st.session_state[key] = cleaned.text
+
+
+def _address_holds(key: str, value: str) -> None:
+    """Put ``value`` in the address under the bound widget ``key`` (Streamlit's own correction of a
+    bound value: ``st.query_params`` refuses a bound key)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    with ctx.session_state.query_params() as qp:
+        if qp.get_all(key) != [value]:
+            qp.set_corrected_value(key, value, "string_value")
+
+
+def text_box(key: str, default: str, limit: int, label: str, area: bool = False,
+             empty_key: str = "common.empty_input") -> CleanText:
+    """A text box bound to the URL. Shows a notice for empty input (``empty_key``: what the
+    lesson does then) or over-long input; the returned text is cut to ``limit`` characters and
+    safe to show (never as HTML). An over-long text is put back cut, box and address both: 2,000
+    characters pasted into A1 made an 18,090-character link, of which the lesson used 64."""
     widget = st.text_area if area else st.text_input
     default = st.session_state.get(_DROPPED, {}).get(key, default)   # "inf" is text too
-    raw = widget(label, value=default, key=key, bind="query-params", max_chars=None)
+    cuts = st.session_state.setdefault(_CUT, {})
+    if key not in st.session_state:               # a link's text: cut before the box takes it
+        linked = clean_text(st.query_params.get(key, default), limit)
+        if linked.truncated:
+            cuts[key] = linked.original_len
+            st.session_state[key] = linked.text
+            _forget_url_value(key)
+    # Its text was just set (cut) through session state: then no default value, or Streamlit warns.
+    value = {} if key in cuts else {"value": default}
+    raw = widget(label, key=key, bind="query-params", max_chars=None, on_change=_cut, args=(key, limit), **value)
     cleaned = clean_text(raw, limit)
+    was = cuts.pop(key, None)
+    if was is not None:
+        _address_holds(key, raw)
+        cleaned = CleanText(cleaned.text, cleaned.empty, True, was)
     if cleaned.empty:
-        st.info(tr("common.empty_input"))
+        st.info(tr(empty_key))
     elif cleaned.truncated:
         st.warning(tr("common.truncated", limit=limit, n=cleaned.original_len))
     return cleaned
