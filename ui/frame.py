@@ -325,6 +325,7 @@ def figure(fig, key: str) -> None:
 
 
 SCORES = "_frame.first_answers"   # this session's first answer to each question: {"b1.try1": True}
+ANSWERS = "_frame.answers"        # its latest answer to each: {"b1.try1": 2}, shown again on return
 
 
 def first_answers() -> dict[str, bool]:
@@ -336,23 +337,31 @@ def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:
     """Predict, then reveal. Each question is (name, index of the right option); its
     text, options and explanation are ``{ns}.{name}.q``, ``.options`` and ``.why``.
     The first answer to each question counts (it is the prediction; the next ones come after
-    the reveal): the score under the questions says how many were right."""
+    the reveal): the score under the questions says how many were right. Nothing is revealed
+    before an answer is chosen (a student could skip the prediction); after a wrong one, the
+    right answer is one click away. The answers stay for this session: back from another lesson,
+    or in the other language, the question shows the answer given and its explanation."""
     st.subheader(tr("common.try_this"))
     st.caption(tr("common.try_this_help"))
     record = first_answers()
+    answers = st.session_state.setdefault(ANSWERS, {})
     for name, answer in questions:
         base = f"{ns}.{name}"
+        key = f"{base}.{lang()}"
+        if key not in st.session_state and base in answers:
+            st.session_state[key] = answers[base]     # the radio left the page: its state went with it
         with st.container(border=True):
             options = tr_items(f"{base}.options")
-            choice = st.radio(
-                tr(f"{base}.q"), range(len(options)), format_func=options.__getitem__,
-                index=None, key=f"{base}.{lang()}",
-            )
-            if choice is not None:
-                record.setdefault(base, choice == answer)
-                verdict = tr("common.right") if choice == answer else tr("common.not_quite")
-                st.markdown(f"**{verdict}** {tr(f'{base}.why')}")
+            picked = st.radio(tr(f"{base}.q"), range(len(options)), format_func=options.__getitem__,
+                              index=None, key=key)
+            if picked is None:
+                continue
+            answers[base] = picked
+            record.setdefault(base, picked == answer)
+            if picked == answer:
+                st.markdown(f"**{tr('common.right')}** {tr(f'{base}.why')}")
             else:
+                st.markdown(f"**{tr('common.not_quite')}**")
                 with st.expander(tr("common.reveal")):
                     st.markdown(f"**{options[answer]}** — {tr(f'{base}.why')}")
     quiz_score(ns, [name for name, _ in questions])
