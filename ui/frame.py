@@ -522,10 +522,13 @@ def ranged_slider(label: str, lo: int, hi: int, default: int | tuple[int, int], 
     held = st.session_state.get(key)
     if held is not None:
         held = tuple(held) if pair else held
+    if last is not None and last[2] == CAPTION:
+        # Back from a single value: the slider was not drawn, and what its state still holds is
+        # the value from before (Streamlit keeps an undrawn widget's last value under its key).
+        wanted = last[3]
+    elif held is not None:
         moved = last is None or held != last[2]
         wanted = held if moved else last[3]
-    elif last is not None and last[2] == CAPTION:
-        wanted = last[3]                      # back from a single value: the slider was not drawn
     else:
         wanted = None                         # a first visit: the address or the default
     if hi <= lo:
