@@ -143,8 +143,9 @@ def lesson_body():
                         x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.theta_axis"), chosen=names[chosen]),
                key=f"{NS}.freq")
         slowest = {b: 2 * np.pi / float(sp[f"theta_{b}"][-1]) for b in shown}
-        st.caption(tr(f"{NS}.freq_caption", slow_a=slowest[COMPARE[0]], slow_b=slowest[COMPARE[1]],
-                      base=f"{chosen:,}", slow_c=slowest[chosen]))
+        st.caption(tr(f"{NS}.freq_caption_own" if chosen not in COMPARE else f"{NS}.freq_caption",
+                      slow_a=slowest[COMPARE[0]], slow_b=slowest[COMPARE[1]], base=f"{chosen:,}",
+                      slow_c=slowest[chosen]))
     with slot["bound"]:
         figure(by_distance(DISTANCES, {names[b]: sp[f"bound_{b}"] for b in shown},
                            title=tr(f"{NS}.bound_fig", d=d), x_title=tr(f"{NS}.distance_axis"),

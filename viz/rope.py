@@ -41,7 +41,7 @@ def pair_plane(path, *, title: str, trail_name: str, hand_name: str, x_title: st
         lim = 1.15 * max(radius, k_radius)
         start, end = np.arctan2(k[1], k[0]), np.arctan2(p[-1, 1], p[-1, 0])
         sweep = (end - start + np.pi) % (2 * np.pi) - np.pi          # the shorter way round, signed
-        arc_r = 0.35 * min(radius, k_radius)
+        arc_r = 0.45 * max(radius, k_radius)     # visible even when one hand is short
         a = start + np.linspace(0.0, sweep, 33)
         middle = start + sweep / 2
         data += [
@@ -50,7 +50,7 @@ def pair_plane(path, *, title: str, trail_name: str, hand_name: str, x_title: st
              "marker": {"size": [0, 14], "color": KEY, "symbol": "diamond"}, "hoverinfo": "skip"},
             {"type": "scatter", "x": array(arc_r * np.cos(a)), "y": array(arc_r * np.sin(a)), "mode": "lines",
              "line": {"color": "#333", "width": 2}, "hoverinfo": "skip", "showlegend": False},
-            {"type": "scatter", "x": array([1.9 * arc_r * np.cos(middle)]), "y": array([1.9 * arc_r * np.sin(middle)]),
+            {"type": "scatter", "x": array([1.45 * arc_r * np.cos(middle)]), "y": array([1.45 * arc_r * np.sin(middle)]),
              "mode": "text", "text": [angle_text], "textfont": {"size": 14, "color": "#333"},
              "hoverinfo": "skip", "showlegend": False},
         ]
