@@ -108,7 +108,7 @@ def text_controls(tables: bool):
 
 
 def neighbour_controls(n_chars: int):
-    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 3])
     with c1:
         k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
     with c2:

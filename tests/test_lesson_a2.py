@@ -42,7 +42,7 @@ def test_a2_controls_and_figures(lang):
     assert list(pca["data"][4]["text"]) == labels and len(trace_array(pca, 4, "x")) == 10
     assert any("10" in c.value and "春" in c.value for c in at.caption)
     shown = [o for o in at.segmented_control(key="a2.near_table").options]
-    assert shown == (["E (input embedding)", "output layer"] if lang == "en" else ["E（输入嵌入）", "输出层"])
+    assert shown == (["E (input)", "output layer"] if lang == "en" else ["E（输入）", "输出层"])
     at.segmented_control(key="a2.near_table").set_value("output").run()
     assert_ok(at)
     assert at.query_params["a2.near_table"] in ("output", ["output"])

@@ -104,7 +104,8 @@ def test_c3_deterministic():
 
 
 @pytest.mark.parametrize("params", [
-    {"c3.m": "-5", "c3.d": "7", "c3.base": "<b>x</b>", "c3.n": "9999", "c3.pair": "abc", "c3.seed": "1e99"},
+    {"c3.m": "-5", "c3.d": "7", "c3.base": "<b>x</b>", "c3.n": "9999", "c3.pair": "abc", "c3.seed": "1e99",
+     "c3.key_n": "nan"},
     {"c3.m": "🙂" * 300, "c3.d": "", "c3.base": "10000.5", "lang": "xx"},
 ])
 def test_c3_malformed_url_params(params):

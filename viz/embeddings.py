@@ -29,7 +29,8 @@ def neighbours(tokens: list[str], sims, *, title: str | None = None, x_title: st
     layout = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 20}},
               "xaxis": {"title": {"text": x_title}, "range": [min(0.0, float(array(sims).min(initial=0)) * 1.2),
                                                               max(0.05, float(array(sims).max(initial=0)) * 1.25)]}}
-    return make([trace], layout, title, height=max(260, 60 + 34 * len(tokens)))
+    # A two-line title takes ~50 px of the plot: keep ~34 px a bar for the 20 px labels.
+    return make([trace], layout, title, height=max(300, 130 + 34 * len(tokens)))
 
 
 # Where a label can sit around its point (plotly's textposition), with its direction (x, y up).
@@ -115,6 +116,10 @@ def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], 
                   "text": [label(t) for t in near], "textposition": near_at,
                   "textfont": {"size": 17, "color": "#b35806"}, "hovertemplate": "%{text}<extra></extra>",
                   "marker": {"size": 10, "color": "#f58518", "symbol": "diamond"}}]
+    # The legend (four entries: two rows in a half-page column) sits under the x-axis title, not in
+    # the band above the plot where it ran into the two-line title.
     layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},
-              "yaxis": {"title": {"text": axes[1]}, "zeroline": False}}
-    return make(data, layout, title, height=560)
+              "yaxis": {"title": {"text": axes[1]}, "zeroline": False},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+              "margin": {"b": 150}}
+    return make(data, layout, title, height=640)
