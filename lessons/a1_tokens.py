@@ -5,11 +5,22 @@ import streamlit as st
 from core.models.model import CourseModelUnavailable, load_course_tokenizer
 from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
 from core.text.tokenizer import CharTokenizer
-from ui.frame import beside_code, figure, fragment, header, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, figure, fragment, header, plain, shapes_table, text_box, tr, try_this
 from viz.tokens import chips, counts, merge_curve
+
+try:
+    from ui.frame import choice
+except ImportError:   # TODO(frame.choice): ui.frame.choice comes with the frame branch
+    from ui.choice_fallback import choice
 
 NS = "a1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
+# The contract's English example beside the poem: a line of the sample training text, so its
+# merges show (and so does the course vocabulary's lack of Latin letters: all <unk>).
+EXAMPLES = {f"{NS}.example_zh": DEFAULT_TEXT, f"{NS}.example_en": "the river comes down from the sky"}
+# Language-neutral ids in the URL, translated labels on the page (ui.frame.choice).
+OPTION_TEXT = {"char": f"{NS}.opt_char", "byte": f"{NS}.opt_byte", "bpe": f"{NS}.opt_bpe",
+               "sample": f"{NS}.opt_sample", "tang300": f"{NS}.opt_tang300"}
 MAX_MERGES = 256
 SCHEMES = ["char", "byte", "bpe"]
 
@@ -41,13 +52,21 @@ def views(text: str, corpus: str, k: int) -> dict:
     return {scheme: tokenize(text, scheme, char_tok, bpe_k) for scheme in SCHEMES}
 
 
+def use_example(text: str) -> None:
+    st.session_state[f"{NS}.text"] = text          # a callback: runs before the text box is drawn
+
+
 def text_controls():
     c1, c2 = st.columns([3, 2])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, 64, tr(f"{NS}.text_label"))
+        b1, b2 = st.columns(2)
+        for col, (name, example) in zip((b1, b2), EXAMPLES.items(), strict=True):
+            col.button(tr(name), key=name, on_click=use_example, args=(example,), width="stretch")
     with c2:
-        scheme = st.segmented_control(tr(f"{NS}.scheme_label"), SCHEMES, default="char", key=f"{NS}.scheme",
-                                      bind="query-params", required=True, help=tr(f"{NS}.scheme_help"))
+        scheme = choice(tr(f"{NS}.scheme_label"), SCHEMES, f"{NS}.scheme",
+                        {s: tr(OPTION_TEXT[s]) for s in SCHEMES}, widget="segmented", default="char",
+                        help=tr(f"{NS}.scheme_help"))
     return (text.text if not text.empty else DEFAULT_TEXT), scheme or "char"
 
 
@@ -56,8 +75,10 @@ def bpe_controls():
     with c1:
         k = st.slider(tr(f"{NS}.merges_label"), 0, MAX_MERGES, 40, key=f"{NS}.merges", bind="query-params")
     with c2:
-        corpus = st.segmented_control(tr(f"{NS}.corpus_label"), corpora(), default="sample", key=f"{NS}.corpus",
-                                      bind="query-params", required=True, help=tr(f"{NS}.corpus_help"))
+        names = corpora()
+        corpus = choice(tr(f"{NS}.corpus_label"), names, f"{NS}.corpus",
+                        {c: tr(OPTION_TEXT[c]) for c in names}, widget="segmented", default="sample",
+                        help=tr(f"{NS}.corpus_help"))
     return k, corpus or "sample"
 
 
@@ -91,10 +112,18 @@ def lesson_body():
 
     view = shown[scheme]
     with slot["ids"]:
-        figure(chips(view.tokens, view.ids, view.special, title=tr(f"{NS}.chips_fig", scheme=scheme, n=len(view.ids)),
+        figure(chips(view.tokens, view.ids, view.special,
+                     title=tr(f"{NS}.chips_fig", scheme=tr(OPTION_TEXT[scheme]), n=len(view.ids)),
                      hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position"))), key=f"{NS}.chips")
         if scheme == "char" and any(t == "<unk>" for t in view.tokens):
             st.info(tr(f"{NS}.has_unk"))
+        # An id that is on screen, named as the row of E it selects in A2 (char ids only: the
+        # byte and BPE ids belong to this lesson's own tokenizers, not to the course model).
+        known = [(t, i) for t, i, sp in zip(view.tokens, view.ids, view.special, strict=True) if not sp]
+        if scheme != "char":
+            st.caption(tr(f"{NS}.row_other"))
+        elif known:
+            st.caption(tr(f"{NS}.row_caption", token=plain(known[0][0]), id=known[0][1]))
         st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(len(view.ids)), tr(f"{NS}.col_token"): view.tokens,
                                    "id": view.ids}), hide_index=True, height=240, key=f"{NS}.id_table")
         n = len(view.ids)

@@ -2,15 +2,33 @@
 import streamlit as st
 
 from core.lab import toy
-from core.lab.embedding import frequent_ids, lookup, nearest, pca_2d
+from core.lab.embedding import frequent_ids, kept_on_map, lookup, nearest, pca_2d
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
-from ui.frame import beside_code, code_panel, device, figure, fragment, header, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    code_panel,
+    device,
+    figure,
+    fragment,
+    header,
+    plain,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from viz.embeddings import matrix, neighbours, pca_map
+
+try:
+    from ui.frame import choice
+except ImportError:   # TODO(frame.choice): ui.frame.choice comes with the frame branch
+    from ui.choice_fallback import choice
 
 NS = "a2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
-DEFAULT_CHAR = "一"   # its nearest rows in the output table are 二 三 四 五: numbers group
+DEFAULT_CHAR = "春"   # its nearest rows of E: 新 微 国 花 风 颜 边 愁 柳 (a loose spring family)
 TABLES = ["embed", "output"]   # the model's input embedding, and the rows of its output projection
+TABLE_TEXT = {"embed": f"{NS}.opt_embed", "output": f"{NS}.opt_output"}   # ids in the URL, names on the page
 FALLBACK_D = 64
 
 header(NS)
@@ -48,10 +66,10 @@ def random_rows(text: str, seed: int, dev: str) -> dict:
 
 
 @st.cache_data(max_entries=256)
-def neighbours_of(name: str, row: int, k: int, top: int, dev: str) -> tuple[list[str], list[float]]:
+def neighbours_of(name: str, row: int, k: int, top: int, dev: str) -> tuple[list[int], list[str], list[float]]:
     table = weight_table(name).to(dev)                              # (V, D)
     found, sims = nearest(table, row, k, frequent_ids(len(table), top).to(dev))
-    return course_model()[1].tokens(found.tolist()), sims.cpu().tolist()
+    return found.tolist(), course_model()[1].tokens(found.tolist()), sims.cpu().tolist()
 
 
 @st.cache_data(max_entries=16)
@@ -64,12 +82,15 @@ def table_map(name: str, top: int) -> dict:
 
 
 @st.cache_data(max_entries=256)
-def map_points(name: str, top: int, ids: tuple[int, ...]) -> dict:
-    """The map of the frequent rows, with the rows ``ids`` (prompt, chosen character) placed on it."""
+def map_points(name: str, top: int, ids: tuple[int, ...], near: tuple[int, ...]) -> dict:
+    """The map of the frequent rows, with the rows ``ids`` (prompt, then the chosen character)
+    and the chosen one's nearest rows ``near`` placed on it, and how many of those the map kept."""
     tmap = table_map(name, top)
     pca = tmap["pca"]
+    placed = pca.project(lookup(weight_table(name), list(ids)))                     # (n, 2)
+    nearby = pca.project(lookup(weight_table(name), list(near)))                    # (k, 2)
     return {"tokens": tmap["tokens"], "coords": pca.coords.numpy(), "explained": pca.explained.tolist(),
-            "placed": pca.project(lookup(weight_table(name), list(ids))).numpy()}   # (n, 2)
+            "placed": placed.numpy(), "near": nearby.numpy(), "kept": kept_on_map(pca.coords, placed[-1], nearby)}
 
 
 def text_controls(tables: bool):
@@ -78,16 +99,16 @@ def text_controls(tables: bool):
         text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
     with c2:
         if tables:
-            choice = st.segmented_control(tr(f"{NS}.table_label"), TABLES, default="embed", key=f"{NS}.table",
-                                          bind="query-params", required=True, help=tr(f"{NS}.table_help"))
+            picked = choice(tr(f"{NS}.table_label"), TABLES, f"{NS}.table", {t: tr(TABLE_TEXT[t]) for t in TABLES},
+                            widget="segmented", default="embed", help=tr(f"{NS}.table_help"))
         else:
-            choice = int(st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+            picked = int(st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
                                          help=tr("common.seed_help")))
-    return (text.text if not text.empty else DEFAULT_TEXT), choice
+    return (text.text if not text.empty else DEFAULT_TEXT), picked
 
 
 def neighbour_controls(n_chars: int):
-    c1, c2, c3, c4 = st.columns([2, 2, 2, 2])
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 3])
     with c1:
         k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
     with c2:
@@ -96,10 +117,11 @@ def neighbour_controls(n_chars: int):
         top = st.select_slider(tr(f"{NS}.top_label"), [100, 300, 1000, n_chars], value=300, key=f"{NS}.top",
                                bind="query-params", help=tr(f"{NS}.top_help"))
     with c4:
-        # Its own table: the output rows of this small model group characters more clearly.
-        table = st.segmented_control(tr(f"{NS}.near_table_label"), TABLES, default="output", key=f"{NS}.near_table",
-                                     bind="query-params", required=True, help=tr(f"{NS}.table_help"))
-    return k, (char.text if not char.empty else DEFAULT_CHAR), top, table or "output"
+        # E by default, the table the lesson is about; the output rows, which group more clearly, on a click.
+        table = choice(tr(f"{NS}.near_table_label"), TABLES, f"{NS}.near_table",
+                       {t: tr(TABLE_TEXT[t]) for t in TABLES}, widget="segmented", default="embed",
+                       help=tr(f"{NS}.table_help"))
+    return k, (char.text if not char.empty else DEFAULT_CHAR), top, table or "embed"
 
 
 model, tok, problem = course_model()
@@ -126,7 +148,7 @@ else:
         code_panel(nearest, height=420)
     st.subheader(tr(f"{NS}.map_title"))
     st.markdown(tr(f"{NS}.map_text"))
-    slot["map"] = beside_code(pca_2d, height=520)
+    slot["map"] = beside_code(pca_2d, kept_on_map, height=520)
 
 
 @fragment
@@ -134,14 +156,14 @@ def lesson_body():
     """Reruns alone when one of its controls moves (st.fragment) and writes only into the
     slots above: the prose, the code and the questions stay as they are."""
     with slot["controls"]:
-        text, choice = text_controls(tables=model is not None)
+        text, picked = text_controls(tables=model is not None)
     hover = (tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
     if model is None:
-        rows = random_rows(text, choice, device())
-        v, d, kind = len(set(text)) + 4, FALLBACK_D, tr(f"{NS}.random_table", seed=choice)
+        rows = random_rows(text, picked, device())
+        v, d, kind = len(set(text)) + 4, FALLBACK_D, tr(f"{NS}.random_table", seed=picked)
     else:
-        rows = prompt_rows(choice, text, device())
-        (v, d), kind = weight_table(choice).shape, tr(f"{NS}.trained_table", table=choice)
+        rows = prompt_rows(picked, text, device())
+        (v, d), kind = weight_table(picked).shape, tr(f"{NS}.trained_table", table=tr(TABLE_TEXT[picked]))
     tokens = rows["tokens"]
     with slot["lookup"]:
         figure(matrix(rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=kind),
@@ -159,20 +181,24 @@ def lesson_body():
             st.warning(tr(f"{NS}.unknown_char", char=char, default=DEFAULT_CHAR))
             char = DEFAULT_CHAR
     row = tok.stoi[char]
-    found, sims = neighbours_of(near_table, row, k, top, device())
+    found_ids, found, sims = neighbours_of(near_table, row, k, top, device())
+    table_name = tr(TABLE_TEXT[near_table])
     with slot["near"]:
-        figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found)),
+        figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found), table=table_name),
                           x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
 
     known = [i for i in dict.fromkeys(rows["ids"]) if i >= 4]      # the prompt's characters, once each
-    points = map_points(near_table, top, (*known, row))
+    points = map_points(near_table, top, (*known, row), tuple(found_ids))
     with slot["map"]:
         ex1, ex2 = points["explained"]
         n = len(points["tokens"])
         figure(pca_map(points["coords"], points["tokens"], points["placed"][:-1], tok.tokens(known),
-                       points["placed"][-1:], char, title=tr(f"{NS}.map_fig", n=n),
+                       points["placed"][-1:], char, title=tr(f"{NS}.map_fig", n=n, table=table_name),
                        names=(tr(f"{NS}.map_all"), tr(f"{NS}.map_prompt"), tr(f"{NS}.map_chosen")),
-                       axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})")), key=f"{NS}.pca")
+                       axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"), neighbour_coords=points["near"],
+                       neighbour_tokens=found, neighbour_name=tr(f"{NS}.map_near", k=len(found))), key=f"{NS}.pca")
+        st.caption(tr(f"{NS}.map_caption", kept=points["kept"], k=len(found), char=plain(char),
+                      chance=len(found) ** 2 / max(1, n), kept_pct=ex1 + ex2))
         shapes_table([(tr(f"{NS}.searched"), f"({n}, {d})"), ("V[:, :2]", f"({d}, 2)"),
                       (tr(f"{NS}.map_points"), f"({n}, 2)")])
 

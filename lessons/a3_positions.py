@@ -2,6 +2,7 @@
 import streamlit as st
 
 from core.lab import toy
+from core.lab.first_block import repeated_rows
 from core.lab.permutation import equivariance, reverse_order
 from core.parts.positional import (
     dimension_waves,
@@ -18,6 +19,7 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    plain,
     ranged_slider,
     section_with_controls,
     shapes_table,
@@ -25,11 +27,12 @@ from ui.frame import (
     tr,
     try_this,
 )
-from viz.positions import offsets, pe_table, side_by_side, waves
+from viz.common import label
+from viz.positions import offsets, pair_rows, pe_table, side_by_side, waves
 
 NS = "a3"
 DEFAULT_PAIR = "我和你"
-DEFAULT_LINE = "君不见，黄河之水天上来"
+DEFAULT_LINE = "床前明月光，疑是地上霜。举头望明月"   # 明月 twice: the same character at two places
 D_SMALL = 8   # width of the equivariance demo: small enough to read every number
 
 header(NS)
@@ -68,7 +71,13 @@ def offset_demo(n_pos: int, d: int, p: int, dev: str) -> dict:
 def input_demo(line: str, d: int, seed: int, dev: str) -> dict:
     tokens, emb = toy.embed_text(line, d, seed, dev)                     # (N, D)
     pe, x0 = first_block_input(emb)                                      # (N, D) each
-    return {"tokens": tokens, "emb": emb.cpu().numpy(), "pe": pe.cpu().numpy(), "x0": x0.cpu().numpy()}
+    twice = repeated_rows(tokens, emb, pe, x0)
+    repeat = None if twice is None else {
+        "token": twice.token, "positions": twice.positions, "rows": twice.rows.cpu().numpy(),
+        "difference": twice.difference.cpu().numpy(), "embedding_gap": twice.embedding_gap,
+        "pe_gap": twice.pe_gap, "largest": float(twice.difference.abs().max())}
+    return {"tokens": tokens, "emb": emb.cpu().numpy(), "pe": pe.cpu().numpy(), "x0": x0.cpu().numpy(),
+            "repeat": repeat}
 
 
 def order_controls():
@@ -136,7 +145,7 @@ slot["waves"] = st.container()
 slot["offset_controls"], slot["offsets"] = section_with_controls(  # 4. Distance, not place
     NS, "offset", offset_similarity, height=360)
 slot["input_controls"], slot["input"] = section_with_controls(    # 5. What the first block reads
-    NS, "input", first_block_input, height=360)
+    NS, "input", first_block_input, repeated_rows, height=420)
 
 
 @fragment
@@ -176,7 +185,19 @@ def encoding_sections():
         figure(side_by_side([(tr(f"{NS}.emb"), block["emb"], line_tokens), ("PE", block["pe"], line_tokens),
                              (tr(f"{NS}.sum"), block["x0"], line_tokens)],
                             names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")),
-                            height=max(320, 140 + 24 * len(line_tokens))), key=f"{NS}.input")
+                            height=max(320, 140 + 24 * len(line_tokens)), shared=False), key=f"{NS}.input")
+        st.caption(tr(f"{NS}.own_scales"))
+        twice = block["repeat"]
+        if twice is None:
+            st.info(tr(f"{NS}.no_repeat"))
+        else:
+            (p, q), ch = twice["positions"], plain(twice["token"])
+            figure(pair_rows(twice["rows"], twice["difference"],
+                             row_names=(f"x₀[{p}]", f"x₀[{q}]", f"x₀[{p}] − x₀[{q}]"),
+                             title=tr(f"{NS}.repeat_fig", token=label(twice["token"]), p=p, q=q),
+                             names=(tr(f"{NS}.row"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))), key=f"{NS}.repeat")
+            st.caption(tr(f"{NS}.repeat_caption", token=ch, p=p, q=q, e_gap=twice["embedding_gap"],
+                          largest=twice["largest"], pe_gap=twice["pe_gap"]))
         shapes_table([("E[ids]", f"({len(line_tokens)}, {d})"), (f"PE[:{len(line_tokens)}]", f"({len(line_tokens)}, {d})"),
                       ("x₀ = E[ids] + PE", f"({len(line_tokens)}, {d})")])
 

@@ -1,4 +1,5 @@
 """C2 · Inside the LLaMA block: RMSNorm, attention with RoPE and GQA, SwiGLU, parameter counts."""
+import numpy as np
 import streamlit as st
 import torch
 
@@ -28,6 +29,7 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    ranged_slider,
     section_with_controls,
     send_now,
     shapes_table,
@@ -125,8 +127,9 @@ def timing_controls():
     return width, pressed
 
 
-def gate_controls():
-    return st.slider(tr(f"{NS}.token_label"), 0, MAX_CHARS - 1, 7, key=f"{NS}.token", bind="query-params")
+def gate_controls(n: int):
+    """The token whose gate is drawn: its range follows the text (0 … N − 1)."""
+    return ranged_slider(tr(f"{NS}.token_label"), 0, n - 1, 7, key=f"{NS}.token")
 
 
 def timing_section():
@@ -196,9 +199,12 @@ def block_sections():
         stages = model_stages(course)
         names = [tr(STAGES[s["name"]], i=s["layer"]) for s in stages]
         chosen = next(i for i, s in enumerate(stages) if s["layer"] == layer)
-        figure(model_strip([s["name"] for s in stages], names, [s["shape"] for s in stages],
-                           [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"] else "" for s in stages],
-                           selected=chosen, title=tr(f"{NS}.strip_fig", n=count_params(course))), key=f"{NS}.strip")
+        # The output is (N, V); the softmax the model samples from is its last row, the next token's.
+        shapes = [s["shape"] if s["name"] != "softmax" else f"(N, {course.vocab_size})" for s in stages]
+        notes = [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"]
+                 else tr(f"{NS}.strip_last") if s["name"] == "softmax" else "" for s in stages]
+        figure(model_strip([s["name"] for s in stages], names, shapes, notes, selected=chosen,
+                           title=tr(f"{NS}.strip_fig", n=count_params(course))), key=f"{NS}.strip")
     with slot["diagram"]:
         figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
                key=f"{NS}.diagram")
@@ -214,7 +220,8 @@ def block_sections():
             title = tr(f"{NS}.tensor_fig", name=f"blocks.{layer}.{part}", shape=tuple(matrix.shape))
             if part == "attn.weights":
                 hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-                fig = heatmap(matrix, tokens, tokens, title=title, hover_names=hover, height=420)
+                future = np.triu(np.ones((n, n), dtype=bool), 1)      # keys after the query: masked
+                fig = heatmap(matrix, tokens, tokens, title=title, hover_names=hover, height=420, masked=future)
             else:
                 hover = (tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))
                 fig = tensor_heatmap(matrix, tokens, title=title, hover_names=hover)
@@ -252,7 +259,7 @@ def block_sections():
 
     if data is not None:
         with slot["gate_controls"]:
-            token = min(gate_controls(), n - 1)
+            token = gate_controls(n)
         gate = trace[f"blocks.{layer}.ffn.gate"][0, token]                                 # (F,)
         up = trace[f"blocks.{layer}.ffn.up"][0, token]                                     # (F,)
         effect = {k: v.numpy() for k, v in gate_effect(gate, up).items()}

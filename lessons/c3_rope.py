@@ -5,6 +5,7 @@ import torch
 
 from core.lab.rope_analysis import (
     fixed_query_key,
+    pair_angle,
     pair_path,
     rope_both_forms,
     rope_score_bound,
@@ -14,7 +15,6 @@ from core.lab.rope_analysis import (
 from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
 from ui.frame import (
     beside_code,
-    code_panel,
     device,
     figure,
     fragment,
@@ -32,13 +32,14 @@ NS = "c3"
 WIDTHS = [8, 16, 32, 64, 128]
 BASES = [100, 1000, 10000, 500000, 1000000]
 COMPARE = (10000, 500000)                    # LLaMA-2 and Llama-3
+REFERENCE = {10000: f"{NS}.base_llama2", 500000: f"{NS}.base_llama3"}
 DISTANCES = np.unique(np.round(np.geomspace(1, 65536, 200))).astype(np.int64)
 
 header(NS)
 
 
 def rotation_controls():
-    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 1])
+    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])     # room for 「随机种子」 on one line at 1024 px
     with c3:
         d = st.select_slider(tr(f"{NS}.d_label"), WIDTHS, value=64, key=f"{NS}.d", bind="query-params")
     with c4:
@@ -49,25 +50,29 @@ def rotation_controls():
                                help=tr("common.seed_help"))
     with c1:
         m = st.slider(tr(f"{NS}.m_label"), 0, 256, 12, key=f"{NS}.m", bind="query-params")
+        n = st.slider(tr(f"{NS}.key_label"), 0, 256, 4, key=f"{NS}.key_n", bind="query-params",
+                      help=tr(f"{NS}.key_help"))
     with c2:
         # The pairs of this width, 0 … d/2 − 1; a narrower d clamps the chosen pair to the last one.
         pair = ranged_slider(tr(f"{NS}.pair_label"), 0, d // 2 - 1, 3, key=f"{NS}.pair", help=tr(f"{NS}.pair_help"))
-    return m, pair, d, float(base), int(seed)
+    return m, n, pair, d, float(base), int(seed)
 
 
 @st.cache_data(max_entries=64)
-def rotation(d: int, base: float, m: int, pair: int, seed: int, dev: str) -> dict:
-    q, _ = fixed_query_key(d, seed, dev)
+def rotation(d: int, base: float, m: int, n: int, pair: int, seed: int, dev: str) -> dict:
+    q, k = fixed_query_key(d, seed, dev)
     forms = rope_both_forms(q, torch.arange(m + 1, device=dev), base)
-    theta = rope_frequencies(d, base)
-    return {"path": pair_path(forms["real"], pair).cpu().numpy(), "theta": float(theta[pair]),
-            "max_abs_diff": float(forms["max_abs_diff"]), "q": q.cpu().numpy()}
+    hands = pair_angle(q, k, m, n, pair, base)
+    return {"path": pair_path(forms["real"], pair).cpu().numpy(), "theta": float(hands["theta"]),
+            "key": hands["k"].cpu().numpy(), "angle": float(hands["angle"]), "offset": float(hands["offset"]),
+            "score": float(hands["score"]), "max_abs_diff": float(forms["max_abs_diff"])}
 
 
-@st.cache_data(max_entries=16)
-def speeds(d: int) -> dict:
+@st.cache_data(max_entries=64)
+def speeds(d: int, base: int) -> dict:
+    """θ_i and the decay factor for the two reference bases and the Base slider's."""
     out = {}
-    for b in COMPARE:
+    for b in dict.fromkeys((*COMPARE, base)):
         out[f"theta_{b}"] = rope_frequencies(d, float(b)).numpy()
         out[f"bound_{b}"] = rope_score_bound(torch.from_numpy(DISTANCES), d, float(b)).float().numpy()
     return out
@@ -88,12 +93,13 @@ def score_matrix(d: int, base: float, n: int, seed: int, dev: str) -> dict:
 # the slots that depend on its controls, so a slider move re-sends the figures, not the page.
 slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.rotate_title"))
-slot["plane"] = beside_code(apply_rope, rotate_pairs, rope_frequencies)
+slot["plane"] = beside_code(apply_rope, rotate_pairs, pair_angle)
 st.subheader(tr(f"{NS}.speed_title"))
 st.markdown(tr(f"{NS}.speed_text"))
-slot["speeds"] = st.container()
-st.markdown(tr(f"{NS}.bound_text"))
-code_panel(rope_score_bound, height=None)
+slot["freq"] = beside_code(rope_frequencies, height=None)
+st.subheader(tr(f"{NS}.bound_title"))
+st.markdown(tr(f"{NS}.bound_text"))            # the decay explained before its chart
+slot["bound"] = beside_code(rope_score_bound, height=None)
 slot["matrix_controls"], slot["matrix"] = section_with_controls(NS, "toeplitz", rope_score_matrix,
                                                                 fixed_query_key)
 st.subheader(tr(f"{NS}.complex_title"))
@@ -107,38 +113,45 @@ def lesson_body():
     """Reruns alone when a control moves (st.fragment) and writes only into the slots above:
     the prose, the code and the questions are neither sent nor drawn again."""
     with slot["controls"]:
-        m, pair, d, base, seed = rotation_controls()
+        m, n_key, pair, d, base, seed = rotation_controls()
     dev = device()
 
-    rot = rotation(d, base, m, pair, seed, dev)
+    rot = rotation(d, base, m, n_key, pair, seed, dev)
     with slot["plane"]:
-        figure(pair_plane(rot["path"], title=tr(f"{NS}.plane_fig", pair=pair, m=m),
+        figure(pair_plane(rot["path"], title=tr(f"{NS}.plane_fig", pair=pair, m=m, n=n_key),
                           trail_name=tr(f"{NS}.trail"), hand_name=tr(f"{NS}.hand", m=m),
+                          key_point=rot["key"], key_name=tr(f"{NS}.key_hand", n=n_key),
+                          angle_text=f"φ + (m − n)θ = {rot['angle']:.2f}",
                           x_title=f"x[{2 * pair}]", y_title=f"x[{2 * pair + 1}]"), key=f"{NS}.plane")
         angle = m * rot["theta"]
         st.caption(tr(f"{NS}.angle_caption", pair=pair, theta=rot["theta"], m=m, angle=angle,
                       turns=angle / (2 * np.pi)))
+        st.caption(tr(f"{NS}.between_caption", offset=rot["offset"], mn=m - n_key, theta=rot["theta"],
+                      angle=rot["angle"], score=rot["score"]))
         shapes_table([
             ("q", f"({d},)"), (tr(f"{NS}.positions"), f"({m + 1},)"),
             (tr(f"{NS}.angles"), f"({m + 1}, {d // 2})"), (tr(f"{NS}.rotated"), f"({m + 1}, {d})"),
             (tr(f"{NS}.one_pair"), f"({m + 1}, 2)"),
         ])
 
-    sp = speeds(d)
-    names = {b: tr(f"{NS}.base_name", base=f"{b:,}") for b in COMPARE}
-    with slot["speeds"]:
-        c1, c2 = st.columns(2)
-        with c1:
-            figure(per_pair({names[b]: sp[f"theta_{b}"] for b in COMPARE}, title=tr(f"{NS}.freq_fig", d=d),
-                            x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.theta_axis")), key=f"{NS}.freq")
-            slowest = {b: 2 * np.pi / float(sp[f"theta_{b}"][-1]) for b in COMPARE}
-            st.caption(tr(f"{NS}.freq_caption", slow_a=slowest[COMPARE[0]], slow_b=slowest[COMPARE[1]]))
-        with c2:
-            figure(by_distance(DISTANCES, {names[b]: sp[f"bound_{b}"] for b in COMPARE},
-                               title=tr(f"{NS}.bound_fig", d=d), x_title=tr(f"{NS}.distance_axis"),
-                               y_title=tr(f"{NS}.bound_axis")), key=f"{NS}.bound")
-            st.caption(tr(f"{NS}.bound_caption", start=(d // 2 + 1) / 2))
-        st.caption(tr(f"{NS}.speeds_fixed", a=f"{COMPARE[0]:,}", b=f"{COMPARE[1]:,}", d=d))
+    chosen = int(base)
+    sp = speeds(d, chosen)
+    shown = list(dict.fromkeys((*COMPARE, chosen)))       # the two references, then the slider's base
+    names = {b: tr(REFERENCE.get(b, f"{NS}.base_name"), base=f"{b:,}") for b in shown}
+    with slot["freq"]:
+        figure(per_pair({names[b]: sp[f"theta_{b}"] for b in shown}, title=tr(f"{NS}.freq_fig", d=d),
+                        x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.theta_axis"), chosen=names[chosen]),
+               key=f"{NS}.freq")
+        slowest = {b: 2 * np.pi / float(sp[f"theta_{b}"][-1]) for b in shown}
+        st.caption(tr(f"{NS}.freq_caption_own" if chosen not in COMPARE else f"{NS}.freq_caption",
+                      slow_a=slowest[COMPARE[0]], slow_b=slowest[COMPARE[1]], base=f"{chosen:,}",
+                      slow_c=slowest[chosen]))
+    with slot["bound"]:
+        figure(by_distance(DISTANCES, {names[b]: sp[f"bound_{b}"] for b in shown},
+                           title=tr(f"{NS}.bound_fig", d=d), x_title=tr(f"{NS}.distance_axis"),
+                           y_title=tr(f"{NS}.bound_axis"), chosen=names[chosen]), key=f"{NS}.bound")
+        st.caption(tr(f"{NS}.bound_caption", start=(d // 2 + 1) / 2, first=float(sp[f"bound_{chosen}"][0]),
+                      base=f"{chosen:,}"))
 
     with slot["matrix_controls"]:
         n = matrix_controls()
@@ -146,9 +159,9 @@ def lesson_body():
     with slot["matrix"]:
         ticks = [str(i) for i in range(n)]
         figure(heatmap(sm["scores"], ticks, ticks, title=tr(f"{NS}.matrix_fig", n=n, base=f"{base:,.0f}"),
-                       hover_names=("m", "n", "q_m·k_n"), weights=False), key=f"{NS}.matrix")
+                       hover_names=("m", "n", "qₘ·kₙ"), weights=False), key=f"{NS}.matrix")
         st.caption(tr(f"{NS}.matrix_caption", error=sm["error"]))
-        shapes_table([("q, k", f"({d},)"), ("q_m, k_n", f"({n}, {d})"), ("q_m · k_nᵀ", f"({n}, {n})")])
+        shapes_table([("q, k", f"({d},)"), ("qₘ, kₙ", f"({n}, {d})"), ("qₘ · kₙᵀ", f"({n}, {n})")])
 
     with slot["complex"]:
         st.metric(tr(f"{NS}.max_diff", m=m), f"{rot['max_abs_diff']:.2e}")

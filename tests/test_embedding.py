@@ -88,3 +88,13 @@ def test_trained_table_if_shipped():
     best = torch.stack([nearest(table, int(i), 1, ids)[1][0] for i in ids[:50]]).mean()
     best_rand = torch.stack([nearest(rand, int(i), 1, ids)[1][0] for i in ids[:50]]).mean()
     assert best > best_rand
+
+
+def test_kept_on_map_counts_neighbours_near_on_the_map():
+    from core.lab.embedding import kept_on_map
+    coords = torch.tensor([[0., 0.], [1., 0.], [5., 0.], [0., 2.]])
+    chosen = torch.tensor([0., 0.])
+    assert kept_on_map(coords, chosen, torch.tensor([[5., 0.]])) == 0
+    assert kept_on_map(coords, chosen, torch.tensor([[1., 0.]])) == 1
+    assert kept_on_map(coords, chosen, torch.tensor([[1., 0.], [5., 0.]])) == 1   # 2 nearest: [1,0], [0,2]
+    assert kept_on_map(coords, chosen, torch.empty(0, 2)) == 0

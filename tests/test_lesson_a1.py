@@ -85,3 +85,47 @@ def test_a1_malformed_url_params():
     assert _table(at, "a1.merge_table").shape[0] == 40
     at = open_lesson(PAGE, "en", {"a1.merges": "99999"})
     assert _table(at, "a1.merge_table").shape[0] == 40
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a1_names_an_id_on_screen_and_translates_its_choices(lang):
+    """Review A1 #1: the id named as a row of A2's table is one of the chips (君 -> 32); the
+    tokenizer and corpus choices show translated labels, and the URL keeps the neutral id."""
+    at = open_lesson(PAGE, lang)
+    ids = [int(c.split("<br>")[1]) for c in _chips(at)]
+    first = ids[1]                                               # after BOS
+    row = [c.value for c in at.caption if "君" in c.value]
+    assert row and str(first) in row[0] and first == 32
+    scheme = at.segmented_control(key="a1.scheme")
+    labels = list(scheme.options)
+    assert labels == (["char", "byte", "BPE"] if lang == "en" else ["按字", "按字节", "字节对编码"])
+    scheme.set_value("bpe").run()
+    assert_ok(at)
+    assert at.query_params["a1.scheme"] in ("bpe", ["bpe"])
+    chips = _chips(at)
+    k = 40
+    assert chips[0].endswith(f"<br>{256 + k}") and chips[-1].endswith(f"<br>{257 + k}")   # V = 258 + M
+    title = figure_by_key(at, "a1.chips")["layout"]["title"]["text"]
+    assert "«" not in title and ("BPE" in title if lang == "en" else "字节对编码" in title)
+    if lang == "zh":
+        assert "唐诗三百首" in list(at.segmented_control(key="a1.corpus").options) or len(corpora()) == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a1_english_example(lang):
+    """Improvement (a): an English example beside 君不见. The course vocabulary has no Latin
+    letters (all <unk>), bytes are one per letter, and BPE merges cross the spaces."""
+    at = open_lesson(PAGE, lang)
+    at.button(key="a1.example_en").click().run()
+    assert_ok(at)
+    text = "the river comes down from the sky"
+    assert at.text_input(key="a1.text").value == text
+    chars, n_bytes, n_bpe = _counts(at)
+    assert chars == n_bytes == len(text) and n_bpe < n_bytes
+    assert sum("unk" in c for c in _chips(at)) == len(text)
+    at.segmented_control(key="a1.scheme").set_value("bpe").run()
+    at.slider(key="a1.merges").set_value(256).run()
+    tokens = [c.split("<br>")[0] for c in _chips(at)]
+    assert any(" " in t.strip() for t in tokens)                 # a merge across a word boundary
+    at.button(key="a1.example_zh").click().run()
+    assert at.text_input(key="a1.text").value == "君不见，黄河之水天上来"

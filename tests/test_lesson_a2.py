@@ -34,15 +34,23 @@ def test_a2_controls_and_figures(lang):
     assert np.allclose(z, table[ids].numpy(), atol=1e-6)            # the heatmap is E[ids]
     assert np.allclose(z[3], table[TOK.stoi["，"]].numpy(), atol=1e-6)
 
-    labels, sims = _neighbours(at)                                  # opens on 一 in the output table
-    out = MODEL.output.weight.detach()
-    assert len(labels) == 10 and "一" not in labels and {"二", "三", "四", "五"} <= set(labels)
-    ref_ids, ref_sims = nearest(out, TOK.stoi["一"], 10, frequent_ids(len(out), 300))
+    labels, sims = _neighbours(at)                                  # opens on 春 in E (review A2 #1)
+    assert len(labels) == 10 and "春" not in labels and {"花", "风"} <= set(labels)
+    ref_ids, ref_sims = nearest(table, TOK.stoi["春"], 10, frequent_ids(len(table), 300))
     assert labels == TOK.tokens(ref_ids.tolist()) and np.allclose(sims, ref_sims.numpy(), atol=1e-5)
-    at.segmented_control(key="a2.near_table").set_value("embed").run()
+    pca = figure_by_key(at, "a2.pca")                               # review A2 #2: the neighbours on the map
+    assert list(pca["data"][4]["text"]) == labels and len(trace_array(pca, 4, "x")) == 10
+    assert any("10" in c.value and "春" in c.value for c in at.caption)
+    shown = [o for o in at.segmented_control(key="a2.near_table").options]
+    assert shown == (["E (input)", "output layer"] if lang == "en" else ["E（输入）", "输出层"])
+    at.segmented_control(key="a2.near_table").set_value("output").run()
     assert_ok(at)
+    assert at.query_params["a2.near_table"] in ("output", ["output"])
+    out = MODEL.output.weight.detach()
+    at.text_input(key="a2.char").set_value("一").run()
     labels, sims = _neighbours(at)
-    ref_ids, ref_sims = nearest(table, TOK.stoi["一"], 10, frequent_ids(len(table), 300))
+    assert {"二", "三", "四", "五"} <= set(labels)                   # the output rows group numbers
+    ref_ids, ref_sims = nearest(out, TOK.stoi["一"], 10, frequent_ids(len(out), 300))
     assert labels == TOK.tokens(ref_ids.tolist()) and np.allclose(sims, ref_sims.numpy(), atol=1e-5)
 
     for k in (3, 20):

@@ -73,9 +73,16 @@ def test_a3_controls_and_figures(lang):
                 assert np.allclose(from_0[: n - p], from_p, atol=1e-4)    # distance only, not place
                 assert from_0[0] == pytest.approx(d / 2, abs=1e-4)
 
-            emb, pe, x0 = (trace_array(figure_by_key(at, "a3.input"), i, "z") for i in range(3))
-            assert emb.shape == (11, d)
-            assert np.allclose(pe, _formula(11, d), atol=1e-5) and np.allclose(x0, emb + pe, atol=1e-5)
+            fig = figure_by_key(at, "a3.input")
+            emb, pe, x0 = (trace_array(fig, i, "z") for i in range(3))
+            assert emb.shape == (17, d)                              # 床前明月光，疑是地上霜。举头望明月
+            assert np.allclose(pe, _formula(17, d), atol=1e-5) and np.allclose(x0, emb + pe, atol=1e-5)
+            for i, z in enumerate((emb, pe, x0)):                    # review A3 #1: a colour scale per panel
+                assert fig["data"][i]["zmax"] == pytest.approx(float(np.abs(z).max()), rel=1e-5)
+            repeat = trace_array(figure_by_key(at, "a3.repeat"), 0, "z")
+            assert repeat.shape == (3, d)
+            assert np.allclose(repeat[0], x0[2]) and np.allclose(repeat[1], x0[15])   # 明 at 2 and 15
+            assert np.allclose(repeat[2], _formula(16, d)[2] - _formula(16, d)[15], atol=1e-5)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽", "a"])
@@ -98,3 +105,16 @@ def test_a3_malformed_url_params():
     assert_ok(at)
     assert trace_array(figure_by_key(at, "a3.pe"), 0, "z").shape[0] == 64
     assert math.isfinite(float(np.abs(_equivariance(at)[1][2]).max()))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a3_no_repeat_says_so(lang):
+    at = open_lesson(PAGE, lang)
+    at.text_input(key="a3.line").set_value("君不见，黄河之水天上来").run()
+    assert_ok(at)
+    assert at.info
+    with pytest.raises(KeyError):
+        figure_by_key(at, "a3.repeat")
+    at.text_input(key="a3.line").set_value("<b>x</b><b>").run()      # a repeated "<": drawn as text
+    assert_ok(at)
+    assert "<b>" not in figure_by_key(at, "a3.repeat")["layout"]["title"]["text"]

@@ -97,7 +97,8 @@ def test_c2_norms_gate_timing(lang):
     np.testing.assert_allclose(gelu, [0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x], atol=1e-5)
     assert silu.min() == pytest.approx(-0.2785, abs=1e-3) and relu.min() == 0
 
-    for token in (0, 47):                                                  # 47 is past the text: the last token
+    assert (at.slider(key="c2.token").min, at.slider(key="c2.token").max) == (0, 10)   # the text's 11 tokens
+    for token in (0, 10):
         at.slider(key="c2.token").set_value(token).run()
         assert_ok(at)
         gate_fig = figure_by_key(at, "c2.gate")
@@ -153,8 +154,41 @@ def test_c2_bad_text(text):
         assert at.info, "empty input must say so"
     if len(text) > 48:
         assert at.warning, "cut input must say so"
-    at.slider(key="c2.token").set_value(47).run()
+    sliders = [s for s in at.slider if s.key == "c2.token"]
+    if sliders:                                                     # one token: a caption, no slider
+        assert sliders[0].max == z.shape[0] - 1
+        sliders[0].set_value(sliders[0].max).run()
+        assert_ok(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_gate_slider_follows_the_text(lang):
+    """Review C2 #2: the gate's token slider runs 0 … N − 1 and a value past a shorter text is
+    clamped to its last token (the figure names that token), never a silent substitute."""
+    at = open_lesson(PAGE, lang, {"c2.token": "9"})
+    at.text_input(key="c2.text").set_value("床前明月光").run()
     assert_ok(at)
+    slider = at.slider(key="c2.token")
+    assert (slider.max, slider.value) == (4, 4)
+    assert "光" in figure_by_key(at, "c2.gate")["layout"]["title"]["text"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_masked_cells_grey_and_strip_labels(lang):
+    """Review C2 #4: the causal mask's upper triangle is drawn grey (a second trace), not as a
+    weight of 0; #5: the softmax box says (N, V) and its last row; #6: the zh title keeps
+    「1,387,136 个参数」 on one line."""
+    at = open_lesson(PAGE, lang, {"c2.part": "attn.weights"})
+    fig = figure_by_key(at, "c2.tensor")
+    assert len(fig["data"]) == 2
+    grey = trace_array(fig, 1, "z")
+    assert np.array_equal(np.isfinite(grey), np.triu(np.ones((11, 11), dtype=bool), 1))
+    strip = figure_by_key(at, "c2.strip")
+    notes = [a["text"] for a in strip["layout"]["annotations"]]
+    assert any(t.startswith("(N, 2582)") for t in notes)
+    title = strip["layout"]["title"]["text"]
+    n = f"{count_params(configs.get('course')):,}"
+    assert (f"{n} 个参数<br>" if lang == "zh" else f"{n} parameters<br>") in title
 
 
 def test_c2_malformed_url_params():

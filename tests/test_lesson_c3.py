@@ -12,7 +12,14 @@ def _toeplitz_spread(z: np.ndarray) -> float:
     return max(float(np.ptp(np.diagonal(z, k))) for k in range(-(n - 1), n))
 
 
-def _check(at, m: int, d: int, n: int):
+def _hands_angle(plane) -> float:
+    """The angle from k's hand (trace 3) to q's hand (trace 1), in (-pi, pi]."""
+    q = complex(trace_array(plane, 1, "x")[-1], trace_array(plane, 1, "y")[-1])
+    k = complex(trace_array(plane, 3, "x")[-1], trace_array(plane, 3, "y")[-1])
+    return float(np.angle(q / k))
+
+
+def _check(at, m: int, d: int, n: int, base: int = 10000):
     plane = figure_by_key(at, "c3.plane")
     xs, ys = trace_array(plane, 0, "x"), trace_array(plane, 0, "y")
     assert len(xs) == m + 1                                      # positions 0 .. m
@@ -27,6 +34,11 @@ def _check(at, m: int, d: int, n: int):
     assert np.abs(z).max() <= 1 + 1e-5                           # unit q and k: a cosine
 
     freq = figure_by_key(at, "c3.freq")
+    curves = 2 if base in (10000, 500000) else 3                 # the slider's base is a third curve
+    assert len(freq["data"]) == curves and len(figure_by_key(at, "c3.bound")["data"]) == curves
+    if curves == 3:
+        theta = trace_array(freq, 2, "y")
+        assert theta[1] == pytest.approx(base ** (-2 / d), rel=1e-4)
     for i in (0, 1):
         theta = trace_array(freq, i, "y")
         assert len(theta) == d // 2 and theta[0] == pytest.approx(1.0)
@@ -65,7 +77,8 @@ def test_c3_controls_and_figures(lang):
     for base in (100, 1000000):
         at.select_slider(key="c3.base").set_value(base).run()
         assert_ok(at)
-        _check(at, m=256, d=128, n=24)
+        _check(at, m=256, d=128, n=24, base=base)
+    at.select_slider(key="c3.base").set_value(10000).run()
     for n in (4, 64):
         at.slider(key="c3.n").set_value(n).run()
         assert_ok(at)
@@ -91,7 +104,8 @@ def test_c3_deterministic():
 
 
 @pytest.mark.parametrize("params", [
-    {"c3.m": "-5", "c3.d": "7", "c3.base": "<b>x</b>", "c3.n": "9999", "c3.pair": "abc", "c3.seed": "1e99"},
+    {"c3.m": "-5", "c3.d": "7", "c3.base": "<b>x</b>", "c3.n": "9999", "c3.pair": "abc", "c3.seed": "1e99",
+     "c3.key_n": "nan"},
     {"c3.m": "🙂" * 300, "c3.d": "", "c3.base": "10000.5", "lang": "xx"},
 ])
 def test_c3_malformed_url_params(params):
@@ -109,4 +123,38 @@ def test_c3_pair_range_follows_the_width():
     at.select_slider(key="c3.d").set_value(8).run()
     assert_ok(at)
     assert (at.slider(key="c3.pair").max, at.slider(key="c3.pair").value) == (3, 3)
-    assert any("2 fixed bases" in c.value or "two fixed bases" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_key_hand_angle_depends_on_distance_only(lang):
+    """Review C3 #4: a second hand for k at position n; the angle between the hands is the
+    same for (m, n) = (12, 4) and (40, 32), and moves by (m - n) theta when n moves."""
+    at = open_lesson(PAGE, lang, {"c3.pair": "0"})
+    plane = figure_by_key(at, "c3.plane")
+    assert len(plane["data"]) == 6
+    first = _hands_angle(plane)
+    at.slider(key="c3.m").set_value(40).run()
+    at.slider(key="c3.key_n").set_value(32).run()
+    assert_ok(at)
+    assert _hands_angle(figure_by_key(at, "c3.plane")) == pytest.approx(first, abs=1e-4)
+    at.slider(key="c3.key_n").set_value(39).run()                # m - n from 8 to 1: 7 rad less (theta_0 = 1)
+    moved = _hands_angle(figure_by_key(at, "c3.plane"))
+    assert np.remainder(first - 7.0 - moved + np.pi, 2 * np.pi) - np.pi == pytest.approx(0.0, abs=1e-4)
+    label = figure_by_key(at, "c3.plane")["data"][5]["text"][0]
+    assert label.endswith(f"{moved:.2f}")
+    for key in (0, 256):
+        at.slider(key="c3.key_n").set_value(key).run()
+        assert_ok(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_plot_text_has_no_raw_underscores(lang):
+    """Review C3 #5: plot text uses subscripts, not θ_i or q_m; "rad", not "1 radians"."""
+    at = open_lesson(PAGE, lang, {"c3.pair": "0"})
+    for key in ("c3.plane", "c3.freq", "c3.bound", "c3.matrix"):
+        fig = figure_by_key(at, key)
+        texts = [fig["layout"]["title"]["text"]] + [fig["layout"].get(ax, {}).get("title", {}).get("text", "")
+                                                    for ax in ("xaxis", "yaxis")]
+        texts += [t.get("name", "") for t in fig["data"]] + [t.get("hovertemplate", "") for t in fig["data"]]
+        assert not any("_" in t for t in texts if "x[" not in t), texts
+    assert not any("1 radians" in c.value for c in at.caption)

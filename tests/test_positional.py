@@ -83,3 +83,21 @@ def test_positions_break_the_symmetry():
     assert equivariance(x, perm, *w, positions=sinusoidal(3, 8)).error > 1e-2
     out = scaled_dot_product_attention(x @ w[0], x @ w[1], x @ w[2]).output
     assert torch.equal(equivariance(x, perm, *w).output, out)
+
+
+def test_repeated_character_rows_differ_by_pe_only():
+    """A3: the two rows of x0 for a repeated character differ by PE(p) - PE(p') exactly."""
+    from core.lab import toy
+    from core.lab.first_block import first_repeat, repeated_rows
+    from core.parts.positional import first_block_input, sinusoidal
+
+    assert first_repeat(list("明月光明月")) == (0, 3) and first_repeat(list("我和你")) is None
+    tokens, emb = toy.embed_text("床前明月光，疑是地上霜。举头望明月", 64, 0)
+    pe, x0 = first_block_input(emb)
+    found = repeated_rows(tokens, emb, pe, x0)
+    assert found.token == "明" and found.positions == (2, 15)
+    assert found.embedding_gap == 0.0 and found.pe_gap < 1e-6
+    table = sinusoidal(16, 64)
+    torch.testing.assert_close(found.difference, table[2] - table[15], atol=1e-6, rtol=0)
+    assert float(found.difference.abs().max()) > 0.5                 # the two copies now differ
+    assert repeated_rows(list("我和你"), emb[:3], pe[:3], x0[:3]) is None

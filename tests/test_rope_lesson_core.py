@@ -107,3 +107,20 @@ def test_score_bound_bounds_real_scores():
     for r in (0, 3, 50, 700):
         score = _score(q.float(), k.float(), r, 0, base)
         assert abs(score) <= step * float(rope_score_bound(torch.tensor([r]), d, base)[0]) * (d // 2) + 1e-4
+
+
+@pytest.mark.parametrize("m,n,pair", [(12, 4, 3), (0, 200, 0), (256, 256, 31), (5, 3, 10)])
+def test_pair_angle_is_offset_plus_distance_times_theta(m, n, pair):
+    """C3's second hand: the angle between q at m and k at n is the angle at m = n plus
+    (m - n) theta_i (mod 2 pi), and the pair's score share is |q||k| cos(angle)."""
+    from core.lab.rope_analysis import pair_angle
+    q, k = fixed_query_key(64, 0)
+    out = pair_angle(q, k, m, n, pair, 10000.0)
+    theta = float(rope_frequencies(64, 10000.0)[pair])
+    want = float(out["offset"]) + (m - n) * theta
+    got = float(out["angle"])
+    assert math.isclose(math.remainder(got - want, 2 * math.pi), 0.0, abs_tol=1e-4)
+    assert float(out["score"]) == pytest.approx(float(out["q"].norm() * out["k"].norm()) * math.cos(got), abs=1e-5)
+    shifted = pair_angle(q, k, m + 17, n + 17, pair, 10000.0)
+    assert math.isclose(math.remainder(float(shifted["angle"]) - got, 2 * math.pi), 0.0, abs_tol=1e-4)
+    assert pair_angle(torch.tensor([1., 0.]), torch.tensor([1., 0.]), 3, 1, 0, 1e4)["angle"] == pytest.approx(2.0)

@@ -80,7 +80,7 @@ def block_diagram(selected: str, labels: dict[str, str], *, regions: dict[str, s
     data = [
         {"type": "scatter", "mode": "markers+text", "x": [LAYOUT[p][0] for p in parts],
          "y": [LAYOUT[p][1] for p in parts], "customdata": parts, "text": [labels[p] for p in parts],
-         "textfont": {"size": 12, "color": ["white" if p == selected else "#222" for p in parts]},
+         "textfont": {"size": 13, "color": ["white" if p == selected else "#222" for p in parts]},
          "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 30, "opacity": 0},
          "showlegend": False},
         {"type": "scatter", "mode": "lines+markers", "x": xs, "y": ys, "hoverinfo": "skip", "showlegend": False,
@@ -128,8 +128,12 @@ def gate_bars(gate, up, passed, *, names: tuple[str, str, str], title: str, x_ti
         {**step, "y": array(passed), "name": names[2], "fillcolor": "rgba(214, 39, 40, 0.85)",
          "line": {**step["line"], "color": "#d62728"}},
     ]
-    layout = {"xaxis": {"title": {"text": x_title}}}
-    return make(data, layout, title, height)
+    # The legend sits under the x-axis title, not in the band above the plot: three entries in a
+    # half-page column stack there and ran into the title (review C2 #1).
+    layout = {"xaxis": {"title": {"text": x_title}},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+              "margin": {"b": 130}}
+    return make(data, layout, title, height + 60)
 
 
 def stream_sizes(stages: list[str], stream, added, *, names: tuple[str, str], title: str, y_title: str,

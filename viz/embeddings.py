@@ -29,7 +29,8 @@ def neighbours(tokens: list[str], sims, *, title: str | None = None, x_title: st
     layout = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 20}},
               "xaxis": {"title": {"text": x_title}, "range": [min(0.0, float(array(sims).min(initial=0)) * 1.2),
                                                               max(0.05, float(array(sims).max(initial=0)) * 1.25)]}}
-    return make([trace], layout, title, height=max(260, 60 + 34 * len(tokens)))
+    # A two-line title takes ~50 px of the plot: keep ~34 px a bar for the 20 px labels.
+    return make([trace], layout, title, height=max(300, 130 + 34 * len(tokens)))
 
 
 # Where a label can sit around its point (plotly's textposition), with its direction (x, y up).
@@ -76,17 +77,24 @@ def label_positions(points: np.ndarray, extent: np.ndarray, box: tuple[float, fl
 def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], chosen_coords,
             chosen_token: str, *, title: str | None = None,
             names: tuple[str, str, str] = ("table", "prompt", "chosen"),
-            axes: tuple[str, str] = ("PC 1", "PC 2")) -> Figure:
-    """Every searched row as a grey dot; the prompt's tokens labelled in blue, the chosen one a red star."""
+            axes: tuple[str, str] = ("PC 1", "PC 2"), neighbour_coords=None,
+            neighbour_tokens: list[str] | None = None, neighbour_name: str = "neighbours") -> Figure:
+    """Every searched row as a grey dot; the prompt's tokens labelled in blue, the chosen one a red
+    star (traces 0-2). With ``neighbour_coords`` (k, 2): trace 3 joins the star to each of its k
+    nearest rows in all D dimensions, trace 4 marks and names them in orange, so a student sees
+    whether the map kept that neighbourhood."""
     xy, pxy, cxy = array(coords), array(prompt_coords).reshape(-1, 2), array(chosen_coords).reshape(-1, 2)
+    nxy = array(neighbour_coords).reshape(-1, 2) if neighbour_coords is not None else np.zeros((0, 2), np.float32)
+    near = list(neighbour_tokens or [])
     # Labels placed around their points so that near neighbours do not write over each other;
     # a repeated character is labelled once. The chosen character's label is placed first.
-    everything = np.concatenate([xy, pxy, cxy]) if len(xy) else np.concatenate([pxy, cxy])
+    everything = np.concatenate([a for a in (xy, pxy, cxy, nxy) if len(a)])
     first = [i for i, t in enumerate(prompt_tokens) if t not in prompt_tokens[:i]]
-    where = label_positions(np.concatenate([cxy, pxy[first]]), everything)
+    where = label_positions(np.concatenate([cxy, pxy[first], nxy]), everything)
     chosen_at, prompt_at = where[0], ["top center"] * len(prompt_tokens)
-    for i, pos in zip(first, where[1:], strict=True):
+    for i, pos in zip(first, where[1:1 + len(first)], strict=True):
         prompt_at[i] = pos
+    near_at = where[1 + len(first):]
     shown = [label(t) if i in first else "" for i, t in enumerate(prompt_tokens)]
     data = [{"type": "scattergl", "x": xy[:, 0], "y": xy[:, 1], "mode": "markers", "name": names[0],
              "text": [label(t) for t in tokens], "hovertemplate": "%{text}<extra></extra>",
@@ -99,6 +107,19 @@ def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], 
              "text": [label(chosen_token)], "textposition": chosen_at,
              "textfont": {"size": 22, "color": "#c0392b"}, "hovertemplate": "%{text}<extra></extra>",
              "marker": {"size": 16, "color": "#e45756", "symbol": "star"}}]
+    if len(nxy):
+        spokes_x = np.ravel([[cxy[0, 0], x, np.nan] for x in nxy[:, 0]]).astype(np.float32)
+        spokes_y = np.ravel([[cxy[0, 1], y, np.nan] for y in nxy[:, 1]]).astype(np.float32)
+        data += [{"type": "scatter", "x": spokes_x, "y": spokes_y, "mode": "lines", "showlegend": False,
+                  "hoverinfo": "skip", "line": {"color": "rgba(245,133,24,0.55)", "width": 1.5}},
+                 {"type": "scatter", "x": nxy[:, 0], "y": nxy[:, 1], "mode": "markers+text", "name": neighbour_name,
+                  "text": [label(t) for t in near], "textposition": near_at,
+                  "textfont": {"size": 17, "color": "#b35806"}, "hovertemplate": "%{text}<extra></extra>",
+                  "marker": {"size": 10, "color": "#f58518", "symbol": "diamond"}}]
+    # The legend (four entries: two rows in a half-page column) sits under the x-axis title, not in
+    # the band above the plot where it ran into the two-line title.
     layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},
-              "yaxis": {"title": {"text": axes[1]}, "zeroline": False}}
-    return make(data, layout, title, height=560)
+              "yaxis": {"title": {"text": axes[1]}, "zeroline": False},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+              "margin": {"b": 150}}
+    return make(data, layout, title, height=640)

@@ -46,9 +46,12 @@ def offsets(series: dict[str, np.ndarray], *, title: str | None = None, x_title:
 
 
 def side_by_side(panels: list[tuple[str, object, list[str]]], *, title: str | None = None,
-                 names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 360) -> Figure:
-    """Several (N, D) matrices next to each other on one colour scale; each panel is
-    (name, matrix, row tokens), so a panel may list the same tokens in another order."""
+                 names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 360,
+                 shared: bool = True) -> Figure:
+    """Several (N, D) matrices next to each other; each panel is (name, matrix, row tokens), so a
+    panel may list the same tokens in another order. ``shared``: one colour scale for all (a
+    panel of zeros must look empty); otherwise each panel its own, its range "±x" in its name
+    (PE's ±1 is washed out on the ±4 scale of a random embedding)."""
     arrays = [(name, array(z), rows) for name, z, rows in panels]
     lim = max((float(np.abs(z).max()) for _, z, _ in arrays if z.size), default=1.0) or 1.0
     n = len(arrays)
@@ -58,8 +61,11 @@ def side_by_side(panels: list[tuple[str, object, list[str]]], *, title: str | No
     for i, (name, z, rows) in enumerate(arrays):
         suffix = "" if i == 0 else str(i + 1)
         x0 = i * (width + gap)
+        own = lim if shared else (float(np.abs(z).max()) if z.size else 1.0) or 1.0
+        if not shared:
+            name = f"{name} · ±{own:.2g}"
         data.append({"type": "heatmap", "z": z, "y": unique_labels(rows), "x": array(np.arange(z.shape[1])),
-                     "colorscale": DIVERGING_SCALE, "zmin": -lim, "zmax": lim, "showscale": i == n - 1,
+                     "colorscale": DIVERGING_SCALE, "zmin": -own, "zmax": own, "showscale": shared and i == n - 1,
                      "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
                      "hovertemplate": f"{names[0]}: %{{y}}<br>{names[1]}: %{{x}}<br>"
                                       f"{names[2]}: %{{z:.3g}}<extra></extra>"})
@@ -71,3 +77,17 @@ def side_by_side(panels: list[tuple[str, object, list[str]]], *, title: str | No
     layout["annotations"] = notes
     layout["margin"] = {"t": 100 if title else 40}
     return make(data, layout, title, height)
+
+
+def pair_rows(rows, difference, *, row_names: tuple[str, str, str], title: str | None = None,
+              names: tuple[str, str, str] = ("row", "dimension", "value"), height: int = 300) -> Figure:
+    """Two rows of x0 (the copies of one character) and their difference, one heatmap of three
+    rows on one diverging scale: trace 0, z of shape (3, D), rows in the order of ``row_names``."""
+    z = np.concatenate([array(rows).reshape(2, -1), array(difference).reshape(1, -1)]).astype(np.float32)
+    lim = float(np.abs(z).max()) or 1.0
+    trace = {"type": "heatmap", "z": z, "y": list(row_names), "x": array(np.arange(z.shape[1])),
+             "colorscale": DIVERGING_SCALE, "zmin": -lim, "zmax": lim, "ygap": 3,
+             "hovertemplate": f"{names[0]}: %{{y}}<br>{names[1]}: %{{x}}<br>{names[2]}: %{{z:.3f}}<extra></extra>"}
+    layout = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 15}},
+              "xaxis": {"title": {"text": names[1]}}}
+    return make([trace], layout, title, height)

@@ -11,10 +11,15 @@ EARLY_LATE = [[0.0, "#c6dbef"], [1.0, "#08306b"]]   # position 0 light, position
 SERIES = ["#1f77b4", "#ff7f0e", "#2ca02c"]           # one colour per base, the same in both figures
 
 
+KEY = "#2a9d8f"
+
+
 def pair_plane(path, *, title: str, trail_name: str, hand_name: str, x_title: str, y_title: str,
-               height: int = 440) -> Figure:
+               key_point=None, key_name: str = "", angle_text: str = "", height: int = 440) -> Figure:
     """The points (x_2i, x_2i+1) of one pair at positions 0 .. m: trace 0 is the trail of all
-    positions, trace 1 the hand from the origin to position m, trace 2 the circle it stays on."""
+    positions, trace 1 the hand from the origin to position m, trace 2 the circle it stays on.
+    With ``key_point`` (the same pair of k at position n): trace 3 is k's hand, trace 4 the arc
+    from k's hand to q's, trace 5 its label ``angle_text``."""
     p = array(path)                                               # (m+1, 2)
     radius = float(np.hypot(*p[0])) or 1.0
     t = np.linspace(0, 2 * np.pi, 97)
@@ -30,17 +35,44 @@ def pair_plane(path, *, title: str, trail_name: str, hand_name: str, x_title: st
         {"type": "scatter", "x": array(radius * np.cos(t)), "y": array(radius * np.sin(t)), "mode": "lines",
          "line": {"color": "#ccc", "dash": "dot", "width": 1}, "hoverinfo": "skip", "showlegend": False},
     ]
+    if key_point is not None:
+        k = array(key_point).reshape(2)
+        k_radius = float(np.hypot(*k)) or 1.0
+        lim = 1.15 * max(radius, k_radius)
+        start, end = np.arctan2(k[1], k[0]), np.arctan2(p[-1, 1], p[-1, 0])
+        sweep = (end - start + np.pi) % (2 * np.pi) - np.pi          # the shorter way round, signed
+        arc_r = 0.45 * max(radius, k_radius)     # visible even when one hand is short
+        a = start + np.linspace(0.0, sweep, 33)
+        middle = start + sweep / 2
+        data += [
+            {"type": "scatter", "x": array([0.0, k[0]]), "y": array([0.0, k[1]]), "mode": "lines+markers",
+             "name": key_name, "line": {"color": KEY, "width": 4},
+             "marker": {"size": [0, 14], "color": KEY, "symbol": "diamond"}, "hoverinfo": "skip"},
+            {"type": "scatter", "x": array(arc_r * np.cos(a)), "y": array(arc_r * np.sin(a)), "mode": "lines",
+             "line": {"color": "#333", "width": 2}, "hoverinfo": "skip", "showlegend": False},
+            {"type": "scatter", "x": array([1.45 * arc_r * np.cos(middle)]), "y": array([1.45 * arc_r * np.sin(middle)]),
+             "mode": "text", "text": [angle_text], "textfont": {"size": 14, "color": "#333"},
+             "hoverinfo": "skip", "showlegend": False},
+        ]
     layout = {"xaxis": {"range": [-lim, lim], "zeroline": True, "title": {"text": x_title}},
               "yaxis": {"range": [-lim, lim], "zeroline": True, "scaleanchor": "x", "scaleratio": 1,
                         "title": {"text": y_title}}}
     return make(data, layout, title, height)
 
 
+def _line(i: int, name: str, chosen: str | None) -> dict:
+    """The chosen series (the Base slider's) is thicker and dashed, so it reads as 'yours'."""
+    if name == chosen:
+        return {"color": SERIES[i % 3], "width": 4, "dash": "dash"}
+    return {"color": SERIES[i % 3], "width": 2}
+
+
 def per_pair(series: dict[str, np.ndarray], *, title: str, x_title: str, y_title: str, log_y: bool = True,
-             height: int = 380) -> Figure:
-    """One value per pair index i (frequencies, wavelengths), several named series."""
+             chosen: str | None = None, height: int = 380) -> Figure:
+    """One value per pair index i (frequencies, wavelengths), several named series; the one
+    named ``chosen`` drawn thick and dashed."""
     data = [{"type": "scatter", "x": array(np.arange(len(y))), "y": array(y), "name": name,
-             "mode": "lines+markers", "marker": {"size": 5}, "line": {"color": SERIES[i % 3]}}
+             "mode": "lines+markers", "marker": {"size": 5}, "line": _line(i, name, chosen)}
             for i, (name, y) in enumerate(series.items())]
     layout = {"xaxis": {"title": {"text": x_title}},
               "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear",
@@ -49,9 +81,9 @@ def per_pair(series: dict[str, np.ndarray], *, title: str, x_title: str, y_title
 
 
 def by_distance(distances, series: dict[str, np.ndarray], *, title: str, x_title: str, y_title: str,
-                height: int = 380) -> Figure:
+                chosen: str | None = None, height: int = 380) -> Figure:
     """Curves over the relative distance m - n on a log axis, one per named series (base)."""
     data = [{"type": "scatter", "x": array(distances), "y": array(y), "name": name, "mode": "lines",
-             "line": {"color": SERIES[i % 3], "width": 2}} for i, (name, y) in enumerate(series.items())]
+             "line": _line(i, name, chosen)} for i, (name, y) in enumerate(series.items())]
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log"}, "yaxis": {"title": {"text": y_title}}}
     return make(data, layout, title, height)

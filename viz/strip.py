@@ -34,7 +34,7 @@ def model_strip(kinds: list[str], names: list[str], shapes: list[str], params: l
                         "line": {"color": "#d62728" if i == selected else "#8c8c8c", "width": 3 if i == selected else 1}})
         notes.append({"x": i + 0.5, "y": 0.62, "text": f"<b>{name}</b>", "showarrow": False, "font": {"size": 13}})
         notes.append({"x": i + 0.5, "y": 0.38, "text": f"{shape}<br>{count}", "showarrow": False,
-                      "font": {"size": 10, "color": "#555"}})
+                      "font": {"size": 12, "color": "#555"}})
         if i < n - 1:
             notes.append({"x": i + 1.06, "y": 0.5, "ax": i + 0.94, "ay": 0.5, "xref": "x", "yref": "y", "axref": "x",
                           "ayref": "y", "text": "", "showarrow": True, "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.5,

@@ -98,3 +98,23 @@ def pca_2d(x: torch.Tensor) -> PCA2:
     explained = variance[:2] / variance.sum().clamp_min(1e-12)  # (2,)
     coords = xc @ components.T                                # (C, 2)
     return PCA2(coords, explained, components, mean)
+
+
+def kept_on_map(coords: torch.Tensor, chosen: torch.Tensor, neighbours: torch.Tensor) -> int:
+    """How many of the k nearest rows (by cosine, in all D dimensions) are also among the k
+    points nearest to the chosen one on the 2-D map: k when the map keeps the neighbourhood,
+    about k * k / C when it is no better than chance.
+
+    coords (C, 2): every point on the map; chosen (2,): the chosen row's point; neighbours
+    (k, 2): its k neighbours' points (themselves among ``coords``).
+    Example: kept_on_map(torch.tensor([[0., 0.], [1., 0.], [5., 0.]]),
+                         torch.tensor([0., 0.]), torch.tensor([[5., 0.]])) -> 0
+             (the nearest point on the map is [1, 0], not the neighbour)
+    """
+    k = len(neighbours)
+    if k == 0:
+        return 0
+    far = (coords - chosen).norm(dim=-1)                     # (C,)
+    far = far[far > 1e-9]                                    # the chosen row itself is not a neighbour
+    radius = far.sort().values[min(k, len(far)) - 1]         # (): the k-th nearest point on the map
+    return int(((neighbours - chosen).norm(dim=-1) <= radius + 1e-9).sum())

@@ -102,3 +102,29 @@ def rope_score_bound(
     turns = torch.polar(torch.ones_like(angles), angles)  # (R, P) e^{i r theta}
     partial = turns.cumsum(dim=-1)                        # (R, P): S_1 .. S_P
     return partial.abs().mean(dim=-1)                     # (R,)
+
+
+def pair_angle(
+    q: torch.Tensor, k: torch.Tensor, m: int, n: int, pair: int, base: float
+) -> dict[str, torch.Tensor]:
+    """Pair i of q turned to position m and of k turned to position n, and
+    the angle from the k hand to the q hand.
+
+    That angle is the angle between the two unrotated pairs plus (m - n)
+    theta_i, wrapped to (-pi, pi]: it moves with m - n only, and the pair's
+    share of the score, q_pair . k_pair = |q_pair| |k_pair| cos(angle),
+    with it.
+    Example: pair_angle(torch.tensor([1., 0.]), torch.tensor([1., 0.]),
+                        3, 1, 0, 1e4)["angle"] -> 2.0  ((3 - 1) * 1 rad)
+    """
+    positions = torch.tensor([m, n], device=q.device)      # (2,)
+    q_m = pair_path(apply_rope(q[None], positions[:1], base), pair)[0]  # (2,)
+    k_n = pair_path(apply_rope(k[None], positions[1:], base), pair)[0]  # (2,)
+    start = pair_path(q, pair), pair_path(k, pair)         # (2,) each
+    # Angle of q's hand measured from k's hand, via the complex ratio.
+    angle = torch.atan2(k_n[0] * q_m[1] - k_n[1] * q_m[0], k_n @ q_m)  # ()
+    offset = torch.atan2(start[1][0] * start[0][1] - start[1][1] * start[0][0],
+                         start[1] @ start[0])              # (): the angle at m = n
+    theta = rope_frequencies(q.shape[-1], base)[pair]      # ()
+    return {"q": q_m, "k": k_n, "angle": angle, "offset": offset, "theta": theta,
+            "score": q_m @ k_n}                            # score: this pair's share of q_m . k_n
