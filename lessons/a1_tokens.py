@@ -5,13 +5,8 @@ import streamlit as st
 from core.models.model import CourseModelUnavailable, load_course_tokenizer
 from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
 from core.text.tokenizer import CharTokenizer
-from ui.frame import beside_code, figure, fragment, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import beside_code, choice, figure, fragment, header, plain, shapes_table, text_box, tr, try_this
 from viz.tokens import chips, counts, merge_curve
-
-try:
-    from ui.frame import choice
-except ImportError:   # TODO(frame.choice): ui.frame.choice comes with the frame branch
-    from ui.choice_fallback import choice
 
 NS = "a1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"

@@ -6,6 +6,7 @@ from core.lab.embedding import frequent_ids, kept_on_map, lookup, nearest, pca_2
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui.frame import (
     beside_code,
+    choice,
     code_panel,
     device,
     figure,
@@ -18,11 +19,6 @@ from ui.frame import (
     try_this,
 )
 from viz.embeddings import matrix, neighbours, pca_map
-
-try:
-    from ui.frame import choice
-except ImportError:   # TODO(frame.choice): ui.frame.choice comes with the frame branch
-    from ui.choice_fallback import choice
 
 NS = "a2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
