@@ -66,15 +66,6 @@ PAIRS = {
 # lesson engineers). Remove an entry when its lesson switches.
 PENDING = {
     "b5.query": "lessons/b5_sparse.py:53-57 reach_controls clamps by hand: use ranged_slider(..., 0, n - 1, 40, key)",
-    "c2.token": Pair("c2_llama_block.py", "c2.token", "c2.text", "text", _texts(48), bound=lambda text: len(text) - 1),
-    "d4.kv_heads": Pair("d4_gqa.py", "d4.kv_heads", "d4.model", "selectbox", [], returns=False),
-}
-
-# Lessons whose control is still a raw slider with its own clamp: the clamp loses to the address
-# there, and only a switch to ui.frame.ranged_slider mends it (the lesson files belong to the
-# lesson engineers). Remove an entry when its lesson switches.
-PENDING = {
-    "b5.query": "lessons/b5_sparse.py:53-57 reach_controls clamps by hand: use ranged_slider(..., 0, n - 1, 40, key)",
     "c1.step": "lessons/c1_encoder_decoder.py:46 step_controls: a raw slider 0..n-1 (n the decoded length); "
                "use ranged_slider",
     "c2.token": "lessons/c2_llama_block.py:129 gate_controls: st.slider(0, MAX_CHARS - 1): "
