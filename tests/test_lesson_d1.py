@@ -149,11 +149,11 @@ def test_d1_empty_prompt_has_one_notice_that_says_what_happens():
 def test_d1_bos_switch_feeds_bos_first(lang):
     """A1 #3: a typed line is fed without <bos> (the caption says why); the switch puts it in front."""
     at = open_lesson(PAGE, lang, {"d1.steps": "1"})
-    assert "<bos>" not in _ids_caption(at)
+    assert "bos\\> → " not in _ids_caption(at)                    # tokens are escaped for markdown: \<bos\>
     before = trace_array(figure_by_key(at, "d1.bars"), 0, "y")
     at.toggle(key="d1.bos").set_value(True).run()
     assert_ok(at)
-    assert _ids_caption(at).index("<bos>") < _ids_caption(at).index("君")
+    assert "\\<bos\\> → 1 · 君 → 32" in _ids_caption(at)
     after = trace_array(figure_by_key(at, "d1.bars"), 0, "y")
     assert not np.allclose(before, after)                         # the model reads <bos> differently
     assert "天上来"[0] in _poem(at)

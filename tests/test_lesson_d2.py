@@ -198,7 +198,8 @@ def test_d2_prompt_notices(lang):
     _model_or_skip()
     at = open_lesson(PAGE, lang)
     at.text_input(key="d2.prompt").set_value("").run()
-    assert [i.value for i in at.info] and all("<bos>" in i.value for i in at.info)
+    assert any("<bos>" in i.value for i in at.info)
+    assert not any("example text" in i.value or "示例" in i.value for i in at.info)
     assert _panels(at)[1][2].shape[0] == 1                              # <bos> alone
     at.text_input(key="d2.prompt").set_value("黄河 river 🙂").run()
     assert_ok(at)

@@ -103,7 +103,7 @@ def test_d3_moves_figure_starts_where_the_effect_shows(lang):
     xs = [_x(moves, i) for i in range(1, len(moves["data"]))]
     rows = decode_variants(configs.get("llama-2-7b"), 16384, 16)
     assert xs == pytest.approx([r["intensity"] for r in rows], rel=1e-5)
-    assert max(xs) / min(xs) > 10                                     # visibly apart on the log axis
+    assert max(xs) / min(xs) > 5                                      # visibly apart on the log axis
     roof = _x(figure_by_key(at, "d3.roofline"), 2)
     at.select_slider(key="d3.moves_batch").set_value(1).run()
     at.select_slider(key="d3.moves_context").set_value(128).run()
@@ -120,7 +120,7 @@ def test_d3_sizes_in_binary_units_and_the_sxm_card(lang):
     at = open_lesson(PAGE, lang)
     text = " ".join(m.value for m in at.markdown)
     assert "20.2 MiB" in text and "80 GB = 74.5 GiB" in text and "20.2 MB" not in text
-    assert "| 2 GiB |" in text                                         # LLaMA-2-7B MHA at 4,096: 2 GiB, not 2.15 GB
+    assert "| 128 GiB |" in text             # LLaMA-2-7B MHA, 16 x 16,384 tokens: 128 GiB (it read "137 GB")
     assert "A100 80GB SXM" in figure_by_key(at, "d3.roofline")["layout"]["title"]["text"]
     hier = figure_by_key(at, "d3.hierarchy")
     assert [t["type"] for t in hier["data"]] == ["scatter", "scatter"]
