@@ -53,7 +53,7 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
 
 def temperature_strip(tokens: list[str], by_temperature: dict[str, list[float]], *, title: str | None,
                       y_title: str, hover_names: tuple[str, str], log: bool = False,
-                      height: int = 300) -> Figure:
+                      height: int = 360) -> Figure:
     """The same step's draw distribution at several temperatures, one panel each, side by side.
 
     ``by_temperature``: panel title -> probabilities of ``tokens`` (likeliest first, as the model
@@ -64,21 +64,20 @@ def temperature_strip(tokens: list[str], by_temperature: dict[str, list[float]],
     gap = 0.04
     width = (1 - gap * (n - 1)) / n
     tok_name, p_name = hover_names
-    data, notes, layout = [], [], {}
+    data, layout = [], {}
     every = [p for probs in by_temperature.values() for p in probs]
-    yaxis = _log_axis(every) if log else {"range": [0, 1]}
+    # A tick every other decade: a short panel has no room for nine labels one decade apart.
+    yaxis = {**_log_axis(every), "dtick": 2} if log else {"range": [0, 1]}
     for i, (name, probs) in enumerate(by_temperature.items()):
         x0 = i * (width + gap)
         suffix = "" if i == 0 else str(i + 1)
         data.append({"type": "bar", "x": labels, "y": array(probs), "name": name, "marker": {"color": OTHER},
                      "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "showlegend": False,
                      "hovertemplate": f"{name}<br>{tok_name}: %{{x}}<br>{p_name}: %{{y:.3g}}<extra></extra>"})
+        # Each panel is named under its axis: above it, the names met the figure's two-line title.
         layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "type": "category",
-                                    "dtick": 1, "tickangle": 0, "tickfont": {"size": 14}}
+                                    "dtick": 1, "tickangle": 0, "tickfont": {"size": 14},
+                                    "title": {"text": name, "font": {"size": 15}}}
         layout[f"yaxis{suffix}"] = {**yaxis, "anchor": f"x{suffix}", "showticklabels": i == 0,
                                     **({"title": {"text": y_title}} if i == 0 else {})}
-        notes.append({"text": name, "x": x0 + width / 2, "y": 1.0, "xref": "paper", "yref": "paper",
-                      "yanchor": "bottom", "yshift": 4, "showarrow": False, "font": {"size": 14}})
-    layout["annotations"] = notes
-    layout["margin"] = {"t": 70}
     return make(data, layout, title, height)

@@ -17,7 +17,7 @@ def test_opening_pill_sets_the_prompt_without_a_warning(chromium_browser, server
     try:
         page.goto(f"{server_url}/{path}?lang=en")
         settle(page)
-        page.get_by_role("button", name=opening, exact=True).first.click()
+        page.locator("[data-testid=\"stMain\"] button", has_text=opening).first.click()
         page.wait_for_function(
             "(v) => [...document.querySelectorAll('[data-testid=\"stMain\"] input[type=\"text\"]')]"
             ".some((i) => i.value === v)", arg=opening, timeout=60_000)
