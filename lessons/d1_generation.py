@@ -1,32 +1,38 @@
 """D1 · Autoregressive generation: predict, pick, append, repeat."""
 import streamlit as st
 
-from core.models.generate import Generation, sampling_probs
-from ui.frame import bring_into_view, code_panel, device, figure, fragment, header, plain, text_box, tr, try_this
+from core.models.generate import Generation, at_temperature, sampling_probs
+from ui.frame import bring_into_view, code_panel, device, figure, fragment, header, plain, tr, try_this
 from ui.model import course_model
-from viz.generation import probability_bars
+from ui.prompt import openings, prompt_box
+from viz.generation import probability_bars, temperature_strip
 
 NS = "d1"
 DEFAULT_PROMPT = "君不见，黄河之水"
 MAX_NEW = 48
 SHOW = 20        # candidates drawn as bars, likeliest first
 IDS_SHOWN = 16   # prompt tokens listed with their ids
+STRIP = (0.5, 1.0, 2.0)   # the temperature strip: the same step at these temperatures
+STRIP_SHOW = 10           # candidates in each of its panels
 
 header(NS)
 loaded = course_model(device())
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, dev: str) -> dict:
+def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, bos: bool, dev: str) -> dict:
     """The whole generation up to MAX_NEW tokens, as plain data. Sampling is seeded, so the
-    first k steps of this run are exactly a run of k steps: Step only reveals one more."""
+    first k steps of this run are exactly a run of k steps: Step only reveals one more.
+    Each step also keeps its draw distribution at the STRIP temperatures (same top-k, top-p)."""
     model, tok = course_model(dev)
-    gen = Generation(model, tok, prompt, MAX_NEW, temperature, top_k or None,
-                     top_p if top_p < 1 else None, seed, use_cache=True, show=SHOW)
+    cut_k, cut_p = top_k or None, top_p if top_p < 1 else None
+    gen = Generation(model, tok, prompt, MAX_NEW, temperature, cut_k, cut_p, seed, use_cache=True, show=SHOW, bos=bos)
     steps = []
     while not gen.done:
         s = gen.step()
+        strip_ids = [c.id for c in s.top[:STRIP_SHOW]]
         steps.append({
+            "strip": {t: at_temperature(s.model_probs, t, cut_k, cut_p)[strip_ids].tolist() for t in STRIP},
             "tokens": [c.token for c in s.top], "ids": [c.id for c in s.top],
             "model": [c.model_prob for c in s.top], "sample": [c.sample_prob for c in s.top],
             "chosen": s.chosen, "chosen_token": s.chosen_token,
@@ -45,15 +51,11 @@ EXAMPLES = ["君不见，黄河之水", "大江东去，", "春风又绿江南�
 
 
 def prompt_controls():
-    def use_example():
-        chosen = st.session_state.get(f"{NS}.example")
-        if chosen:
-            st.session_state[f"{NS}.prompt"] = chosen
-
-    st.pills(tr(f"{NS}.examples_label"), EXAMPLES, key=f"{NS}.example", on_change=use_example,
-             help=tr(f"{NS}.examples_help"))
-    text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 200, tr(f"{NS}.prompt_label"))
-    return "" if text.empty else text.text
+    openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
+    text = prompt_box(f"{NS}.prompt", DEFAULT_PROMPT, 200, tr(f"{NS}.prompt_label"), f"{NS}.empty_prompt")
+    bos = st.toggle(tr(f"{NS}.bos_label"), value=False, key=f"{NS}.bos", bind="query-params",
+                    help=tr(f"{NS}.bos_help"))
+    return ("" if text.empty else text.text), bos
 
 
 def step_controls(n_max: int):
@@ -89,16 +91,14 @@ def lesson_body():
     """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
     are neither sent nor drawn again."""
     if loaded is not None:
-        prompt = prompt_controls()
+        prompt, bos = prompt_controls()
         step_row, sampling_row = st.container(), st.container()
         with sampling_row:
             temperature, top_k, top_p, seed = sampling_controls()
-        run = trajectory(prompt, temperature, top_k, top_p, seed, device())
+        run = trajectory(prompt, temperature, top_k, top_p, seed, bos, device())
         with step_row:  # drawn above the sampling controls, computed after them
             n_steps = min(step_controls(len(run["steps"])), len(run["steps"]))
 
-        if not prompt:
-            st.info(tr(f"{NS}.bos_note"))
         if run["unknown"]:
             st.warning(tr(f"{NS}.unknown_note", n=run["unknown"]))
         if run["dropped"]:
@@ -115,38 +115,45 @@ def lesson_body():
         st.caption(tr(f"{NS}.ids_line", pairs=" · ".join(pairs[:IDS_SHOWN]) + (" · …" if len(pairs) > IDS_SHOWN else ""),
                       bos=run["bos"], eos=run["eos"], max=MAX_NEW))
 
-        left, right = st.columns([1, 1])
-        with left:
-            if n_steps == 0:
-                s, chosen, title = run["steps"][0], None, tr(f"{NS}.bars_next")
+        # The bars take the page's whole width: at half of it, plotly named only every other candidate.
+        n_prompt = len(run["prompt_ids"])
+        if n_steps == 0:
+            s, chosen, pos = run["steps"][0], None, n_prompt
+            title = tr(f"{NS}.bars_next", pos=pos)
+        else:
+            s, pos = run["steps"][n_steps - 1], n_prompt + n_steps - 1      # positions count from 0
+            title = tr(f"{NS}.bars_title", pos=pos)
+            chosen = s["ids"].index(s["chosen"]) if s["chosen"] in s["ids"] else SHOW
+        tokens, model_p, sample_p = list(s["tokens"]), list(s["model"]), list(s["sample"])
+        if chosen == SHOW:  # drawn from outside the top list: add it at the end
+            tokens.append(s["chosen_token"])
+            model_p.append(s["chosen_model"])
+            sample_p.append(s["chosen_sample"])
+        names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
+        log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
+                        help=tr(f"{NS}.log_help"))
+        legend = (tr(f"{NS}.legend_chosen"), tr(f"{NS}.legend_kept"), tr(f"{NS}.legend_cut"), names[1])
+        figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
+                                hover_names=(tr(f"{NS}.token"), *names), legend=legend, log=log),
+               key=f"{NS}.bars")
+        presses = st.session_state.get(f"{NS}.presses", 0)
+        if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # a button moved the figure
+            st.session_state[f"{NS}.presses_shown"] = presses
+            bring_into_view(f"{NS}.bars", presses)
+        if n_steps:
+            if temperature <= 0:
+                why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])
             else:
-                s = run["steps"][n_steps - 1]
-                title = tr(f"{NS}.bars_title", k=n_steps)
-                chosen = s["ids"].index(s["chosen"]) if s["chosen"] in s["ids"] else SHOW
-            tokens, model_p, sample_p = list(s["tokens"]), list(s["model"]), list(s["sample"])
-            if chosen == SHOW:  # drawn from outside the top list: add it at the end
-                tokens.append(s["chosen_token"])
-                model_p.append(s["chosen_model"])
-                sample_p.append(s["chosen_sample"])
-            names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
-            log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
-                            help=tr(f"{NS}.log_help"))
-            figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
-                                    hover_names=(tr(f"{NS}.token"), *names), log=log), key=f"{NS}.bars")
-            presses = st.session_state.get(f"{NS}.presses", 0)
-            if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # a button moved the figure
-                st.session_state[f"{NS}.presses_shown"] = presses
-                bring_into_view(f"{NS}.bars", presses)
-            if n_steps:
-                if temperature <= 0:
-                    why = tr(f"{NS}.why_greedy", token=plain(s["chosen_token"]), p=s["chosen_model"])
-                else:
-                    why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
-                             rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
-                st.markdown(why)
-                st.caption(tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
-        with right:
-            code_panel(sampling_probs, Generation.step)
+                why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
+                         rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
+            st.markdown(why + " " + tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
+        # The same step at three temperatures, side by side (also the page's width: 3 x 10 names).
+        strip = {tr(f"{NS}.strip_panel", t=t): s["strip"][t] for t in STRIP}
+        figure(temperature_strip(s["tokens"][:STRIP_SHOW], strip, title=tr(f"{NS}.strip_title", pos=pos),
+                                 y_title=names[1], hover_names=(tr(f"{NS}.token"), names[1]), log=log),
+               key=f"{NS}.strip")
+        st.caption(tr(f"{NS}.strip_caption"))
+        code_panel(sampling_probs, at_temperature, Generation.step)
 
 
 lesson_body()

@@ -9,6 +9,7 @@ from core.models.generate import Generation
 from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
 from ui.frame import (
     beside_code,
+    bring_into_view,
     common_mistake,
     device,
     figure,
@@ -16,15 +17,19 @@ from ui.frame import (
     header,
     plain,
     shapes_table,
-    text_box,
     tr,
     try_this,
 )
 from ui.model import course_model
+from ui.prompt import openings, prompt_box
 from viz.kv import cache_step, cost_lines, memory_lines
 
 NS = "d2"
 DEFAULT_PROMPT = "君不见，黄河之水"
+# Openings: the default; the lecture notes' KV-cache walk-through 「将进酒：人生得」 -> 「意」, which the
+# course model does not complete so (it read 人生得意 only after the line 朝如青丝暮成雪。); and that
+# line in front, where it does.
+EXAMPLES = [DEFAULT_PROMPT, "将进酒：人生得", "君不见，高堂明镜悲白发，朝如青丝暮成雪。人生得"]
 NEW_TOKENS = 16
 MEASURED = [16, 32, 64, 96, 128, 160, 192, 224, 256]
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -51,7 +56,7 @@ def replay(prompt: str, dev: str) -> dict:
     return {"steps": [{"fed": s.fed, "chosen": s.chosen, "q": s.q.numpy(), "k": s.k.numpy(), "v": s.v.numpy(),
                        "weights": s.weights.numpy()} for s in steps],
             "prompt": tok.tokens(gen.prompt.ids), "chosen": tok.tokens([s.chosen for s in steps]),
-            "dropped": gen.prompt.dropped}
+            "dropped": gen.prompt.dropped, "unknown": gen.prompt.unknown}
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
@@ -67,6 +72,7 @@ def step_controls(n_layers: int, n_heads: int):
 
     def move(to):
         st.session_state[key] = max(0, min(NEW_TOKENS - 1, to(st.session_state.get(key, 0))))
+        st.session_state[f"{NS}.presses"] = st.session_state.get(f"{NS}.presses", 0) + 1
 
     c1, c2, c3 = st.columns([5, 1, 1], vertical_alignment="bottom")
     with c1:
@@ -108,9 +114,12 @@ if loaded is not None:
     def step_section():
         """Reruns alone when the prompt, the step, the layer or the head changes."""
         with step_slots["controls"]:
-            text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"))
+            openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
+            text = prompt_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"), f"{NS}.empty_prompt")
             step, layer, head = step_controls(mc.n_layers, mc.n_heads)
             run = replay("" if text.empty else text.text, dev)
+            if run["unknown"]:
+                st.warning(tr(f"{NS}.unknown_note", n=run["unknown"]))
             if step >= len(run["steps"]):
                 st.info(tr(f"{NS}.eos_note", n=len(run["steps"])))
                 step = len(run["steps"]) - 1
@@ -130,6 +139,10 @@ if loaded is not None:
                               value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
                               hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
                    key=f"{NS}.fig")
+            presses = st.session_state.get(f"{NS}.presses", 0)
+            if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # Step or Reset moved the figure
+                st.session_state[f"{NS}.presses_shown"] = presses
+                bring_into_view(f"{NS}.fig", presses)
             st.caption(tr(f"{NS}.step_caption", t=step, fed=fed, s=s_len, p=len(run["prompt"]), layers=mc.n_layers,
                           g=seen["kv_head"], head=head))
             shapes_table([

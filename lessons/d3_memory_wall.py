@@ -12,6 +12,7 @@ NS = "d3"
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 DTYPES = list(DTYPE_BYTES)
+MOVES_START = (16, 16384)   # batch, context where GQA, MQA and a smaller cache visibly move decoding
 LEVELS = {"sram": f"{NS}.sram", "hbm": f"{NS}.hbm", "host": f"{NS}.host"}
 POINTS = {"prefill": f"{NS}.prefill_point", "decode": f"{NS}.decode_point"}
 OPS = {"weights": f"{NS}.op_weights", "attention": f"{NS}.op_attention"}
@@ -35,6 +36,18 @@ def workload_controls():
     return batch, context, configs.get(model), roofline.get(gpu), dtype or "fp16"
 
 
+def moves_controls():
+    """The batch and context of the last figure, beside it: it starts where the cache dominates the
+    bytes (batch 16, 16,384 tokens), since at batch 1 and a short context its points lie on top of
+    each other, and a reader (or a presenter's slide) should not need the sliders two sections up."""
+    c1, c2 = st.columns(2)
+    batch = c1.select_slider(tr(f"{NS}.batch"), BATCHES, value=MOVES_START[0], key=f"{NS}.moves_batch",
+                             bind="query-params")
+    context = c2.select_slider(tr(f"{NS}.context"), CONTEXTS, value=MOVES_START[1], key=f"{NS}.moves_context",
+                               bind="query-params")
+    return batch, context
+
+
 # The page's fixed parts (titles, prose, the code) are laid out once; the fragment below
 # refills only the slots that depend on the workload, so a control re-sends the figures only.
 # The workload row sits right above the roofline, the figure most of it moves (the hierarchy above
@@ -52,6 +65,7 @@ st.markdown(tr(f"{NS}.ops_text"))
 slot["ops"] = beside_code(decode_operators, height=520)
 st.subheader(tr(f"{NS}.moves_title"))
 st.markdown(tr(f"{NS}.moves_text"))
+slot["moves_controls"] = st.container(border=True)
 slot["moves"] = st.container()
 
 
@@ -70,8 +84,9 @@ def workload_sections():
                                [lv["bytes_per_s"] for lv in levels],
                                titles=(tr(f"{NS}.capacity"), tr(f"{NS}.bandwidth")), axis_title=tr(f"{NS}.log_axis")),
                key=f"{NS}.hierarchy")
-    slot["hierarchy_text"].markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title, sram=human(levels[0]["bytes"], "B"),
-                                       hbm=human(levels[1]["bytes"], "B"),
+    slot["hierarchy_text"].markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title,
+                                       sram=human(levels[0]["bytes"], "B", 1024),
+                                       hbm=f"{gpu.hbm_gb:g} GB = {gpu.hbm_gib:.1f} GiB",
                                        ratio=levels[0]["bytes_per_s"] / levels[1]["bytes_per_s"],
                                        host=levels[1]["bytes_per_s"] / levels[2]["bytes_per_s"]))
 
@@ -121,6 +136,8 @@ def workload_sections():
                       g=cfg.n_heads // cfg.n_kv_heads))
 
     # 3 · What GQA, MQA and smaller cache values move -----------------------------------------
+    with slot["moves_controls"]:
+        batch, context = moves_controls()
     rows = decode_variants(cfg, context, batch, per_value)
     moved = [roofline.place(gpu, r["flops"], r["bytes"]) for r in rows]
     ids = [r["id"] for r in rows]
@@ -140,7 +157,7 @@ def workload_sections():
         columns = [tr(f"{NS}.col_variant"), tr(f"{NS}.col_cache"), tr(f"{NS}.col_ms"), tr(f"{NS}.col_tps")]
         table = [f"| {' | '.join(columns)} |", "|---|---:|---:|---:|"]
         for r, m in zip(rows, moved, strict=True):
-            cache = human(r["kv_bytes"], "B")
+            cache = human(r["kv_bytes"], "B", 1024)
             table.append(f"| {tr(VARIANTS[r['id']], h=r['n_kv_heads'])} | {cache} | {duration(m['seconds'])} "
                          f"| {batch / m['seconds']:,.0f} |")
         st.markdown("\n".join(table))

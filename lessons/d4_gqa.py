@@ -2,6 +2,7 @@
 import streamlit as st
 
 from core.calc import configs
+from core.calc.kv_sharing import used_by
 from core.lab.head_analysis import model_attention
 from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import MultiHeadAttention, repeat_kv
@@ -85,11 +86,21 @@ def sharing_sections():
         st.latex(rf"2 \times {cfg.n_layers} \times {h_kv} \times {cfg.head_dim} \times {context:,} \times 2"
                  rf"\ \text{{B}} = {chosen:,}\ \text{{B}} \approx {chosen / 2**30:.3g}\ \text{{GiB}}".replace(",", "{,}"))
         st.caption(tr(f"{NS}.cache_caption", mha=sizes[cfg.n_heads] / 2**30, ratio=cfg.n_heads // h_kv))
+        if context > cfg.max_seq_len:
+            st.warning(tr(f"{NS}.beyond_trained", model=cfg.title, trained=cfg.max_seq_len, context=context))
     with right:
         code_panel(kv_cache_bytes, cache_bytes_by_kv_heads, height=420)
 
 
 sharing_sections()
+
+# 2b · Why not always MQA: who uses what -------------------------------------------------------------
+st.subheader(tr(f"{NS}.why_title"))
+header_row = [tr(f"{NS}.col_model"), "H", "H_kv", tr(f"{NS}.col_kind"), tr(f"{NS}.col_source")]
+st.markdown(tr(f"{NS}.why_text") + "\n\n" + "\n".join(
+    [f"| {' | '.join(header_row)} |", "|---|---:|---:|---|---|"]
+    + [f"| {s.title} | {s.n_heads} | {s.n_kv_heads} | {tr(KINDS[s.kind])}"
+       + (f"-{s.n_kv_heads}" if s.kind == "gqa" else "") + f" | {s.source} |" for s in used_by()]))
 
 # 3 · The course model's shared heads ------------------------------------------------------------
 st.subheader(tr(f"{NS}.model_title"))

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from core.models.generate import Generation, generate, prepare_prompt, sampling_probs
+from core.models.generate import Generation, at_temperature, generate, prepare_prompt, sampling_probs
 from core.models.model import CourseModel, ModelConfig
 from core.text.tokenizer import CharTokenizer
 
@@ -54,6 +54,22 @@ def test_prepare_prompt_cases():
     long = prepare_prompt(TOK, "abcde", 2, 4)
     assert long.ids == TOK.encode("de") and long.dropped == 3
     assert prepare_prompt(TOK, "ab", 100, 16).max_new_tokens == 15
+    # A1's BOS + text, on request (D1's switch); a prompt cut to fit loses its BOS with its front.
+    assert prepare_prompt(TOK, "ab", 5, 16, bos=True).ids == [TOK.bos_id, *TOK.encode("ab")]
+    assert prepare_prompt(TOK, "", 5, 16, bos=True).ids == [TOK.bos_id]
+    assert prepare_prompt(TOK, "abcde", 2, 4, bos=True).ids == TOK.encode("de")
+
+
+def test_course_model_reads_bos_as_the_start_of_a_title():
+    """Why D1 and D2 feed a typed line without BOS: in training BOS was always followed by 《."""
+    from core.models.model import CourseModelUnavailable, load_course_model
+    try:
+        m, tok = load_course_model()
+    except CourseModelUnavailable:
+        pytest.skip("course model not built")
+    gen = Generation(m, tok, "", 1)
+    step = gen.step()
+    assert step.chosen_token == "《" and step.model_probs[step.chosen] > 0.9
 
 
 def test_cached_and_uncached_greedy_agree():
@@ -143,3 +159,12 @@ def test_top_p_reads_the_mass_left_after_top_k():
     kept = torch.softmax(logits[:2], 0)
     assert torch.allclose(probs[:2], kept) and float(probs.sum()) == pytest.approx(1.0)
     assert int((sampling_probs(logits, 1.0, top_k=3) > 0).sum()) == 3
+
+
+@pytest.mark.parametrize("t,k,p", [(0.5, None, None), (2.0, None, None), (1.0, 2, None), (2.0, None, 0.6), (0.0, None, None)])
+def test_at_temperature_equals_sampling_from_the_logits(t, k, p):
+    """D1's temperature strip: the same step at another T, from its softmax, as from its logits."""
+    logits = torch.tensor([2.0, 1.0, 0.0, -1.5])
+    torch.testing.assert_close(at_temperature(torch.softmax(logits, -1), t, k, p), sampling_probs(logits, t, k, p))
+    probs = at_temperature(torch.softmax(torch.tensor([2.0, 1.0, 0.0]), -1), 2.0)
+    torch.testing.assert_close(probs, torch.tensor([0.506, 0.307, 0.186]), atol=1e-3, rtol=0)

@@ -173,3 +173,76 @@ def test_d2_common_mistakes_name_the_right_figures(lang):
     assert any("512 KiB" in b and "2 GiB" in b for b in boxes)
     assert any("j ≤ i" in b for b in boxes)
     assert trace_array(figure_by_key(at, "d2.memory"), 0, "y")[-1] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_openings_include_the_lecture_notes_example(lang):
+    """Review D2 #6: 「将进酒：人生得」 → 「意」 is an opening; with the line before it the model writes 意."""
+    _model_or_skip()
+    at = open_lesson(PAGE, lang)
+    at.pills(key="d2.example").set_value("将进酒：人生得").run()
+    assert_ok(at)
+    assert at.text_input(key="d2.prompt").value == "将进酒：人生得"
+    assert _panels(at)[1][2].shape[0] == len("将进酒：人生得")          # the prompt's rows, no <bos>
+    long = "君不见，高堂明镜悲白发，朝如青丝暮成雪。人生得"
+    at.pills(key="d2.example").set_value(long).run()
+    assert_ok(at)
+    sequence = next(m.value for m in at.markdown if "→" in m.value and ":red[" in m.value)
+    assert sequence.rstrip("*").endswith("意")                          # the next token the cache step draws
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_prompt_notices(lang):
+    """Review D2 #5: an empty prompt says it decodes from <bos> (not "uses its example text");
+    unknown characters get the same notice as in D1."""
+    _model_or_skip()
+    at = open_lesson(PAGE, lang)
+    at.text_input(key="d2.prompt").set_value("").run()
+    assert any("<bos>" in i.value for i in at.info)
+    assert not any("example text" in i.value or "示例" in i.value for i in at.info)
+    assert _panels(at)[1][2].shape[0] == 1                              # <bos> alone
+    at.text_input(key="d2.prompt").set_value("黄河 river 🙂").run()
+    assert_ok(at)
+    assert any("<unk>" in w.value for w in at.warning)
+
+
+def test_d2_step_brings_the_figure_into_view():
+    """Review D2 #1: after Step the figure is scrolled into view (ui.frame.bring_into_view)."""
+    _model_or_skip()
+    at = open_lesson(PAGE, "en")
+    scripts = lambda: [h.proto.body for h in at.get("html") if "st-key-d2-fig" in h.proto.body]  # noqa: E731
+    assert not scripts()
+    at.button(key="d2.next_btn").click().run()
+    assert scripts()
+
+
+def test_d2_gpu_labels_never_overlap():
+    """Review D2 #4: Llama-3-8B, batch 256, 131,072 tokens: the GPU lines bunch near the bottom,
+    and their labels are moved aside or left out, never drawn on top of each other."""
+    from viz.kv import CHAR_PX, LABEL_PX, label_places
+    at = open_lesson(PAGE, "en", {"d2.model": "llama-3-8b", "d2.batch": "256", "d2.context": "131072"})
+    fig = figure_by_key(at, "d2.memory")
+    notes = fig["layout"]["annotations"]
+    y_max = fig["layout"]["yaxis"]["range"][1]
+    assert notes and len(notes) <= len(roofline.memory_sizes())
+    px = (fig["layout"]["height"] - 130) / y_max
+    boxes = []
+    for n in notes:
+        w = CHAR_PX * len(n["text"])
+        x0 = 440 - w if n["xanchor"] == "right" else n["x"] * 440
+        boxes.append((x0, x0 + w, n["y"] * px, n["y"] * px + LABEL_PX))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[1] <= b[0] or b[1] <= a[0] or a[3] <= b[2] or b[3] <= a[2], (a, b)
+    # Every line can still be named: on hover.
+    assert set(fig["data"][2]["text"]) == {name for name, _ in [(f"{gb:g} GB = {gb * roofline.GIB_PER_GB:.1f} GiB · {t}", 0) for gb, t in roofline.memory_sizes()]}
+    # On a small axis every label fits, at the left.
+    assert [x for _, _, x in label_places([("a", 10.0), ("b", 5.0)], 12, 420)] == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_mistake_ties_512_to_eight_kv_heads(lang):
+    """Review D2 #7: 512 MiB at 4,096 tokens is right for 8 KV heads (Llama-3-8B)."""
+    at = open_lesson(PAGE, lang)
+    assert any("512 MiB" in w.value and "Llama-3-8B" in w.value for w in at.warning)
+    assert kv_cache_bytes(configs.get("llama-3-8b"), 4096) == 512 * 2**20

@@ -89,3 +89,40 @@ def test_d3_operators_weights_move_with_the_batch_attention_does_not(lang):
         assert ops["weights"]["intensity"] == pytest.approx(float(batch))
         assert any(x == pytest.approx(ops["attention"]["intensity"], rel=1e-3) for x in xs)
         assert any(x == pytest.approx(ops["weights"]["intensity"], rel=1e-3) for x in xs)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_moves_figure_starts_where_the_effect_shows(lang):
+    """Review D3 #2: the GQA/MQA/int figure has its own batch and context, starting at 16 and
+    16,384, where the five points are far apart; they move it, and only it."""
+    from core.calc.flops import decode_variants
+    at = open_lesson(PAGE, lang)
+    assert at.select_slider(key="d3.moves_batch").value == 16
+    assert at.select_slider(key="d3.moves_context").value == 16384
+    moves = figure_by_key(at, "d3.moves")
+    xs = [_x(moves, i) for i in range(1, len(moves["data"]))]
+    rows = decode_variants(configs.get("llama-2-7b"), 16384, 16)
+    assert xs == pytest.approx([r["intensity"] for r in rows], rel=1e-5)
+    assert max(xs) / min(xs) > 5                                      # visibly apart on the log axis
+    roof = _x(figure_by_key(at, "d3.roofline"), 2)
+    at.select_slider(key="d3.moves_batch").set_value(1).run()
+    at.select_slider(key="d3.moves_context").set_value(128).run()
+    assert_ok(at)
+    xs = [_x(figure_by_key(at, "d3.moves"), i) for i in range(1, 5)]
+    assert max(xs) / min(xs) < 1.1                                    # batch 1, short: they overlap
+    assert _x(figure_by_key(at, "d3.roofline"), 2) == roof              # the roofline's own workload stays
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_sizes_in_binary_units_and_the_sxm_card(lang):
+    """Review D3 #1, #3, #4, #5: SRAM 20.25 MiB (not "20.2 MB"), HBM "80 GB = 74.5 GiB", the
+    table's cache in GiB, the A100 80GB named SXM, the hierarchy drawn as dots."""
+    at = open_lesson(PAGE, lang)
+    text = " ".join(m.value for m in at.markdown)
+    assert "20.2 MiB" in text and "80 GB = 74.5 GiB" in text and "20.2 MB" not in text
+    assert "| 128 GiB |" in text             # LLaMA-2-7B MHA, 16 x 16,384 tokens: 128 GiB (it read "137 GB")
+    assert "A100 80GB SXM" in figure_by_key(at, "d3.roofline")["layout"]["title"]["text"]
+    hier = figure_by_key(at, "d3.hierarchy")
+    assert [t["type"] for t in hier["data"]] == ["scatter", "scatter"]
+    assert hier["data"][0]["mode"] == "markers+text"
+    assert trace_array(hier, 0, "x")[0] == 108 * 192 * 1024

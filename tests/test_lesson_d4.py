@@ -121,3 +121,35 @@ def test_d4_malformed_url_params():
                                   "lang": "zh"})
     qx, kx, _ = _map(at)
     assert len(qx) == 64 and len(kx) == 8
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d4_why_not_always_mqa(lang):
+    """Review D4 #1: MQA's quality loss, GQA as the compromise, and who uses what."""
+    at = open_lesson(PAGE, lang)
+    table = next(m.value for m in at.markdown if "| PaLM 540B |" in m.value)
+    for row in ("| LLaMA-2 70B | 64 | 8 | GQA-8 |", "| Llama-3 8B | 32 | 8 | GQA-8 |", "| Mistral 7B | 32 | 8 | GQA-8 |",
+                "| PaLM 540B | 48 | 1 | MQA |", "| Falcon-7B | 71 | 1 | MQA |", "| LLaMA-2 7B | 32 | 32 | MHA |"):
+        assert row in table
+    assert "Ainslie" in table
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d4_course_model_beyond_its_context_is_flagged(lang):
+    """Review D4 #3: the course model (trained up to 256 tokens) at 4,096 tokens gets a notice."""
+    at = open_lesson(PAGE, lang)
+    assert not at.warning                                               # LLaMA-2-70B at 4,096: within 4,096
+    at.selectbox(key="d4.model").set_value("course").run()
+    assert_ok(at)
+    assert any("256" in w.value for w in at.warning)
+    at.select_slider(key="d4.context").set_value(131072).run()
+    assert any("131,072" in w.value for w in at.warning)
+
+
+def test_d4_zh_fraction_not_times_smaller():
+    """Review D4 #4: 「是 MHA 时的几分之一？」 with the answer 1/8; the title keeps 4,096 with 个词元."""
+    at = open_lesson(PAGE, "zh")
+    radio = next(r for r in at.radio if "几分之一" in r.label)
+    assert list(radio.options) == ["1/2", "1/8", "1/64"]
+    title = figure_by_key(at, "d4.cache")["layout"]["title"]["text"]
+    assert "4,096\u00a0个词元" in title.replace("<br>", " ")

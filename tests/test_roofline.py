@@ -15,6 +15,8 @@ def test_published_numbers():
     assert set(roofline.names()) >= {"a100-40gb", "a100-80gb", "h100-sxm", "h200", "rtx-4090", "l4"}
     with pytest.raises(KeyError):
         roofline.get("tpu")
+    # 2,039 GB/s is the SXM card's bandwidth (the PCIe card has 1,935 GB/s): the name says which.
+    assert roofline.get("a100-80gb").title == "A100 80GB SXM" and roofline.get("h100-sxm").title == "H100 SXM"
 
 
 def test_docstring_examples():
@@ -22,8 +24,11 @@ def test_docstring_examples():
     assert roofline.get("h100-sxm").ridge == pytest.approx(295, abs=0.5)
     assert roofline.get("a100-40gb").sram_gbps == pytest.approx(19_492, abs=1)
     # Capacity and bandwidth of one level: L1/shared of all SMs (not L1 + L2 with L1's bandwidth).
-    assert roofline.get("a100-40gb").sram_mb == pytest.approx(108 * 192 / 1024)
-    assert roofline.hierarchy(roofline.get("h100-sxm"))[0]["bytes"] == pytest.approx(132 * 256 / 1024 * 1e6)
+    # The whitepapers' "192 KB" per SM are KiB: 108 x 192 KiB = 20.25 MiB (21.2 MB, not "20.2 MB").
+    assert roofline.get("a100-40gb").sram_mib == pytest.approx(20.25)
+    assert roofline.hierarchy(roofline.get("a100-80gb"))[0]["bytes"] == 108 * 192 * 1024
+    assert roofline.hierarchy(roofline.get("h100-sxm"))[0]["bytes"] == 132 * 256 * 1024
+    assert roofline.get("a100-80gb").hbm_gib == pytest.approx(74.506, abs=1e-3)
     assert roofline.attainable_tflops(roofline.get("h100-sxm"), 1.0) == pytest.approx(3.35)
     assert roofline.step_seconds(roofline.get("a100-80gb"), 13.2e9, 13.2e9) == pytest.approx(6.47e-3, abs=1e-5)
 

@@ -91,6 +91,39 @@ def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: 
     return make(data, layout, title, height)
 
 
+LABEL_PX = 15                     # a label's height at 12 px
+LABEL_SLOTS = (0.0, 0.36, 1.0)    # where labels may sit across the plot (paper x): two starts, one end
+PLOT_PX = 440                     # the plot's width at its narrowest (half the page at 1440)
+CHAR_PX = 6.5                     # a Latin character at 12 px, about
+
+
+def label_places(limits: list[tuple[str, float]], y_max: float, height: int) -> list[tuple[str, float, float]]:
+    """(name, y, x) for each line's label that fits: biggest first, each in the leftmost slot where
+    its box (CHAR_PX a character, LABEL_PX tall) stays inside the plot and meets no label placed before. With a large
+    batch the lines bunch near the bottom of the axis, and labels at one x lay on top of each
+    other (review D2 #4); a label that fits nowhere is left out (its line is still drawn).
+
+    Example: 131 and 74.5 GiB on an axis to 1,100 GiB, 420 px tall, are ~15 px apart, so
+             74.5 GiB's label starts at the second slot, x = 0.36
+    """
+    px_per_gib = max(height - 130, 100) / y_max          # the plot area is the figure less its margins
+    boxes: list[tuple[float, float, float, float]] = []   # x0, x1, y0, y1 in px
+    placed = []
+    for name, gib in sorted(limits, key=lambda item: -item[1]):
+        if gib > y_max:
+            continue
+        y0 = gib * px_per_gib
+        for slot in LABEL_SLOTS:
+            width = CHAR_PX * len(name)
+            x0 = PLOT_PX - width if slot == 1.0 else slot * PLOT_PX      # the last slot ends at the right edge
+            box = (x0, x0 + width, y0, y0 + LABEL_PX)
+            if box[1] <= PLOT_PX and all(box[1] <= b[0] or b[1] <= box[0] or box[3] <= b[2] or b[3] <= box[2] for b in boxes):
+                boxes.append(box)
+                placed.append((name, gib, slot))
+                break
+    return placed
+
+
 def memory_lines(tokens, series: dict[str, np.ndarray], limits: list[tuple[str, float]], *,
                  title: str | None, x_title: str, y_title: str, height: int = 420) -> Figure:
     """Memory (GiB) against context length, with a dashed horizontal line per GPU memory size.
@@ -112,14 +145,13 @@ def memory_lines(tokens, series: dict[str, np.ndarray], limits: list[tuple[str, 
         gx = np.tile([x[0], x[-1], np.nan], len(limits))
         gy = np.repeat([gib for _, gib in limits], 3).astype(np.float64)
         gy[2::3] = np.nan
+        names = [name for name, _ in limits for _ in range(3)]   # a label left out still shows on hover
         data.append({"type": "scatter", "x": array(gx), "y": array(gy), "mode": "lines", "showlegend": False,
-                     "line": {"dash": "dash", "width": 1.5, "color": "#7f7f7f"}, "hoverinfo": "skip"})
-    notes, last = [], None
-    for name, gib in sorted(limits, key=lambda item: -item[1]):      # biggest first; squeezed labels dropped
-        if gib <= y_max and (last is None or last - gib >= 0.05 * y_max):
-            notes.append({"text": name, "x": 0.0, "xref": "paper", "y": gib, "yref": "y", "xanchor": "left",
-                          "yanchor": "bottom", "showarrow": False, "font": {"size": 12, "color": "#555"}})
-            last = gib
+                     "line": {"dash": "dash", "width": 1.5, "color": "#7f7f7f"}, "text": names,
+                     "hovertemplate": "%{text}<extra></extra>"})
+    notes = [{"text": name, "x": x, "xref": "paper", "y": gib, "yref": "y", "xanchor": "right" if x == 1.0 else "left",
+              "yanchor": "bottom", "showarrow": False, "font": {"size": 12, "color": "#555"}}
+             for name, gib, x in label_places(limits, y_max, height)]
     layout = {"xaxis": {"title": {"text": x_title}, "separatethousands": True},
               "yaxis": {"title": {"text": y_title}, "range": [0, y_max]}, "annotations": notes}
     return make(data, layout, title, height)

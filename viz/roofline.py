@@ -14,6 +14,9 @@ POINT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b
 def human(n: float, unit: str, base: int = 1000) -> str:
     """A size or a rate with a prefix.
 
+    Sizes in memory take ``base=1024`` (KiB, MiB, GiB: what the lessons compute); rates stay
+    decimal, as the datasheets give them.
+
     Example: human(2.039e12, "B/s") -> "2.04 TB/s"; human(60.25 * 2**20, "B", 1024) -> "60.2 MiB"
     """
     prefixes = ["", "K", "M", "G", "T", "P"]
@@ -77,31 +80,33 @@ def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict]
 
 def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *, titles: tuple[str, str],
                     axis_title: str = "", height: int = 300) -> Figure:
-    """Two bar panels, log scale: capacity (bytes) and bandwidth (bytes/s) of each memory level.
+    """Two panels on log axes: capacity (bytes, labelled in KiB/MiB/GiB) and bandwidth (bytes/s,
+    labelled as the datasheets give it) of each memory level, one dot per level.
 
-    Traces: 0 capacity, 1 bandwidth; ``levels`` top to bottom, fastest first.
+    Dots, not bars: on a log axis a bar's length depends on where the axis happens to start, a
+    dot's place does not. Traces: 0 capacity, 1 bandwidth; ``levels`` top to bottom, fastest first.
     """
-    size_text = [human(s, "B") for s in sizes]
+    size_text = [human(s, "B", 1024) for s in sizes]
     rate_text = [human(r, "B/s") for r in rates]
-    common = {"type": "bar", "orientation": "h", "y": levels, "textposition": "outside", "cliponaxis": False,
-              "showlegend": False}
+    common = {"type": "scatter", "mode": "markers+text", "y": levels, "textposition": "middle right",
+              "cliponaxis": False, "showlegend": False, "textfont": {"size": 14}}
     data = [
-        {**common, "x": array(sizes), "text": size_text, "marker": {"color": "#4c78a8"}, "xaxis": "x", "yaxis": "y",
-         "hovertemplate": "%{y}: %{text}<extra></extra>"},
-        {**common, "x": array(rates), "text": rate_text, "marker": {"color": "#f58518"}, "xaxis": "x2", "yaxis": "y2",
-         "hovertemplate": "%{y}: %{text}<extra></extra>"},
+        {**common, "x": array(sizes), "text": size_text, "marker": {"color": "#4c78a8", "size": 16},
+         "xaxis": "x", "yaxis": "y", "hovertemplate": "%{y}: %{text}<extra></extra>"},
+        {**common, "x": array(rates), "text": rate_text, "marker": {"color": "#f58518", "size": 16},
+         "xaxis": "x2", "yaxis": "y2", "hovertemplate": "%{y}: %{text}<extra></extra>"},
     ]
-    lo_s, hi_s = np.log10(min(sizes)) - 0.5, np.log10(max(sizes)) + 2.0
-    lo_r, hi_r = np.log10(min(rates)) - 0.5, np.log10(max(rates)) + 2.0
+    lo_s, hi_s = np.log10(min(sizes)) - 1.0, np.log10(max(sizes)) + 1.5
+    lo_r, hi_r = np.log10(min(rates)) - 1.0, np.log10(max(rates)) + 1.5
+    grid = {"showgrid": True, "gridcolor": "#e5e5e5"}
     layout = {
-        # Log axes with a tick every 100×, labelled (10M, 1G, 100G): the bars' lengths are orders
-        # of magnitude, and the titles say the scale is logarithmic.
+        # Log axes with a tick every 100× (10M, 1G, 100G), in bytes: the titles say the scale is logarithmic.
         "xaxis": {"domain": [0.0, 0.46], "type": "log", "range": [lo_s, hi_s], "dtick": 2, "tickformat": "~s",
                   "title": {"text": axis_title}},
-        "yaxis": {"anchor": "x", "autorange": "reversed"},
+        "yaxis": {"anchor": "x", "autorange": "reversed", **grid},
         "xaxis2": {"domain": [0.54, 1.0], "type": "log", "range": [lo_r, hi_r], "dtick": 2, "tickformat": "~s",
                    "title": {"text": axis_title}},
-        "yaxis2": {"anchor": "x2", "autorange": "reversed", "showticklabels": False},
+        "yaxis2": {"anchor": "x2", "autorange": "reversed", "showticklabels": False, **grid},
         "annotations": [
             {"text": titles[0], "x": 0.23, "y": 1.0, "xref": "paper", "yref": "paper", "yanchor": "bottom",
              "showarrow": False, "font": {"size": 15}},

@@ -2,7 +2,9 @@
 
 Units
     FLOP/s  floating-point operations per second (dense fp16/bf16 tensor cores, no sparsity)
-    B/s     bytes per second;  GB = 10^9 bytes (as the datasheets count)
+    B/s     bytes per second;  GB = 10^9 bytes (as the datasheets count capacity and bandwidth)
+    KiB     2^10 bytes: on-chip memories are counted in powers of 2 (a whitepaper's "192 KB" of L1
+            is 192 KiB), and every size the lessons compute is printed in KiB/MiB/GiB
     I       arithmetic intensity, FLOPs per byte moved from memory
 
 The roofline model (Williams, Waterman, Patterson 2009): a kernel that does F FLOPs and
@@ -34,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+GIB_PER_GB = 1e9 / 2**30   # datasheets count GB = 10^9 bytes; the lessons' memory axes are in GiB = 2^30
 SRAM_BYTES_PER_CLOCK = 128   # per SM: L1/shared memory delivers one 128-byte line a clock
 
 
@@ -59,13 +62,22 @@ class GPU:
         return self.peak_tflops * 1e12 / (self.hbm_gbps * 1e9)
 
     @property
-    def sram_mb(self) -> float:
-        """On-chip SRAM a kernel tiles into: the L1/shared memory of every SM, MB (KB / 1024, as the
-        whitepapers count). The same level as ``sram_gbps``; L2 (``l2_mb``) sits between it and HBM.
+    def sram_mib(self) -> float:
+        """On-chip SRAM a kernel tiles into: the L1/shared memory of every SM, in MiB (the
+        whitepapers' KB per SM are KiB). The same level as ``sram_gbps``; L2 (``l2_mb``) sits
+        between it and HBM.
 
-        Example: A100: 108 × 192 KB / 1024 ≈ 20.25 MB
+        Example: A100: 108 × 192 KiB / 1024 = 20.25 MiB (21.2 MB)
         """
         return self.sms * self.l1_kb_per_sm / 1024
+
+    @property
+    def hbm_gib(self) -> float:
+        """The datasheet's capacity in GiB, the unit of every size the lessons compute.
+
+        Example: A100 80GB: 80e9 / 2^30 ≈ 74.5 GiB
+        """
+        return self.hbm_gb * GIB_PER_GB
 
     @property
     def sram_gbps(self) -> float:
@@ -77,8 +89,10 @@ class GPU:
 
 
 GPUS: dict[str, GPU] = {g.name: g for g in (
+    # The A100 80GB's 2,039 GB/s is the SXM card's (the PCIe card has 1,935 GB/s): named as H100 SXM is.
+    # Both 40 GB cards have 1,555 GB/s.
     GPU("a100-40gb", "A100 40GB", 40, 1555, 312, 108, 192, 40, 1.41, 32),
-    GPU("a100-80gb", "A100 80GB", 80, 2039, 312, 108, 192, 40, 1.41, 32),
+    GPU("a100-80gb", "A100 80GB SXM", 80, 2039, 312, 108, 192, 40, 1.41, 32),
     GPU("h100-sxm", "H100 SXM", 80, 3350, 989, 132, 256, 50, 1.83, 64),
     GPU("h200", "H200", 141, 4800, 989, 132, 256, 50, 1.83, 64),
     GPU("rtx-4090", "RTX 4090", 24, 1008, 165.2, 128, 128, 72, 2.52, 32),
@@ -112,7 +126,7 @@ def attainable_tflops(gpu: GPU, intensity: float) -> float:
 def step_seconds(gpu: GPU, flops: float, n_bytes: float) -> float:
     """Lower bound on the time of a step: whichever of compute and memory takes longer.
 
-    Example: LLaMA-2-7B decode on an A100 80GB, 13.2 GB of fp16 weights, 13.2 GFLOPs:
+    Example: LLaMA-2-7B decode on an A100 80GB SXM, 13.2e9 bytes (12.3 GiB) of fp16 weights, 13.2 GFLOPs:
              max(13.2e9 / 312e12, 13.2e9 / 2039e9) = 6.5 ms, memory-bound
     """
     return max(flops / (gpu.peak_tflops * 1e12), n_bytes / (gpu.hbm_gbps * 1e9))
@@ -126,10 +140,11 @@ def is_memory_bound(gpu: GPU, intensity: float) -> bool:
 def hierarchy(gpu: GPU) -> list[dict[str, float | str]]:
     """The three levels of memory a token's data may sit in: size (bytes) and bandwidth (B/s).
 
-    Example: hierarchy(get("a100-80gb"))[1] -> {"level": "hbm", "bytes": 80e9, "bytes_per_s": 2.039e12}
+    Example: hierarchy(get("a100-80gb"))[0]["bytes"] -> 20.25 * 2^20 (108 SMs × 192 KiB);
+             hierarchy(get("a100-80gb"))[1] -> {"level": "hbm", "bytes": 80e9, "bytes_per_s": 2.039e12}
     """
     return [
-        {"level": "sram", "bytes": gpu.sram_mb * 1e6, "bytes_per_s": gpu.sram_gbps * 1e9},
+        {"level": "sram", "bytes": gpu.sram_mib * 2**20, "bytes_per_s": gpu.sram_gbps * 1e9},
         {"level": "hbm", "bytes": gpu.hbm_gb * 1e9, "bytes_per_s": gpu.hbm_gbps * 1e9},
         {"level": "host", "bytes": HOST_GB * 1e9, "bytes_per_s": gpu.host_gbps * 1e9},
     ]
@@ -149,12 +164,10 @@ def place(gpu: GPU, flops: float, n_bytes: float) -> dict[str, float | bool]:
 def gpus_needed(gpu: GPU, n_bytes: float) -> int:
     """How many of these cards it takes just to hold ``n_bytes`` (weights + KV cache).
 
-    Example: gpus_needed(get("a100-80gb"), 140e9) -> 2   (LLaMA-2-70B's fp16 weights)
+    Example: gpus_needed(get("a100-80gb"), 140e9) -> 2   (LLaMA-2-70B's fp16 weights, 130 GiB)
     """
     return max(1, math.ceil(n_bytes / (gpu.hbm_gb * 1e9)))
 
-
-GIB_PER_GB = 1e9 / 2**30   # datasheets count GB = 10^9 bytes; the lessons' memory axes are in GiB = 2^30
 
 
 def memory_sizes() -> list[tuple[float, str]]:

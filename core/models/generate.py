@@ -24,21 +24,27 @@ from core.text.tokenizer import CharTokenizer
 
 @dataclass(frozen=True)
 class Prompt:
-    ids: list[int]        # what the model is fed: starts with BOS when the prompt was empty
+    ids: list[int]        # what the model is fed: starts with BOS when the prompt was empty (or bos=True)
     dropped: int          # tokens cut from the front so the prompt fits the context
     unknown: int          # characters the vocabulary lacks (each became UNK)
     max_new_tokens: int   # the request, lowered when the context cannot hold it all
 
 
-def prepare_prompt(tokenizer: CharTokenizer, prompt: str, max_new_tokens: int, max_seq_len: int) -> Prompt:
+def prepare_prompt(tokenizer: CharTokenizer, prompt: str, max_new_tokens: int, max_seq_len: int,
+                   bos: bool = False) -> Prompt:
     """Token ids that fit: prompt + new tokens must stay within max_seq_len, so the
     prompt keeps its last tokens (a notice for the page: ``dropped``).
 
+    A typed prompt is fed without BOS by default: the course model was trained on windows cut
+    at random places from the stream "BOS 《title》 author poem EOS BOS ...", so a window mostly
+    starts inside a poem with no BOS, and BOS was always followed by a title. ``bos=True`` puts it
+    in front anyway (what A1's "BOS + text + EOS" describes); an empty prompt is BOS alone.
+
     Example (max_seq_len 4): prompt "abcde", 2 new tokens -> ids of "de", dropped=3
-    Example: prompt "" -> ids [BOS] (a poem starts here)
+    Example: prompt "" -> ids [BOS] (a poem starts here); prompt "ab", bos=True -> [BOS, a, b]
     """
     max_new = max(0, min(max_new_tokens, max_seq_len - 1))
-    ids = tokenizer.encode(prompt) if prompt else [tokenizer.bos_id]
+    ids = tokenizer.encode(prompt, bos=bos) if prompt else [tokenizer.bos_id]
     unknown = sum(1 for ch in prompt if not tokenizer.is_known(ch))
     room = max_seq_len - max_new
     dropped = max(0, len(ids) - room)
@@ -84,6 +90,17 @@ def sampling_probs(
         keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     return probs / probs.sum()
+
+
+def at_temperature(model_probs: torch.Tensor, temperature: float, top_k: int | None = None,
+                   top_p: float | None = None) -> torch.Tensor:
+    """The distribution one step would draw from at another temperature, from its softmax
+    (V,) -> (V,): log p = z - logsumexp(z), and the shift cancels in softmax(log p / T) = softmax(z / T).
+
+    Example: model_probs softmax([2, 1, 0]) = [0.665, 0.245, 0.090], T = 2 -> softmax([1, 0.5, 0])
+             = [0.506, 0.307, 0.186]
+    """
+    return sampling_probs(torch.log(model_probs), temperature, top_k, top_p)
 
 
 @dataclass(frozen=True)
@@ -133,9 +150,10 @@ class Generation:
 
     def __init__(self, model: torch.nn.Module, tokenizer: CharTokenizer, prompt: str,
                  max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
-                 top_p: float | None = None, seed: int = 0, use_cache: bool = True, show: int = 10):
+                 top_p: float | None = None, seed: int = 0, use_cache: bool = True, show: int = 10,
+                 bos: bool = False):
         self.model, self.tokenizer = model, tokenizer
-        self.prompt = prepare_prompt(tokenizer, prompt, max_new_tokens, model.config.max_seq_len)
+        self.prompt = prepare_prompt(tokenizer, prompt, max_new_tokens, model.config.max_seq_len, bos)
         self.temperature, self.top_k, self.top_p, self.show = temperature, top_k, top_p, show
         self.device = next(model.parameters()).device
         self.rng = torch.Generator(device=self.device).manual_seed(seed)
