@@ -2,9 +2,9 @@
 import streamlit as st
 
 from core.models.generate import Generation, at_temperature, sampling_probs
-from ui.frame import bring_into_view, code_panel, device, figure, fragment, header, plain, tr, try_this
+from ui.frame import bring_into_view, code_panel, device, figure, fragment, header, plain, text_box, tr, try_this
 from ui.model import course_model
-from ui.prompt import openings, prompt_box
+from ui.prompt import openings
 from viz.generation import probability_bars, temperature_strip
 
 NS = "d1"
@@ -52,7 +52,7 @@ EXAMPLES = ["君不见，黄河之水", "大江东去，", "春风又绿江南�
 
 def prompt_controls():
     openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
-    text = prompt_box(f"{NS}.prompt", DEFAULT_PROMPT, 200, tr(f"{NS}.prompt_label"), f"{NS}.empty_prompt")
+    text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 200, tr(f"{NS}.prompt_label"), empty_key=f"{NS}.empty_prompt")
     bos = st.toggle(tr(f"{NS}.bos_label"), value=False, key=f"{NS}.bos", bind="query-params",
                     help=tr(f"{NS}.bos_help"))
     return ("" if text.empty else text.text), bos

@@ -17,11 +17,12 @@ from ui.frame import (
     header,
     plain,
     shapes_table,
+    text_box,
     tr,
     try_this,
 )
 from ui.model import course_model
-from ui.prompt import openings, prompt_box
+from ui.prompt import openings
 from viz.kv import cache_step, cost_lines, memory_lines
 
 NS = "d2"
@@ -115,7 +116,7 @@ if loaded is not None:
         """Reruns alone when the prompt, the step, the layer or the head changes."""
         with step_slots["controls"]:
             openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
-            text = prompt_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"), f"{NS}.empty_prompt")
+            text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"), empty_key=f"{NS}.empty_prompt")
             step, layer, head = step_controls(mc.n_layers, mc.n_heads)
             run = replay("" if text.empty else text.text, dev)
             if run["unknown"]:

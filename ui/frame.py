@@ -425,8 +425,10 @@ def text_box(key: str, default: str, limit: int, label: str, area: bool = False,
             cuts[key] = linked.original_len
             st.session_state[key] = linked.text
             _forget_url_value(key)
-    # Its text was just set (cut) through session state: then no default value, or Streamlit warns.
-    value = {} if key in cuts else {"value": default}
+    # Its text was just set through session state (cut here, or an example pill's on_change set
+    # it and ``{key}_set``): then no default value, or Streamlit warns (review D1 #6).
+    just_set = st.session_state.pop(f"{key}_set", False)
+    value = {} if key in cuts or just_set else {"value": default}
     raw = widget(label, key=key, bind="query-params", max_chars=None, on_change=_cut, args=(key, limit), **value)
     cleaned = clean_text(raw, limit)
     was = cuts.pop(key, None)
