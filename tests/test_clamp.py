@@ -66,10 +66,6 @@ PAIRS = {
 # lesson engineers). Remove an entry when its lesson switches.
 PENDING = {
     "b5.query": "lessons/b5_sparse.py:53-57 reach_controls clamps by hand: use ranged_slider(..., 0, n - 1, 40, key)",
-    "c1.step": "lessons/c1_encoder_decoder.py:46 step_controls: a raw slider 0..n-1 (n the decoded length); "
-               "use ranged_slider",
-    "c2.token": "lessons/c2_llama_block.py:129 gate_controls: st.slider(0, MAX_CHARS - 1): "
-                "use ranged_slider(..., 0, len(text) - 1, 7, key)",
 }
 
 
