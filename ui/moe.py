@@ -55,11 +55,11 @@ def song_counts() -> dict:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow: str, noise: float,
+def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, noise: float,
            seed: int, dev: str) -> dict:
     """One forward pass of the prompt with these routing settings, as plain arrays per layer."""
     model, tok = load_cached(MAIN, dev)
-    routing = Routing(mode=mode, k=k, n_experts=n_used, overflow=overflow, noise_scale=noise,
+    routing = Routing(mode=mode, k=k, n_experts=n_used, noise_scale=noise,
                       capacity_factor=None if capacity == "none" else float(capacity))
     run = route_prompt(model, tok, prompt, routing, seed)
     layers = []
@@ -68,7 +68,7 @@ def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, overflow:
             "probs": r.probs.float().cpu().numpy(), "experts": r.experts.cpu().numpy(),
             "fits": r.fits.cpu().numpy(), "dispatched": r.dispatched.cpu().numpy(),
             "wanted": r.wanted.cpu().numpy(), "load": r.load.cpu().numpy(), "capacity": r.capacity,
-            "overflowed": r.overflowed_tokens.cpu().numpy(), "dropped": r.dropped.cpu().numpy(),
+            "overflowed": r.overflowed_tokens.cpu().numpy(), "partly": r.partly_overflowed.cpu().numpy(),
             "aux": float(r.aux_loss), "z": float(r.z_loss), "balance": float(r.aux_loss) / routing.aux_weight,
             "traffic": all_to_all(r.experts, r.fits, n_used).cpu().numpy(),
         })
