@@ -182,14 +182,15 @@ def test_e1_malformed_url_params():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_e1_both_experts_full_keeps_the_residual(lang):
-    """Capacity 0.25 on the default text: some tokens lose one expert, some both; the counts
-    in the sentence are those of the router map (check), and the plural agrees in English."""
-    at = open_lesson(PAGE, lang, {"e1.capacity": "0.25"})
+    """Capacity 0.5 on the default text, layer 0: 8 tokens lose one expert, 6 both (as the
+    lesson's text says); the counts in the sentence are those of the router map (check), and
+    the plural agrees in English."""
+    at = open_lesson(PAGE, lang, {"e1.capacity": "0.5"})
     check(at, N_DEFAULT)
     router = figure_by_key(at, "e1.router")
     ran, turned = set(router["data"][1]["y"]), set(router["data"][2]["y"])
     rows = router["data"][0]["y"]
-    assert any(y not in ran for y in rows) and any(y in ran and y in turned for y in rows)
+    assert sum(y not in ran for y in rows) == 6 and sum(y in ran and y in turned for y in rows) == 8
     if lang == "en":
         assert any("assignments beyond capacity" in m.value and "tokens lost every expert" in m.value
                    for m in at.markdown)
