@@ -47,8 +47,10 @@ def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], na
              "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[0]}</extra>"},
             {"type": "bar", "x": expert_names, "y": w - done, "name": names[1], "marker": {"color": "#ff4b4b"},
              "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[1]}</extra>"}]
+    # The legend under the axis: above the plot it ran into a one-line title at 1440 px (E1 #3).
     layout = {"barmode": "stack", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-              "xaxis": {"type": "category", "tickangle": 0}}
+              "xaxis": {"type": "category", "tickangle": 0},
+              "legend": {"orientation": "h", "y": -0.12, "yanchor": "top"}, "margin": {"b": 90}}
     if capacity is not None:   # on the same category axis: a second, overlaid axis costs a redraw
         data.append({"type": "scatter", "mode": "lines", "x": expert_names,
                      "y": array([capacity] * len(expert_names)), "name": names[2],
@@ -76,7 +78,7 @@ def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, st
 
 
 def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[str, str, str], title: str,
-                   height: int = 460) -> Figure:
+                   height: int = 560) -> Figure:
     """Each model as a point: GiB to hold all its weights (x) against GFLOP per token (y),
     both on log axes. The dashed line is where every weight held is used once per token
     (a dense model: 2 bytes and 2 FLOPs per weight, so GFLOP = 2^30 / 10^9 x GiB); a mixture
@@ -100,6 +102,6 @@ def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[
                      "hovertemplate": "%{customdata}<br>" + f"{names[0]}: %{{x:.3g}}<br>"
                                       f"{names[1]}: %{{y:.3g}}<extra></extra>"})
     layout = {"xaxis": {"type": "log", "dtick": 1, "title": {"text": names[0]}},
-              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}}, "margin": {"r": 110},
-              "legend": {"orientation": "h", "y": -0.18, "yanchor": "top"}}
+              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}},
+              "margin": {"r": 110, "b": 150}, "legend": {"orientation": "h", "y": -0.22, "yanchor": "top"}}
     return make(data, layout, title, height)
