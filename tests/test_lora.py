@@ -353,7 +353,7 @@ def test_spectra_merge_gap_and_memory(course):
 # --- the shipped adapter ----------------------------------------------------------------------
 
 def test_shipped_adapter_is_small_and_loads(course):
-    model, _ = course
+    model, tok = course
     path = lab.ASSETS / lab.ADAPTER_FILE
     assert path.stat().st_size <= 1_000_000
     adapted, meta = lab.load_shipped(model)
@@ -362,6 +362,38 @@ def test_shipped_adapter_is_small_and_loads(course):
     b, a = meta["before"], meta["after"]
     assert a["song"] <= b["song"] / 2                       # learned: the Song loss at least halved
     assert a["tang"] - b["tang"] < b["song"] - a["song"]    # forgot less than it learned
+    # ... but most of the Tang poems (issue 22, E2 #1): past halfway to guessing evenly
+    assert a["tang"] > (b["tang"] + math.log(len(tok))) / 2
+
+
+def test_full_fine_tune_sees_the_same_batches_and_leaves_the_model(course):
+    """LoRA and the full fine-tune share the loop: at step 0 both models are the base model
+    (B = 0; a fresh copy), so on the same batch their first losses are equal."""
+    model, tok = course
+    corpora = lab.load_corpora(tok)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    config = lab.FinetuneConfig(steps=2, batch_size=2, seq_len=16)
+    full, losses = lab.full_finetune(model, corpora.song, config)
+    run = lab.finetune(model, corpora.song, config)
+    assert losses[0] == pytest.approx(run.losses[0], rel=1e-5)
+    assert losses[1] != pytest.approx(run.losses[1], rel=1e-5)    # then they part
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.requires_grad for p in full.parameters())
+
+
+def test_shipped_comparison_is_what_the_script_writes():
+    """The LoRA / full fine-tune comparison the page shows: every run named, losses positive,
+    the LoRA run equal to the shipped adapter's."""
+    compare = json.loads((lab.ASSETS / lab.COMPARE_FILE).read_text(encoding="utf-8"))
+    meta = json.loads((lab.ASSETS / lab.ADAPTER_META).read_text(encoding="utf-8"))
+    import scripts.train_lora as script
+
+    assert list(compare["runs"]) == [name for name, _, _ in script.COMPARISON]
+    assert compare["runs"]["full"]["lr"] == lab.FULL_LR and compare["runs"]["full"]["trainable"] == 1_387_136
+    assert compare["runs"]["lora"]["tang"] == pytest.approx(meta["after"]["tang"], abs=1e-3)
+    assert compare["runs"]["lora"]["song"] == pytest.approx(meta["after"]["song"], abs=1e-3)
+    assert compare["uniform"] == pytest.approx(math.log(2582), abs=1e-4)
+    assert (lab.ASSETS / lab.COMPARE_FILE).stat().st_size < 8_000
 
 
 def test_shipped_adapter_reproduces_from_its_seed_short_run(course):
