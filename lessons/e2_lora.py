@@ -188,7 +188,7 @@ def tune_section() -> None:
             title=tr(f"{NS}.loss_fig"), x_title=tr(f"{NS}.step"), y_title=tr(f"{NS}.loss_axis"))),
                key=f"{NS}.loss")
     with right:
-        song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang")
+        song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang_fig")   # on three lines: one did not fit
         bars = {tr(f"{NS}.before"): [base["song"], base["tang"]],
                 tr(f"{NS}.after_lora"): [res["song"], res["tang"]]}
         if compare is not None:
@@ -201,7 +201,7 @@ def tune_section() -> None:
     forgot = (res["tang"] - base["tang"]) / (uniform - base["tang"])   # 0: remembers all, 1: guesses evenly
     st.caption(tr(f"{NS}.forget_caption", song0=base["song"], song1=res["song"], tang0=base["tang"],
                   tang1=res["tang"], uniform=uniform, forgot=forgot)
-               + (" " + tr(f"{NS}.forget_most") if forgot > 0.5 else ""))
+               + (("" if lang() == "zh" else " ") + tr(f"{NS}.forget_most") if forgot > 0.5 else ""))
     if compare is not None:
         st.markdown(tr(f"{NS}.compare_title") + "\n\n" + compare_table(compare) + "\n\n"
                     + tr(f"{NS}.compare_text", **compare_numbers(compare)))
