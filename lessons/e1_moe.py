@@ -5,7 +5,7 @@ import streamlit as st
 
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
-from core.parts.moe import MODES, OVERFLOWS, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
+from core.parts.moe import MODES, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
 from ui.frame import (
     beside_code,
     built_figure,
@@ -24,10 +24,27 @@ from ui.moe import MAIN, dense_training, load_cached, memory_points, routed, shi
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
 
+try:
+    from ui.frame import choice
+except ImportError:  # TODO(frame.choice): delete this fallback when ui.frame.choice lands
+    def choice(label: str, options, key: str, labels: dict[str, str]) -> str:
+        """Language-neutral options shown with translated labels; the URL holds the option."""
+        options = list(options)
+        if st.session_state.get(key) not in options:
+            url = st.query_params.get(key)
+            st.session_state[key] = url if url in options else options[0]
+        value = st.selectbox(label, options, key=key, format_func=lambda o: labels.get(o, o))
+        if st.query_params.get(key) != value:
+            st.query_params[key] = value
+        return value
+
 NS = "e1"
 DEFAULT_PROMPT = "君不见，黄河之水天上来，奔流到海不复回。"
 LIMIT = 64
-CAPACITY = ["0.25", "0.5", "0.75", "1", "1.25", "1.5", "2", "3", "none"]
+CAPACITY = ["0.25", "0.5", "0.75", "1", "1.25", "1.5", "2", "3", "∞"]   # ∞: no limit (a symbol, not a word: the URL holds it)
+# The modes' names as shown (the URL holds the neutral value).
+MODE_NAMES = {"topk": f"{NS}.mode_topk", "noisy": f"{NS}.mode_noisy", "switch": f"{NS}.mode_switch",
+              "gshard": f"{NS}.mode_gshard"}
 header(NS)
 
 
@@ -38,25 +55,27 @@ def routing_controls(n_layers: int, n_experts: int):
     n_used = c3.slider(tr(f"{NS}.n_used"), 1, n_experts, n_experts, key=f"{NS}.n_used", bind="query-params")
     capacity = c4.select_slider(tr(f"{NS}.capacity"), CAPACITY, value="1.25", key=f"{NS}.capacity",
                                 bind="query-params", help=tr(f"{NS}.capacity_help"))
-    c5, c6 = st.columns([3, 2])
-    mode = c5.segmented_control(tr(f"{NS}.mode"), MODES, default="topk", key=f"{NS}.mode", required=True,
-                                bind="query-params", help=tr(f"{NS}.mode_help"))
-    overflow = c6.segmented_control(tr(f"{NS}.overflow"), OVERFLOWS, default="residual", key=f"{NS}.overflow",
-                                    required=True, bind="query-params", help=tr(f"{NS}.overflow_help"))
-    c7, c8 = st.columns([3, 1])
-    noise = c7.slider(tr(f"{NS}.noise"), 0.0, 3.0, 1.0, 0.25, key=f"{NS}.noise", bind="query-params",
+    c5, c6, c7 = st.columns([2, 2, 1])
+    with c5:
+        mode = choice(tr(f"{NS}.mode"), MODES, f"{NS}.mode", {m: tr(MODE_NAMES[m]) for m in MODES})
+    noise = c6.slider(tr(f"{NS}.noise"), 0.0, 3.0, 1.0, 0.25, key=f"{NS}.noise", bind="query-params",
                       help=tr(f"{NS}.noise_help"))
-    seed = c8.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+    seed = c7.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
                            help=tr(f"{NS}.seed_help"))
-    return layer, mode or "topk", k, n_used, capacity, overflow or "residual", noise, int(seed)
+    return layer, mode or "topk", k, n_used, capacity, noise, int(seed)
 
 
-def marked_text(tokens: list[str], overflowed, dropped) -> str:
-    """The prompt with each overflowing token in red (struck through when it was dropped)."""
+LOST_ALL, LOST_ONE = ":red-background[{}]", ":orange-background[{}]"
+
+
+def marked_text(tokens: list[str], overflowed, partly) -> str:
+    """The prompt with each token no expert took on a red ground (the residual alone carries
+    it) and each token that lost one of its experts on an orange one. Colours only: bold and
+    strike-through delimiters between adjacent characters paired up wrongly in markdown."""
     out = []
-    for t, over, gone in zip(tokens, overflowed, dropped, strict=True):
+    for t, lost_all, lost_one in zip(tokens, overflowed, partly, strict=True):
         shown = plain(t)
-        out.append(f":red[~~**{shown}**~~]" if gone else f":red[**{shown}**]" if over else shown)
+        out.append(LOST_ALL.format(shown) if lost_all else LOST_ONE.format(shown) if lost_one else shown)
     return "".join(out)
 
 
@@ -135,8 +154,8 @@ def routing_section():
     with slot["controls"]:
         text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, LIMIT, tr(f"{NS}.prompt_label"))
         prompt = DEFAULT_PROMPT if text.empty else text.text
-        layer, mode, k, n_used, capacity, overflow, noise, seed = routing_controls(cfg.n_layers, cfg.n_experts)
-    settings = (prompt, mode, k, n_used, capacity, overflow, noise, seed, device())
+        layer, mode, k, n_used, capacity, noise, seed = routing_controls(cfg.n_layers, cfg.n_experts)
+    settings = (prompt, mode, k, n_used, capacity, noise, seed, device())
     run = routed(*settings)
     shown = (*settings, layer, lang())     # everything the three figures below show
     r = run["layers"][layer]
@@ -156,7 +175,7 @@ def routing_section():
             expert_names=expert_names,
             names=(tr(f"{NS}.token"), tr(f"{NS}.expert"), tr(f"{NS}.prob")),
             marks=(tr(f"{NS}.mark_ran"), tr(f"{NS}.mark_full"), tr(f"{NS}.mark_skipped")),
-            title=tr(f"{NS}.router_fig", layer=layer, mode=mode, k=run["k"]),
+            title=tr(f"{NS}.router_fig", layer=layer, mode=tr(MODE_NAMES[mode]), k=run["k"]),
             height=max(380, 140 + 22 * n))),
             key=f"{NS}.router")
         st.markdown(tr(f"{NS}.losses", aux=r["aux"], balance=r["balance"], z=r["z"]))
@@ -169,8 +188,8 @@ def routing_section():
             y_title=tr(f"{NS}.assignments"))),
             key=f"{NS}.load")
         st.markdown(tr(f"{NS}.overflow_count", n=beyond, tokens=int(r["overflowed"].sum()), total=n,
-                       cap=cap_text))
-        st.markdown(marked_text(run["tokens"], r["overflowed"], r["dropped"]))
+                       partly=int(r["partly"].sum()), cap=cap_text)
+                    + "\n\n" + marked_text(run["tokens"], r["overflowed"], r["partly"]))
         st.caption(tr(f"{NS}.hits", hits=run["hits"], total=max(0, n - 1)))
     with slot["devices"]:
         traffic = r["traffic"]
@@ -209,9 +228,11 @@ with left:
         st.markdown(score_table(main_info, noaux_info))
         song, dense_run, moe_run = song_counts(), dense_training(), main_info["meta"]["training"]
         st.caption(tr(f"{NS}.scores_caption", v=cfg.vocab_size, uniform=math.log(cfg.vocab_size),
-                      dropped=song["dropped"], chars=song["characters_in"],
+                      dropped=song["whole"]["unknown"], chars=song["whole"]["characters"],
                       moe_steps=moe_run["steps"], moe_batch=moe_run["batch_size"],
                       dense_steps=dense_run["steps"], dense_batch=dense_run["batch_size"]))
+        st.markdown(tr(f"{NS}.overfit", train=main_info["meta"]["training_split_loss"],
+                       val=main_info["meta"]["validation_loss"]))
 with right:
     code_panel(switch_loss, height=420)
 
@@ -252,7 +273,7 @@ with memory_slot:
     points = memory_points(MAIN, tr(f"{NS}.moe_course"), cfg)
     figure(built_figure(("memory", lang()), lambda: memory_compute(
         points, names=(tr(f"{NS}.memory_axis"), tr(f"{NS}.flops_axis")),
-        series=(tr(f"{NS}.dense"), tr(f"{NS}.moe")), title=tr(f"{NS}.memory_fig"))),
+        series=(tr(f"{NS}.dense"), tr(f"{NS}.moe"), tr(f"{NS}.dense_line")), title=tr(f"{NS}.memory_fig"))),
         key=f"{NS}.memory")
     head = f"| {tr(f'{NS}.model')} | {tr(f'{NS}.total')} | {tr(f'{NS}.active')} | {tr(f'{NS}.ratio')} |"
     rows = [head, "|---|---:|---:|---:|"]

@@ -15,6 +15,7 @@ from ui.lora import (
     adapter_blob,
     analysis,
     baseline,
+    comparison,
     counts,
     digest,
     job_queue,
@@ -82,6 +83,28 @@ def train_live(config: lab.FinetuneConfig) -> None:
     live.empty()
 
 
+def compare_table(compare: dict) -> str:
+    """The comparison runs as a table: who trained what, and the two losses after."""
+    head = (f"| {tr(f'{NS}.method')} | {tr(f'{NS}.steps_col')} | {tr(f'{NS}.trained_col')} | {tr(f'{NS}.lr_col')} "
+            f"| {tr(f'{NS}.song')} | {tr(f'{NS}.tang')} |\n|---|---:|---:|---:|---:|---:|")
+    b = compare["before"]
+    rows = [head, f"| {tr(f'{NS}.base_row')} | 0 | 0 | – | {b['song']:.2f} | {b['tang']:.2f} |"]
+    for run in compare["runs"].values():
+        c = run["config"]
+        name = (tr(f"{NS}.full") if run["method"] == "full"
+                else tr(f"{NS}.lora_row", r=c["r"], targets=", ".join(c["targets"])))
+        rows.append(f"| {name} | {c['steps']} | {run['trainable']:,} | {run['lr']:g} "
+                    f"| {run['song']:.2f} | {run['tang']:.2f} |")
+    return "\n".join(rows)
+
+
+def compare_numbers(compare: dict) -> dict:
+    """The numbers the comparison's text quotes."""
+    runs = compare["runs"]
+    return {f"{name}_{what}": runs[name][what] for name in runs for what in ("song", "tang")} | {
+        "uniform": compare["uniform"], "full_lr": runs["full"]["lr"], "tang0": compare["before"]["tang"]}
+
+
 # ---- the page ------------------------------------------------------------------------------------
 loaded = course_model("cpu")
 st.subheader(tr(f"{NS}.counts_title"))
@@ -115,9 +138,11 @@ st.subheader(tr(f"{NS}.tune_title"))
 stats = song_stats()
 st.markdown(tr(f"{NS}.tune_text"))
 if stats:
-    st.caption(tr(f"{NS}.song_stats", poems=stats["poems"], chars=stats["characters_out"],
-                  dropped=stats["dropped"], total=stats["characters_in"],
-                  share=stats["dropped"] / max(1, stats["characters_in"])))
+    body, whole = stats["body"], stats["whole"]
+    st.caption(tr(f"{NS}.song_stats", poems=stats["poems"], chars=body["characters"], lines=body["lines"],
+                  unknown=body["unknown"], share=body["unknown"] / max(1, body["characters"]),
+                  touched=stats["poems_with_unknown"], whole=whole["characters"],
+                  whole_unknown=whole["unknown"]))
 
 
 def prompt_controls() -> str:
@@ -139,7 +164,7 @@ def tune_section() -> None:
         train_live(lab.FinetuneConfig(r=int(r), alpha=alpha, targets=targets, steps=int(steps)))
 
     mine = st.session_state.get(MINE)
-    ship = shipped()
+    ship, compare = shipped(), comparison()
     shown = mine or ship
     if shown is None:
         st.warning(tr(f"{NS}.no_adapter", command=lab.REBUILD))
@@ -163,17 +188,27 @@ def tune_section() -> None:
             title=tr(f"{NS}.loss_fig"), x_title=tr(f"{NS}.step"), y_title=tr(f"{NS}.loss_axis"))),
                key=f"{NS}.loss")
     with right:
-        song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang")
-        figure(built_figure(f"forget:{tag}", lambda: grouped_bars(
-            [song, tang], {tr(f"{NS}.before"): [base["song"], base["tang"]],
-                           tr(f"{NS}.after"): [res["song"], res["tang"]]},
-            title=tr(f"{NS}.forget_fig"), x_title=tr(f"{NS}.loss_axis"), fmt=".2f")),
+        song, tang = tr(f"{NS}.song"), tr(f"{NS}.tang_fig")   # on three lines: one did not fit
+        bars = {tr(f"{NS}.before"): [base["song"], base["tang"]],
+                tr(f"{NS}.after_lora"): [res["song"], res["tang"]]}
+        if compare is not None:
+            full = compare["runs"]["full"]
+            bars[tr(f"{NS}.after_full", steps=full["config"]["steps"])] = [full["song"], full["tang"]]
+        figure(built_figure(f"forget:{tag}:{compare is None}", lambda: grouped_bars(
+            [song, tang], bars, title=tr(f"{NS}.forget_fig"), x_title=tr(f"{NS}.loss_axis"), fmt=".2f")),
                key=f"{NS}.forget")
+    uniform = float(np.log(len(course_model("cpu")[1])))
+    forgot = (res["tang"] - base["tang"]) / (uniform - base["tang"])   # 0: remembers all, 1: guesses evenly
     st.caption(tr(f"{NS}.forget_caption", song0=base["song"], song1=res["song"], tang0=base["tang"],
-                  tang1=res["tang"]))
+                  tang1=res["tang"], uniform=uniform, forgot=forgot)
+               + (("" if lang() == "zh" else " ") + tr(f"{NS}.forget_most") if forgot > 0.5 else ""))
+    if compare is not None:
+        st.markdown(tr(f"{NS}.compare_title") + "\n\n" + compare_table(compare) + "\n\n"
+                    + tr(f"{NS}.compare_text", **compare_numbers(compare)))
 
     st.markdown(f"**{tr(f'{NS}.lines_title')}**")
-    head = (f"| {tr(f'{NS}.opening')} | {tr(f'{NS}.real')} | {tr(f'{NS}.before')} | {tr(f'{NS}.after')} |\n"
+    st.caption(tr(f"{NS}.lines_note"))
+    head = (f"| {tr(f'{NS}.opening')} | {tr(f'{NS}.real')} | {tr(f'{NS}.before')} | {tr(f'{NS}.after_col')} |\n"
             "|---|---|---|---|\n")
     rows = [f"| {o} | {real} | {plain(b) or '∅'} | {plain(a) or '∅'} |"
             for (o, real), b, a in zip(lab.SONG_OPENINGS, base["lines"], res["lines"], strict=True)]

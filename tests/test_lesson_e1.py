@@ -1,5 +1,6 @@
 """E1 in both languages: every control to its minimum and maximum, figure data checked:
-router rows sum to 1, no expert above capacity, overflow = assignments beyond capacity."""
+router rows sum to 1, no expert above capacity, overflow = assignments beyond capacity, the
+marked text = the tokens that lost every expert (red) or one of them (orange)."""
 import math
 
 import numpy as np
@@ -34,6 +35,16 @@ def check(at, n_tokens: int | None = None) -> dict:
     assert traffic.sum() == done.sum()
     text = " ".join(m.value for m in at.markdown)
     assert f"**{int(beyond)}**" in text
+    # the marked text pairs with the router map: a row without a ring lost every expert
+    ran = set(router["data"][1]["y"])
+    turned = set(router["data"][2]["y"])
+    rows = list(router["data"][0]["y"])
+    lost_all = [y for y in rows if y not in ran]
+    lost_one = [y for y in rows if y in ran and y in turned]
+    marked = next(m.value for m in at.markdown if f"**{int(beyond)}**" in m.value)
+    assert marked.count(":red-background[") == len(lost_all)
+    assert marked.count(":orange-background[") == len(lost_one)
+    assert f"**{len(lost_all)}**" in marked
     return {"probs": probs, "done": done, "away": away, "capacity": capacity, "traffic": traffic}
 
 
@@ -61,26 +72,26 @@ def test_e1_controls_and_figures(lang):
         r = check(at, N_DEFAULT)
         assert (r["probs"][:, n_used:] == 0).all()
         assert r["traffic"].shape == (n_used, n_used)
-    for cap in ("0.25", "none"):
+    for cap in ("0.25", "∞"):
         at.select_slider(key="e1.capacity").set_value(cap).run()
         r = check(at, N_DEFAULT)
-        if cap == "none":
+        if cap == "∞":
             assert r["away"].sum() == 0 and len(figure_by_key(at, "e1.load")["data"]) == 2
         else:
             assert r["capacity"] == math.ceil(0.25 * N_DEFAULT * 2 / 8)   # 2 slots for 40 assignments
             assert r["done"].sum() <= 16 and r["away"].sum() >= 24
+    shown = at.selectbox(key="e1.mode").options
+    assert ("带噪 top-k" in shown) == (lang == "zh") and ("noisy top-k" in shown) == (lang == "en")
     for mode, per_token in (("switch", 1), ("gshard", None), ("noisy", 2), ("topk", 2)):
-        at.segmented_control(key="e1.mode").set_value(mode).run()
+        at.selectbox(key="e1.mode").set_value(mode).run()
+        assert at.query_params["e1.mode"] in (mode, [mode])       # the URL holds the neutral value
         r = check(at, N_DEFAULT)
         sent = (r["done"] + r["away"]).sum()
         if per_token:
             assert sent == per_token * N_DEFAULT
         else:                                                         # GShard: 1st always, 2nd sometimes
             assert N_DEFAULT <= sent <= 2 * N_DEFAULT
-    for overflow in ("drop", "residual"):
-        at.segmented_control(key="e1.overflow").set_value(overflow).run()
-        check(at, N_DEFAULT)
-    at.segmented_control(key="e1.mode").set_value("noisy").run()
+    at.selectbox(key="e1.mode").set_value("noisy").run()
     for noise in (0.0, 3.0):
         at.slider(key="e1.noise").set_value(noise).run()
         check(at, N_DEFAULT)
@@ -95,11 +106,20 @@ def test_e1_controls_and_figures(lang):
     assert loads.shape[1] == 8
     assert np.allclose(loads.sum(1), 100, atol=0.1)                 # shares of each layer add to 100 %
     memory = figure_by_key(at, "e1.memory")
-    titles = memory["data"][1]["customdata"]
+    titles = memory["data"][2]["customdata"]
     assert "Mixtral 8x7B" in titles and "Mixtral 8x22B" in titles and len(titles) == 3   # + the MoE course model
     i = titles.index("Mixtral 8x7B")
-    assert trace_array(memory, 1, "x")[i] == pytest.approx(2 * 46_702_792_704 / 1e9, rel=1e-6)
-    assert trace_array(memory, 1, "y")[i] == pytest.approx(2 * 12_879_925_248 / 1e9, rel=1e-6)
+    assert trace_array(memory, 2, "x")[i] == pytest.approx(2 * 46_702_792_704 / 2**30, rel=1e-6)   # GiB
+    assert trace_array(memory, 2, "y")[i] == pytest.approx(2 * 12_879_925_248 / 1e9, rel=1e-6)
+    # dense models on the dashed line GFLOP = 2^30 / 10^9 x GiB, which the MoEs sit below
+    line_x, line_y = trace_array(memory, 0, "x"), trace_array(memory, 0, "y")
+    assert np.allclose(line_y / line_x, 2**30 / 1e9)
+    dense_x, dense_y = trace_array(memory, 1, "x"), trace_array(memory, 1, "y")
+    assert np.allclose(dense_y / dense_x, 2**30 / 1e9, rtol=1e-3)
+    assert (trace_array(memory, 2, "y") < trace_array(memory, 2, "x") * 2**30 / 1e9).all()
+    labels = memory["data"][1]["text"]
+    assert {"LLaMA-2 7B", "LLaMA-2 70B", "Llama-3 8B"} <= set(labels)
+    assert "GiB" in memory["layout"]["xaxis"]["title"]["text"]
     assert any("46,702,792,704" in m.value and "12,879,925,248" in m.value for m in at.markdown)
     assert_scores_shown(at)
 
@@ -124,11 +144,14 @@ def assert_scores_shown(at):
         assert f"**{meta['song100_loss']:.3f}**" in row
     assert noaux["dense_song100_loss"] == main["dense_song100_loss"]       # one dense model, one text
     caption = " ".join(c.value for c in at.caption)
-    assert f"{math.log(2582):.2f}" in caption and "331" in caption
+    assert f"{math.log(2582):.2f}" in caption and "331" in caption and "7,459" in caption
+    assert any(f"{main['training_split_loss']:.2f}" in m.value and f"{main['validation_loss']:.2f}" in m.value
+               and "ST-MoE" in m.value for m in at.markdown)                # fine-tuning over-fits
 
 
 def test_e1_noisy_seed_replays_and_noise_changes_routing():
     at = open_lesson(PAGE, "en", {"e1.mode": "noisy", "e1.noise": "3.0", "e1.seed": "5"})
+    assert at.selectbox(key="e1.mode").value == "noisy"                     # read from the URL
     a = trace_array(figure_by_key(at, "e1.router"), 0, "z")
     at.number_input(key="e1.seed").set_value(6).run()
     b = trace_array(figure_by_key(at, "e1.router"), 0, "z")
@@ -154,3 +177,20 @@ def test_e1_malformed_url_params():
                                   "e1.overflow": "", "e1.noise": "abc", "e1.seed": "1e99", "e1.n_used": "0"})
     r = check(at, N_DEFAULT)
     assert r["capacity"] == 7
+    assert at.selectbox(key="e1.mode").value == "topk"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e1_both_experts_full_keeps_the_residual(lang):
+    """Capacity 0.5 on the default text, layer 0: 8 tokens lose one expert, 6 both (as the
+    lesson's text says); the counts in the sentence are those of the router map (check), and
+    the plural agrees in English."""
+    at = open_lesson(PAGE, lang, {"e1.capacity": "0.5"})
+    check(at, N_DEFAULT)
+    router = figure_by_key(at, "e1.router")
+    ran, turned = set(router["data"][1]["y"]), set(router["data"][2]["y"])
+    rows = router["data"][0]["y"]
+    assert sum(y not in ran for y in rows) == 6 and sum(y in ran and y in turned for y in rows) == 8
+    if lang == "en":
+        assert any("assignments beyond capacity" in m.value and "tokens lost every expert" in m.value
+                   for m in at.markdown)

@@ -104,16 +104,15 @@ def test_layer_overflow_count_equals_tokens_beyond_capacity():
         assert per_expert.tolist() == r.load.tolist()
 
 
-def test_overflow_residual_vs_drop():
+def test_overflowing_token_gets_no_expert_output():
     moe = layer(experts=2)
     x = torch.randn(1, 12, 16)
-    kept = moe(x, Routing(k=1, capacity_factor=0.5, overflow="residual"))
-    gone = moe(x, Routing(k=1, capacity_factor=0.5, overflow="drop"))
+    kept = moe(x, Routing(k=1, capacity_factor=0.5))
     over = kept.overflowed_tokens
     assert over.any()
-    # an overflowing token gets no expert output: the residual carries it on unchanged
+    # top-1: a token whose one expert is full gets 0; the block's residual carries it on unchanged
+    assert torch.equal(over, kept.overflow[:, 0]) and not kept.partly_overflowed.any()
     assert (kept.output.view(12, 16)[over] == 0).all()
-    assert not kept.dropped.any() and torch.equal(gone.dropped, over)
     uncapped = moe(x, Routing(k=1))
     torch.testing.assert_close(kept.output.view(12, 16)[~over], uncapped.output.view(12, 16)[~over])
 

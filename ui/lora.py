@@ -109,6 +109,16 @@ def shipped() -> dict | None:
             "losses": meta["losses"], "seconds": meta.get("cpu_seconds", meta["seconds"])}
 
 
+@st.cache_resource(show_spinner=False)
+def comparison() -> dict | None:
+    """LoRA against a full fine-tune of the same budget, as scripts/train_lora.py --compare
+    measured it (losses only; read once, shared)."""
+    try:
+        return json.loads((lab.ASSETS / lab.COMPARE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def song_stats() -> dict:
     try:
         return json.loads((lab.ASSETS / lab.SONG_STATS).read_text(encoding="utf-8"))

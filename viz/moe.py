@@ -47,8 +47,10 @@ def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], na
              "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[0]}</extra>"},
             {"type": "bar", "x": expert_names, "y": w - done, "name": names[1], "marker": {"color": "#ff4b4b"},
              "hovertemplate": f"%{{x}}: %{{y:d}}<extra>{names[1]}</extra>"}]
+    # The legend under the axis: above the plot it ran into a one-line title at 1440 px (E1 #3).
     layout = {"barmode": "stack", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-              "xaxis": {"type": "category", "tickangle": 0}}
+              "xaxis": {"type": "category", "tickangle": 0},
+              "legend": {"orientation": "h", "y": -0.12, "yanchor": "top"}, "margin": {"b": 90}}
     if capacity is not None:   # on the same category axis: a second, overlaid axis costs a redraw
         data.append({"type": "scatter", "mode": "lines", "x": expert_names,
                      "y": array([capacity] * len(expert_names)), "name": names[2],
@@ -75,22 +77,31 @@ def count_grid(counts, rows: list[str], cols: list[str], *, names: tuple[str, st
     return make([trace], layout, title, height)
 
 
-def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[str, str], title: str,
-                   height: int = 420) -> Figure:
-    """Each model as a point: memory to hold all its weights (x) against FLOPs per token (y),
-    both on log axes. Dense models lie on one line (every weight is used); a mixture of
-    experts sits below it, by the factor total / active. A point's "label" (default its title)
-    is written beside it, at its "position" (default middle right); "" leaves it to the hover."""
+def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[str, str, str], title: str,
+                   height: int = 560) -> Figure:
+    """Each model as a point: GiB to hold all its weights (x) against GFLOP per token (y),
+    both on log axes. The dashed line is where every weight held is used once per token
+    (a dense model: 2 bytes and 2 FLOPs per weight, so GFLOP = 2^30 / 10^9 x GiB); a mixture
+    of experts sits below it, by the factor total / active. A point's "label" (default its
+    title) is written beside it, at its "position" (default middle right); "" leaves it to the
+    hover. ``series``: dense, mixture of experts, the line's name."""
     data = []
+    gib = [p["bytes"] / 2**30 for p in points]
+    ends = np.array([min(gib) / 2, max(gib) * 2])
+    data.append({"type": "scatter", "mode": "lines", "name": series[2], "x": array(ends),
+                 "y": array(ends * 2**30 / 1e9), "line": {"dash": "dash", "color": "#7f7f7f", "width": 1.5},
+                 "hoverinfo": "skip"})
     for moe, name, symbol in ((False, series[0], "circle"), (True, series[1], "diamond")):
         pts = [p for p in points if p["moe"] == moe]
         data.append({"type": "scatter", "mode": "markers+text", "name": name,
-                     "x": array([p["bytes"] / 1e9 for p in pts]), "y": array([p["flops_per_token"] / 1e9 for p in pts]),
+                     "x": array([p["bytes"] / 2**30 for p in pts]),
+                     "y": array([p["flops_per_token"] / 1e9 for p in pts]),
                      "text": [p.get("label", p["title"]) for p in pts], "customdata": [p["title"] for p in pts],
                      "textposition": [p.get("position", "middle right") for p in pts], "cliponaxis": False,
                      "marker": {"symbol": symbol, "size": 13},
                      "hovertemplate": "%{customdata}<br>" + f"{names[0]}: %{{x:.3g}}<br>"
                                       f"{names[1]}: %{{y:.3g}}<extra></extra>"})
     layout = {"xaxis": {"type": "log", "dtick": 1, "title": {"text": names[0]}},
-              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}}, "margin": {"r": 150}}
+              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}},
+              "margin": {"r": 110, "b": 150}, "legend": {"orientation": "h", "y": -0.22, "yanchor": "top"}}
     return make(data, layout, title, height)

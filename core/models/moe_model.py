@@ -85,11 +85,9 @@ class MoEBlock(nn.Module):
         record(trace, "ffn_norm", h)
         r = self.moe(h, routing, rng, trace)                                 # r.output (B, N, D)
         record(trace, "moe_out", r.output)
+        # A token no expert took (all its experts full) gets 0 here: the residual carries it
+        # on unchanged, as in GShard and Switch; a token that lost one of two keeps the other.
         x = x + r.output
-        # A dropped token leaves the stream altogether (its residual too); with "residual"
-        # overflow it passes on as it came, since its expert output is 0.
-        if routing.overflow == "drop":
-            x = x.masked_fill(r.dropped.view(*x.shape[:-1], 1), 0.0)         # (B, N, D)
         record(trace, "resid_post", x)
         return x, r
 

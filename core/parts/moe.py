@@ -29,7 +29,6 @@ from core.parts.ffn import SwiGLU
 from core.parts.trace import Trace, record
 
 MODES = ("topk", "noisy", "switch", "gshard")
-OVERFLOWS = ("residual", "drop")
 
 
 @dataclass(frozen=True)
@@ -38,7 +37,6 @@ class Routing:
     k: int = 2                             # experts per token for topk / noisy; switch uses 1, gshard 2
     n_experts: int | None = None           # E_used: route among the first E_used experts only (None: all)
     capacity_factor: float | None = None   # None: no limit, as Mixtral at inference; Switch trains with 1.0-1.25
-    overflow: str = "residual"             # a token over capacity passes unchanged ("residual") or is "drop"ped
     noise_scale: float = 1.0               # multiplies Shazeer's learned noise (noisy mode only); 0 = none
     aux_weight: float = 0.01               # alpha of the Switch load-balancing loss (Fedus et al. use 0.01)
     z_weight: float = 0.001                # weight of the router z-loss (ST-MoE, Zoph et al. 2022, use 0.001)
@@ -46,8 +44,6 @@ class Routing:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.overflow not in OVERFLOWS:
-            raise ValueError(f"overflow must be one of {OVERFLOWS}, got {self.overflow!r}")
         if self.k < 1 or (self.n_experts is not None and self.n_experts < 1):
             raise ValueError("k and n_experts must be at least 1")
         if self.capacity_factor is not None and self.capacity_factor <= 0:
@@ -169,7 +165,6 @@ class MoEResult:
     wanted: torch.Tensor          # (E,) assignments each expert was sent
     load: torch.Tensor            # (E,) assignments each expert processed (<= capacity)
     capacity: int | None          # slots per expert; None = unlimited
-    dropped: torch.Tensor         # (T,) bool: tokens removed from the stream ("drop" overflow)
     clean_logits: torch.Tensor    # (T, E) router logits before noise and masking
     routing: Routing              # the settings of this call
     n_used: int                   # E_used
@@ -186,6 +181,9 @@ class MoEResult:
         """beta * mean logsumexp^2 of the clean logits, the router z-loss."""
         return self.routing.z_weight * z_loss(self.clean_logits[:, :self.n_used])
 
+    # A turned-away assignment adds 0 to the output; the block's residual carries the token
+    # on (GShard, Lepikhin et al. 2020; Switch, Fedus et al. 2021, sec. 2.2: "dropped" tokens
+    # pass to the next layer through the residual connection).
     @property
     def overflow(self) -> torch.Tensor:
         """(T, k) bool: assignments turned away by a full expert."""
@@ -193,8 +191,14 @@ class MoEResult:
 
     @property
     def overflowed_tokens(self) -> torch.Tensor:
-        """(T,) bool: tokens with at least one assignment turned away."""
-        return self.overflow.any(-1)
+        """(T,) bool: tokens no expert processed (every assignment turned away): the
+        layer adds nothing to them, and only the residual carries them on."""
+        return ~self.fits.any(-1)
+
+    @property
+    def partly_overflowed(self) -> torch.Tensor:
+        """(T,) bool: tokens that lost some assignment but kept at least one expert."""
+        return self.overflow.any(-1) & self.fits.any(-1)
 
 
 class MoE(nn.Module):
@@ -241,9 +245,6 @@ class MoE(nn.Module):
             y = self.experts[e](h[tok])                  # (n_e, D)
             g = gates[tok, slot, None]                   # (n_e, 1)
             out = out.index_add(0, tok, y * g)           # (T, D)
-        over = (sent & ~fits).any(-1)                    # (T,)
-        drop = routing.overflow == "drop"
-        dropped = over if drop else torch.zeros_like(over)
 
         record(trace, "moe.router_logits", logits)
         record(trace, "moe.router_probs", probs)
@@ -255,5 +256,5 @@ class MoE(nn.Module):
             output=out.view(x.shape), logits=logits, probs=probs,
             experts=experts, gates=gates, dispatched=sent,
             fits=fits, wanted=wanted, load=load, capacity=cap,
-            dropped=dropped, clean_logits=clean, routing=routing,
+            clean_logits=clean, routing=routing,
             n_used=e_used)
