@@ -24,11 +24,13 @@ from core.parts.norms import layer_norm, rms_norm
 from core.parts.trace import Trace
 from ui.frame import (
     beside_code,
+    choice,
     code_panel,
     device,
     figure,
     fragment,
     header,
+    model_labels,
     ranged_slider,
     section_with_controls,
     send_now,
@@ -285,8 +287,7 @@ def counter_section():
 
 
     def params_controls():
-        return st.selectbox(tr(f"{NS}.config_label"), configs.names(), index=0, key=f"{NS}.config",
-                            bind="query-params")
+        return choice(tr(f"{NS}.config_label"), configs.names(), f"{NS}.config", model_labels(configs.names()))
 
 
     arch = configs.get(params_controls() or configs.names()[0])

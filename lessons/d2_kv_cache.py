@@ -10,11 +10,13 @@ from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, 
 from ui.frame import (
     beside_code,
     bring_into_view,
+    choice,
     common_mistake,
     device,
     figure,
     fragment,
     header,
+    model_labels,
     plain,
     shapes_table,
     text_box,
@@ -90,7 +92,8 @@ def step_controls(n_layers: int, n_heads: int):
 
 def calculator_controls():
     c1, c2 = st.columns([2, 3])
-    name = c1.selectbox(tr(f"{NS}.model"), configs.names(), index=0, key=f"{NS}.model", bind="query-params")
+    with c1:
+        name = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()))
     with c2:
         dtype = st.segmented_control(tr(f"{NS}.dtype"), DTYPES, default="fp16", key=f"{NS}.dtype",
                                      bind="query-params", required=True, help=tr(f"{NS}.dtype_help"))

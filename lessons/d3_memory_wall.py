@@ -5,7 +5,7 @@ from core.calc import configs, roofline
 from core.calc.flops import decode_operators, decode_variants, prefill_and_decode, step_bytes, step_flops
 from core.calc.params import count_params
 from core.parts.kv_cache import DTYPE_BYTES, kv_cache_bytes
-from ui.frame import beside_code, figure, fragment, header, tr, try_this
+from ui.frame import beside_code, choice, figure, fragment, header, model_labels, tr, try_this
 from viz.roofline import duration, hierarchy_chart, human, roofline_chart
 
 NS = "d3"
@@ -28,7 +28,8 @@ def workload_controls():
     context = c2.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
                                bind="query-params")
     c3, c4, c5 = st.columns([2, 2, 3])
-    model = c3.selectbox(tr(f"{NS}.model"), configs.names(), index=0, key=f"{NS}.model", bind="query-params")
+    with c3:
+        model = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()))
     gpu = c4.selectbox(tr(f"{NS}.gpu"), roofline.names(), index=1, key=f"{NS}.gpu", bind="query-params")
     with c5:
         dtype = st.segmented_control(tr(f"{NS}.dtype"), DTYPES, default="fp16", key=f"{NS}.dtype",

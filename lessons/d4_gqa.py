@@ -6,7 +6,19 @@ from core.calc.kv_sharing import used_by
 from core.lab.head_analysis import model_attention
 from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import MultiHeadAttention, repeat_kv
-from ui.frame import code_panel, device, figure, fragment, header, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    choice,
+    code_panel,
+    device,
+    figure,
+    fragment,
+    header,
+    model_labels,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from ui.model import course_model
 from viz.attention import head_grid
 from viz.gqa import cache_bars, head_map
@@ -27,8 +39,8 @@ def forget_kv_heads():
 def sharing_controls():
     c1, c2, c3 = st.columns([3, 2, 2])
     with c2:
-        name = st.selectbox(tr(f"{NS}.model"), configs.names(), index=configs.names().index("llama-2-70b"),
-                            key=f"{NS}.model", bind="query-params", on_change=forget_kv_heads)
+        name = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()),
+                      default="llama-2-70b", on_change=forget_kv_heads)
     cfg = configs.get(name)
     with c1:
         h_kv = st.select_slider(tr(f"{NS}.kv_heads"), kv_head_choices(cfg.n_heads), value=cfg.n_kv_heads,

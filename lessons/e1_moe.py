@@ -9,6 +9,7 @@ from core.parts.moe import MODES, MoE, choose_experts, expert_capacity, fill_exp
 from ui.frame import (
     beside_code,
     built_figure,
+    choice,
     code_panel,
     device,
     figure,
@@ -23,20 +24,6 @@ from ui.frame import (
 from ui.moe import MAIN, dense_training, load_cached, memory_points, routed, shipped, song_counts
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
-
-try:
-    from ui.frame import choice
-except ImportError:  # TODO(frame.choice): delete this fallback when ui.frame.choice lands
-    def choice(label: str, options, key: str, labels: dict[str, str]) -> str:
-        """Language-neutral options shown with translated labels; the URL holds the option."""
-        options = list(options)
-        if st.session_state.get(key) not in options:
-            url = st.query_params.get(key)
-            st.session_state[key] = url if url in options else options[0]
-        value = st.selectbox(label, options, key=key, format_func=lambda o: labels.get(o, o))
-        if st.query_params.get(key) != value:
-            st.query_params[key] = value
-        return value
 
 NS = "e1"
 DEFAULT_PROMPT = "君不见，黄河之水天上来，奔流到海不复回。"

@@ -442,6 +442,14 @@ def text_box(key: str, default: str, limit: int, label: str, area: bool = False,
     return cleaned
 
 
+def model_labels(names: Sequence[str]) -> dict[str, str]:
+    """The shown names of the model registry's ids: real models by their own names, ours translated.
+
+    Example: model_labels(["course", "llama-2-7b"]) -> {"course": "course model", "llama-2-7b": "llama-2-7b"}
+    """
+    return {name: tr("common.course_model") if name == "course" else name for name in names}
+
+
 WIDGETS = {"selectbox": st.selectbox, "radio": st.radio, "segmented": st.segmented_control}
 
 
