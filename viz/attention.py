@@ -39,7 +39,7 @@ def masked_layer(blocked, x, y, text: str | None = None, text_size: int = 16, **
              "hoverinfo": "skip", **axes}
     if text:
         trace.update({"text": np.where(b, text, "").tolist(), "texttemplate": "%{text}",
-                      "textfont": {"color": "white", "size": 11}})
+                      "textfont": {"color": "white", "size": text_size}})
     return trace
 
 
@@ -346,6 +346,14 @@ def _signed_bar(limit: float, title: str | None, **place) -> dict:
     return bar
 
 
+def _domain(lo: float, hi: float) -> list[float]:
+    """An axis domain inside [0, 1], rounded (sums of fractions land at -5e-17, which plotly refuses).
+
+    Example: _domain(-5e-17, 0.43) -> [0.0, 0.43]
+    """
+    return [round(min(1.0, max(0.0, lo)), 6), round(min(1.0, max(0.0, hi)), 6)]
+
+
 def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: list[str], cell: tuple[int, int],
                hover: tuple[str, str, str], title: str | None = None, height: int = 760, masked=None,
                bar_titles: tuple[str, str, str] = ("value", "score", "weight")) -> Figure:
@@ -405,11 +413,11 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
             extra.append(masked_layer(closed, labels, labels, text="−∞" if i == 3 and n <= 12 else None,
                                       text_size=14, xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         named = token_axis(n) if n <= MAX_NAMED else {}
-        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}",
+        layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}",
                                     "type": "category" if square else "linear", "showticklabels": square,
                                     "tickangle": 0, "side": "top", "showgrid": False,
                                     **({**named, "tickfont": {"size": axis_font}} if square else {})}
-        layout[f"yaxis{suffix}"] = {"domain": [y1 - tall, y1], "anchor": f"x{suffix}", "type": "category",
+        layout[f"yaxis{suffix}"] = {"domain": _domain(y1 - tall, y1), "anchor": f"x{suffix}", "type": "category",
                                     "autorange": "reversed", "showticklabels": col == 0 or square,
                                     **named, "tickfont": {"size": axis_font}}
         notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
@@ -450,7 +458,7 @@ def batch_grid(weights, token_lists: list[list[str]], *, titles: list[str], hove
                      "showscale": last, "xgap": 1, "ygap": 1,
                      **({"colorbar": weights_bar(top, bar_title, x=x0 + width + 0.01, xanchor="left")} if last else {}),
                      "hovertemplate": f"{hover[0]}: %{{y}}<br>{hover[1]}: %{{x}}<br>{hover[2]}: %{{z:.3f}}<extra></extra>"})
-        layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "type": "category",
+        layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}", "type": "category",
                                     "side": "top", "tickangle": 0, "dtick": 1}
         layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "type": "category", "autorange": "reversed", "dtick": 1}
         notes.append({"text": titles[i], "x": x0 + width / 2, "y": 1.0, "xref": "paper", "yref": "paper",

@@ -81,7 +81,6 @@ def masked_scores(
     # "−∞" large enough to read on a projector: 20 px in a cell of a short text, 16 px up to 12 tokens.
     closed = masked_layer(~finite, trace["x"], trace["y"], text=MINUS_INF if n <= 12 else None,
                           text_size=20 if n <= 8 else 16)
-    n = max(s.shape)
     return make([trace, closed], _square_layout(n), title, _square_height(height, s.shape[0], n))
 
 
