@@ -11,7 +11,7 @@ from core.parts.masks import causal_mask
 from ui.explorer import explorer
 from ui.frame import beside_code, device, figure, fragment, header, ranged_slider, shapes_table, text_box, tr, try_this
 from ui.model import course_model
-from viz.attention import batch_grid, histogram, lines, steps_grid
+from viz.attention import batch_grid, heatmap, histogram, lines, steps_grid, weight_top
 
 NS = "b1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
@@ -123,6 +123,12 @@ def source_controls(n: int):
     elif source == "course":
         source = "random"
     with c4:
+        for key in (f"{NS}.r", f"{NS}.c"):
+            # A new text length gives the slider new bounds, and Streamlit a new widget: without a
+            # value set here it starts from its minimum, and the chosen cell jumped to (0, 0).
+            # Writing the held value back (clamped) makes the new slider start from it.
+            if st.session_state.get(key) is not None:
+                st.session_state[key] = min(max(int(st.session_state[key]), 0), max(n - 1, 0))
         r = ranged_slider(tr(f"{NS}.row_label"), 0, n - 1, min(3, n - 1), key=f"{NS}.r")
         c = ranged_slider(tr(f"{NS}.col_label"), 0, n - 1, 0, key=f"{NS}.c")
     return source, layer, head, r, c
@@ -166,6 +172,11 @@ def matrix_section(text: str, seed: int, dev: str):
                           titles=names, cell=(r, c), hover=hover, title=title, masked=demo["masked"],
                           bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight"))),
                key=f"{NS}.weights")
+        # For a projector: the weights alone, the page's whole width (off by default: no cost).
+        if st.toggle(tr(f"{NS}.large_label"), value=False, key=f"{NS}.large", bind="query-params"):
+            figure(heatmap(demo["weights"], tokens, tokens, title=tr(f"{NS}.large_fig"), hover_names=hover,
+                           masked=demo["masked"], zmax=weight_top(demo["weights"]),
+                           colorbar_title=tr("common.weight"), height=640), key=f"{NS}.large_fig")
     with slot["cell"]:
         st.caption(tr(f"{NS}.read_matrix"))
         cell = cell_arithmetic(demo["steps"], r, c)

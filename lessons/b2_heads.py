@@ -70,7 +70,7 @@ def trained_heads(text: str, dev: str) -> None:
     weights = data["weights"][layer]                                         # (H, N, N)
     top = weight_top(weights)
     figure(head_grid(weights, data["tokens"], titles=[tr(f"{NS}.head_short", i=i) for i in range(cfg.n_heads)],
-                     cols=cfg.n_heads, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
+                     cols=2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
                      height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
            key=f"{NS}.trained")
     st.caption(tr(f"{NS}.read_trained", layer=layer, heads=cfg.n_heads, d_head=cfg.d_head, top=top))

@@ -57,6 +57,11 @@ def test_b1_controls_and_figures(lang):
     assert [t.get("showscale") for t in fig["data"][:6]] == [False, False, True, True, True, False]
     assert fig["data"][4]["zmax"] == pytest.approx(weight_top(_weights(at))) and fig["data"][4]["zmax"] < 1
 
+    at.toggle(key="b1.large").set_value(True).run()                   # one panel large, for a projector
+    assert_ok(at)
+    assert np.array_equal(trace_array(figure_by_key(at, "b1.large_fig"), 0, "z"), _weights(at))
+    at.toggle(key="b1.large").set_value(False).run()
+
     at.text_input(key="b1.text").set_value("之水之").run()
     assert_ok(at)
     w = _weights(at)

@@ -477,8 +477,8 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
     d = w_q.shape[0]
     labels = unique_labels(tokens)
     stacked = array(q_heads).reshape(h * n, d_head)                       # (H·N, d_head)
-    rows_named = h * n <= 64                                              # else the first block only
-    height = max(height, 140 + 11 * min(h * n, 64))
+    rows_named = h * n <= 48                                              # else the first block only
+    height = max(height, 120 + 14 * min(h * n, 64))                      # ~14 px a named row
     panels = [(array(w_q), array(np.arange(d)), array(np.arange(d))), (array(q_flat), array(np.arange(d)), labels),
               (stacked, array(np.arange(d_head)), array(np.arange(h * n)))]
     domains = [(0.0, 0.27), (0.36, 0.62), (0.74, 0.92)]
