@@ -69,7 +69,8 @@ def trained_heads(text: str, dev: str) -> None:
     data = traced(text, dev)
     weights = data["weights"][layer]                                         # (H, N, N)
     top = weight_top(weights)
-    figure(head_grid(weights, data["tokens"], titles=[tr(f"{NS}.head_short", i=i) for i in range(cfg.n_heads)],
+    tokens = ["bos" if t == "<bos>" else t for t in data["tokens"]]     # short: fits a column at 1024 px
+    figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_short", i=i) for i in range(cfg.n_heads)],
                      cols=2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
                      height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
            key=f"{NS}.trained")

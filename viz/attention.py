@@ -478,7 +478,7 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
     labels = unique_labels(tokens)
     stacked = array(q_heads).reshape(h * n, d_head)                       # (H·N, d_head)
     rows_named = h * n <= 48                                              # else the first block only
-    height = max(height, 120 + 14 * min(h * n, 64))                      # ~14 px a named row
+    height = max(height, 120 + 18 * min(h * n, 64))                      # ~18 px a named row: CJK at 10 px
     panels = [(array(w_q), array(np.arange(d)), array(np.arange(d))), (array(q_flat), array(np.arange(d)), labels),
               (stacked, array(np.arange(d_head)), array(np.arange(h * n)))]
     domains = [(0.0, 0.27), (0.36, 0.62), (0.74, 0.92)]
@@ -496,7 +496,7 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
         if i == 2:                                  # each row its token; each block its head, at the right
             shown = range(h * n) if rows_named else range(n)
             layout[f"yaxis{n_ax}"].update({"tickvals": list(shown), "ticktext": [labels[j % n] for j in shown],
-                                           "tickmode": "array", "tickfont": {"size": min(11, token_font(n))}})
+                                           "tickmode": "array", "tickfont": {"size": 10}})
             notes += [{"text": head_names[j], "x": domains[2][1] + 0.01, "y": j * n + (n - 1) / 2, "xref": "paper",
                        "yref": "y3", "xanchor": "left", "yanchor": "middle", "showarrow": False,
                        "font": {"size": 13}} for j in range(h)]
