@@ -416,7 +416,9 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
         layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}",
                                     "type": "category" if square else "linear", "showticklabels": square,
                                     "tickangle": 0, "side": "top", "showgrid": False,
-                                    **({**named, "tickfont": {"size": axis_font}} if square else {})}
+                                    # beyond 24 tokens the columns are too narrow to name each: plotly picks
+                                    **({**(named if n <= 24 else {}), "tickfont": {"size": axis_font}}
+                                       if square else {})}
         layout[f"yaxis{suffix}"] = {"domain": _domain(y1 - tall, y1), "anchor": f"x{suffix}", "type": "category",
                                     "autorange": "reversed", "showticklabels": col == 0 or square,
                                     **named, "tickfont": {"size": axis_font}}
