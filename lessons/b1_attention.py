@@ -3,14 +3,15 @@ import math
 
 import streamlit as st
 
+import ui.frame
 from core.lab import toy
 from core.lab.attention_lab import cell_arithmetic, course_attention_steps
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
+from core.parts.masks import causal_mask
 from ui.explorer import explorer
 from ui.frame import beside_code, device, figure, fragment, header, ranged_slider, shapes_table, text_box, tr, try_this
 from ui.model import course_model
-from viz.attention import histogram, lines
-from viz.walkthrough import batch_grid, steps_grid
+from viz.attention import batch_grid, heatmap, histogram, lines, steps_grid, weight_top
 
 NS = "b1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
@@ -18,22 +19,44 @@ WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 ENTROPY_KEYS = 64            # keys per row in the entropy curve (the caption's maximum is ln of it)
 SOURCES = ["random", "course"]
 BATCH = ["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"]   # three lines of one length: a batch of B = 3
-D = 32
+D = 32                       # width of the random embedding (the course model's is its config's d_model)
 PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores", f"{NS}.panel_weights",
           f"{NS}.panel_output"]
 
 header(NS)
 
 
+def choice(label: str, options: list[str], key: str, labels: list[str]) -> str:
+    """A URL-bound choice with language-neutral values and translated labels."""
+    if hasattr(ui.frame, "choice"):
+        return ui.frame.choice(label, options, key, labels)
+    # TODO(frame.choice): until ui.frame.choice lands, the translated labels on an unbound control
+    # (a bound one would write the translated label to the URL).
+    names = dict(zip(options, labels, strict=True))
+    return st.segmented_control(label, options, default=options[0], key=key, required=True,
+                                format_func=names.__getitem__) or options[0]
+
+
 def text_controls() -> tuple[str, int, st.delta_generator.DeltaGenerator]:
-    """The text and the seed (a change redraws the page) and a slot for d_k (its fragment's)."""
-    c1, c2, c3 = st.columns([3, 1, 1])
+    """The text and the seed (a change redraws the page) and a slot for d_k and d_v (its fragment's)."""
+    c1, c2, c3 = st.columns([3, 2, 1])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
     with c3:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
                                bind="query-params", help=tr("common.seed_help"))
     return (text.text if not text.empty else DEFAULT_TEXT), int(seed), c2.container()
+
+
+def width_controls(slot) -> tuple[int, int]:
+    """d_k (queries and keys) and d_v (values, and so the output): only d_k must be shared."""
+    with slot:
+        c1, c2 = st.columns(2)
+        with c1:
+            d_k = st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params", help=tr(f"{NS}.d_k_help"))
+        with c2:
+            d_v = st.slider("d_v", 1, 64, 8, key=f"{NS}.d_v", bind="query-params", help=tr(f"{NS}.d_v_help"))
+    return int(d_k), int(d_v)
 
 
 def scale_controls():
@@ -68,15 +91,18 @@ slot["batch"] = beside_code(toy.batch_attention, height=420)
 
 
 @st.cache_data(max_entries=64)
-def steps_demo(text: str, source: str, d_k: int, layer: int, head: int, seed: int, dev: str) -> dict:
-    """Every step of one attention call as numpy: random weights, or the course model's real Q, K, V."""
+def steps_demo(text: str, source: str, d_k: int, d_v: int, layer: int, head: int, seed: int, dev: str) -> dict:
+    """Every step of one attention call as numpy: random weights, or the course model's real Q, K, V
+    (with its causal mask, ``masked`` True where a query may not look)."""
+    masked = None
     if source == "course":
         model, tok = course_model(dev)
         steps = course_attention_steps(model, tok, text, layer, head, dev)
+        masked = ~causal_mask(len(steps.tokens)).cpu().numpy()
     else:
-        steps = toy.attention_steps(text, D, d_k, seed, dev)
+        steps = toy.attention_steps(text, D, d_k, seed, dev, d_v=d_v)
     a = steps.attn
-    return {"tokens": steps.tokens, "steps": steps,
+    return {"tokens": steps.tokens, "steps": steps, "masked": masked,
             **{name: t.cpu().numpy() for name, t in {"q": steps.q, "k": steps.k, "v": steps.v, "scores": a.scores,
                                                      "weights": a.weights, "output": a.output}.items()}}
 
@@ -85,8 +111,8 @@ def source_controls(n: int):
     """Where Q, K, V come from, and which cell to work out."""
     c1, c2, c3, c4 = st.columns([2, 1, 1, 2])
     with c1:
-        source = st.segmented_control(tr(f"{NS}.source_label"), SOURCES, default="random", key=f"{NS}.source",
-                                      bind="query-params", required=True, help=tr(f"{NS}.source_help")) or "random"
+        source = choice(tr(f"{NS}.source_label"), SOURCES, f"{NS}.source",
+                        [tr(f"{NS}.source_random"), tr(f"{NS}.source_course")])
     layer = head = 0
     if source == "course" and course_model(dev) is not None:
         cfg = course_model(dev)[0].config
@@ -97,41 +123,68 @@ def source_controls(n: int):
     elif source == "course":
         source = "random"
     with c4:
+        for key in (f"{NS}.r", f"{NS}.c"):
+            # A new text length gives the slider new bounds, and Streamlit a new widget: without a
+            # value set here it starts from its minimum, and the chosen cell jumped to (0, 0).
+            # Writing the held value back (clamped) makes the new slider start from it.
+            if st.session_state.get(key) is not None:
+                st.session_state[key] = min(max(int(st.session_state[key]), 0), max(n - 1, 0))
         r = ranged_slider(tr(f"{NS}.row_label"), 0, n - 1, min(3, n - 1), key=f"{NS}.r")
         c = ranged_slider(tr(f"{NS}.col_label"), 0, n - 1, 0, key=f"{NS}.c")
     return source, layer, head, r, c
 
 
+def shape_rows(source: str, n: int, d_model: int, d_k: int, d_v: int) -> list[tuple[str, str]]:
+    """The tensors of one call with their shapes, from the widths actually used (the model's
+    config in course mode: one head's slice of each projection)."""
+    if source == "course":
+        w = [(tr(f"{NS}.shape_wq_head"), f"({d_model}, {d_k})"), (tr(f"{NS}.shape_wkv_head"), f"({d_model}, {d_k})")]
+    else:
+        w = [("W_q, W_k", f"({d_model}, {d_k})"), ("W_v", f"({d_model}, {d_v})")]
+    return [("X", f"({n}, {d_model})"), *w, ("Q, K", f"({n}, {d_k})"), ("V", f"({n}, {d_v})"),
+            ("QKᵀ/√d_k, softmax", f"({n}, {n})"), (tr(f"{NS}.output"), f"({n}, {d_v})")]
+
+
 @fragment
 def matrix_section(text: str, seed: int, dev: str):
-    """Section 1; reruns alone when d_k moves."""
-    with d_k_slot:
-        d_k = st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
+    """Section 1; reruns alone when d_k or d_v moves."""
     with slot["source"]:
         source, layer, head, r, c = source_controls(len(text))
-    demo = steps_demo(text, source, d_k, layer, head, seed, dev)
-    tokens, width = demo["tokens"], demo["q"].shape[-1]
+        st.caption(tr(f"{NS}.course_intro" if source == "course" else f"{NS}.random_intro"))
+    if source == "course":
+        cfg = course_model(dev)[0].config
+        d_model = cfg.d_model
+        with d_k_slot:     # the model fixes the widths: no slider that would do nothing
+            st.caption(tr(f"{NS}.course_widths", d_head=cfg.d_head))
+        d_k = d_v = cfg.d_head
+    else:
+        d_model = D
+        d_k, d_v = width_controls(d_k_slot)
+    demo = steps_demo(text, source, d_k, d_v, layer, head, seed, dev)
+    tokens = demo["tokens"]
     r, c = min(r, len(tokens) - 1), min(c, len(tokens) - 1)
     with slot["matrix"]:
         hover = (tr("common.query"), tr("common.key"), tr(f"{NS}.value"))
         names = [tr(key) for key in PANELS]
         title = (tr(f"{NS}.steps_fig_course", layer=layer, head=head) if source == "course"
-                 else tr(f"{NS}.weights_fig", d_k=d_k))
+                 else tr(f"{NS}.weights_fig", d_k=d_k, d_v=d_v))
         figure(steps_grid(demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"], demo["output"], tokens,
-                          titles=names, cell=(r, c), hover=hover, title=title), key=f"{NS}.weights")
+                          titles=names, cell=(r, c), hover=hover, title=title, masked=demo["masked"],
+                          bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight"))),
+               key=f"{NS}.weights")
+        # For a projector: the weights alone, the page's whole width (off by default: no cost).
+        if st.toggle(tr(f"{NS}.large_label"), value=False, key=f"{NS}.large", bind="query-params"):
+            figure(heatmap(demo["weights"], tokens, tokens, title=tr(f"{NS}.large_fig"), hover_names=hover,
+                           masked=demo["masked"], zmax=weight_top(demo["weights"]),
+                           colorbar_title=tr("common.weight"), height=640), key=f"{NS}.large_fig")
     with slot["cell"]:
         st.caption(tr(f"{NS}.read_matrix"))
         cell = cell_arithmetic(demo["steps"], r, c)
-        st.markdown(tr(f"{NS}.cell_steps", r=r, c=c, dot=cell["dot"], root=cell["sqrt_d_k"], d_k=width,
+        st.markdown(tr(f"{NS}.cell_steps", r=r, c=c, dot=cell["dot"], root=cell["sqrt_d_k"], d_k=d_k,
                        score=cell["score"], e=cell["exp"], total=cell["row_sum"], weight=cell["weight"]))
         if source == "course":
-            st.caption(tr(f"{NS}.course_note", d_head=width))
-        n = len(tokens)
-        shapes_table([
-            ("X", f"({n}, {D})"), ("W_q, W_k", f"({D}, {width})"), ("W_v", f"({D}, {width})"),
-            ("Q, K, V", f"({n}, {width})"), ("QKᵀ/√d_k, softmax", f"({n}, {n})"),
-            (tr(f"{NS}.output"), f"({n}, {width})"),
-        ])
+            st.caption(tr(f"{NS}.course_note", d_head=d_k, d=d_model, heads=cfg.n_heads, kv=cfg.n_kv_heads))
+        shapes_table(shape_rows(source, len(tokens), d_model, d_k, d_v))
 
 
 @fragment
@@ -151,11 +204,16 @@ def scale_section(seed: int):
                           scaled=float(demo["scores_scaled"].var())))
         with c2:
             at = WIDTHS.index(width)
+            mine = tr(f"{NS}.current", d_k=width)
             figure(lines(WIDTHS, {raw: demo["curve_raw"], scaled: demo["curve_scaled"],
-                                  tr(f"{NS}.current", d_k=width): [math.nan] * at + [float(demo["curve_raw"][at])]
+                                  mine: [math.nan] * at + [float(demo["curve_raw"][at])]
                                   + [math.nan] * (len(WIDTHS) - at - 1)},
                          title=tr(f"{NS}.entropy_fig"), x_title="d_k", y_title=tr(f"{NS}.entropy_axis"),
-                         log_x=True, markers=True), key=f"{NS}.entropy")
+                         log_x=True, markers=True, legend_below=True,
+                         styles={mine: {"mode": "markers", "marker": {"size": 18, "symbol": "star",
+                                                                      "color": "#d62728",
+                                                                      "line": {"color": "black", "width": 1}}}}),
+                   key=f"{NS}.entropy")
             st.caption(tr(f"{NS}.entropy_caption", n=ENTROPY_KEYS, max=math.log(ENTROPY_KEYS)))
 
 
@@ -169,7 +227,8 @@ def batch_section(seed: int, dev: str):
         figure(batch_grid(attn.weights, [list(t) for t in BATCH],
                           titles=[tr(f"{NS}.batch_panel", b=b) for b in range(len(BATCH))],
                           hover=(tr("common.query"), tr("common.key"), tr("common.weight")),
-                          title=tr(f"{NS}.batch_fig", b=len(BATCH), n=len(BATCH[0]))), key=f"{NS}.batch")
+                          title=tr(f"{NS}.batch_fig", b=len(BATCH), n=len(BATCH[0])), bar_title=tr("common.weight")),
+               key=f"{NS}.batch")
         shapes_table([("X", f"({len(BATCH)}, {len(BATCH[0])}, {D})"), ("Q, K, V", f"({len(BATCH)}, {len(BATCH[0])}, {d_k})"),
                       ("QKᵀ/√d_k, softmax", f"({len(BATCH)}, {len(BATCH[0])}, {len(BATCH[0])})"),
                       (tr(f"{NS}.output"), f"({len(BATCH)}, {len(BATCH[0])}, {d_k})")])

@@ -6,10 +6,10 @@ from core.lab import toy
 from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
 from core.lab.multi_head import multi_head_attention
 from core.parts.mha import merge_heads, split_heads
-from ui.explorer import explorer
+from ui.explorer import explorer, traced
 from ui.frame import beside_code, device, figure, fragment, header, shapes_table, text_box, tr, try_this
-from viz.attention import head_bands, head_grid
-from viz.walkthrough import head_param_bars, head_split
+from ui.model import course_model
+from viz.attention import head_bands, head_grid, head_param_bars, head_split, weight_top
 
 NS = "b2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
@@ -56,11 +56,34 @@ def shape(t: tuple) -> str:
     return "(" + ", ".join(str(v) for v in t) + ")"
 
 
+def trained_heads(text: str, dev: str) -> None:
+    """Every head of one layer of the trained course model on the same text, on one colour scale:
+    beside the random heads above, these do differ (some look back one character, some at the
+    punctuation)."""
+    loaded = course_model(dev)          # None: ui.model has said why
+    if loaded is None:
+        return
+    cfg = loaded[0].config
+    layer = st.slider(tr(f"{NS}.trained_layer"), 0, cfg.n_layers - 1, 1, key=f"{NS}.trained_layer",
+                      bind="query-params")
+    data = traced(text, dev)
+    weights = data["weights"][layer]                                         # (H, N, N)
+    top = weight_top(weights)
+    tokens = ["bos" if t == "<bos>" else t for t in data["tokens"]]     # short: fits a column at 1024 px
+    figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_short", i=i) for i in range(cfg.n_heads)],
+                     cols=2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
+                     height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
+           key=f"{NS}.trained")
+    st.caption(tr(f"{NS}.read_trained", layer=layer, heads=cfg.n_heads, d_head=cfg.d_head, top=top))
+
+
 # The page's fixed parts are laid out once; the fragment below refills only the slots that
 # depend on the controls, so a slider move re-sends the figures, not the prose and the code.
 controls = st.container()
 grid_head = st.container()
 grid_slot = beside_code(multi_head_attention, seeded_mha)
+st.subheader(tr(f"{NS}.trained_title"))
+trained_slot = st.container()        # the same text through a trained layer: heads that do differ
 st.subheader(tr(f"{NS}.reshape_title"))
 st.markdown(tr(f"{NS}.reshape_text"))
 split_slot = st.container()          # the three panels need the page's width
@@ -81,14 +104,19 @@ def lesson_body():
     tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
     grid_head.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
+    heads = [tr(f"{NS}.head_short", i=i) for i in range(h)]      # counted from 0, as the code does
     with grid_slot:
-        figure(head_grid(demo["weights"], tokens, titles=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
-                         cols=2, hover_names=hover, height_per_row=300 if h > 1 else 460),
+        # One colour scale for every head, ending at the largest weight shown: on 0..1 random heads
+        # of width 4-8 (weights ~1/N) were all pale and looked alike.
+        top = weight_top(demo["weights"])
+        figure(head_grid(demo["weights"], tokens, titles=heads, cols=2, hover_names=hover,
+                         height_per_row=300 if h > 1 else 460, zmax=top, colorbar_title=tr("common.weight")),
                key=f"{NS}.grid")
-        st.caption(tr(f"{NS}.read_grid"))
+        st.caption(tr(f"{NS}.read_grid", top=top))
+    with trained_slot:
+        trained_heads(text, dev)
     s = demo["shapes"]
     with split_slot:
-        heads = [tr(f"{NS}.head_short", i=i + 1) for i in range(h)]
         figure(head_split(demo["w_q"], demo["q_flat"], demo["q"], tokens, head_names=heads,
                           titles=[tr(f"{NS}.split_wq"), tr(f"{NS}.split_q"), tr(f"{NS}.split_batch")],
                           hover=(tr(f"{NS}.row"), tr(f"{NS}.column"), tr(f"{NS}.value"))), key=f"{NS}.split")
@@ -108,7 +136,7 @@ def lesson_body():
             ("concat · W_o", shape(s["attn.out"])),
         ])
         st.caption(tr(f"{NS}.round_trip", ok=tr(f"{NS}.yes") if demo["round_trip"] else tr(f"{NS}.no")))
-        figure(head_bands(demo["concat"], tokens, h, head_names=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)],
+        figure(head_bands(demo["concat"], tokens, h, head_names=heads,
                           title=tr(f"{NS}.concat_fig", n=n, d=d),
                           hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value"))),
                key=f"{NS}.concat")
@@ -119,7 +147,7 @@ def lesson_body():
         # redraws two figures, not three. The caption below gives the numbers.
         many, one = tr(f"{NS}.many_heads"), tr(f"{NS}.one_head")
         figure(head_param_bars(["W_q", "W_k", "W_v", "W_o"], d * d_head, d * d, h,
-                               head_names=[tr(f"{NS}.head_short", i=i + 1) for i in range(h)], group_names=(many, one),
+                               head_names=heads, group_names=(many, one),
                                title=tr(f"{NS}.params_fig", d=d), x_title=tr(f"{NS}.parameters")),
                key=f"{NS}.params")
         st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,
@@ -127,6 +155,7 @@ def lesson_body():
 
 
 lesson_body()
+
 
 explorer(NS, open_by_default=False)
 

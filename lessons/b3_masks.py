@@ -12,6 +12,7 @@ from core.lab.attention_lab import (
 )
 from core.parts.attention import scaled_dot_product_attention
 from core.parts.masks import causal_mask, padding_mask
+from core.text.tokenizer import PAD
 from ui.explorer import explorer
 from ui.frame import (
     beside_code,
@@ -36,6 +37,7 @@ PAD_EXAMPLE = ["君不见", "黄河之水天上来", "奔流到海"]
 LIMIT = 24
 D = 32
 LEAK_HEADS = 2
+PAD_SHOWN = "pad"            # the padding token as the figures write it, on every axis and in the mask
 
 header(NS)
 
@@ -146,19 +148,20 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
     lengths = [len(t) for t in texts]
     b, n_max = len(texts), max(lengths)
     with slots["padding"]:
-        rows = [tr(f"{NS}.sequence", i=i + 1) for i in range(b)]
+        rows = [tr(f"{NS}.sequence", i=i) for i in range(b)]             # text 0 is the first, as in the code
+        shown = [[PAD_SHOWN if t == PAD else t for t in row] for row in padded["tokens"]]
         figure(mask_matrix([[j < length for j in range(n_max)] for length in lengths], rows,
-                           [str(j + 1) for j in range(n_max)], title=tr(f"{NS}.pad_mask_fig"),
+                           [str(j) for j in range(n_max)], title=tr(f"{NS}.pad_mask_fig"),
                            hover_names=(tr(f"{NS}.sequence_word"), tr(f"{NS}.position"), tr(f"{NS}.token")),
-                           cell_text=padded["tokens"], height=120 + 45 * b), key=f"{NS}.padding")
+                           cell_text=shown, height=120 + 45 * b), key=f"{NS}.padding")
         shapes_table([
             (tr(f"{NS}.batch_name"), f"({b}, {n_max}, {D})"), (tr(f"{NS}.pad_mask_name"), f"({b}, 1, {n_max})"),
-            (tr(f"{NS}.combined_name") if causal else tr(f"{NS}.pad_mask_name"), f"({b}, {n_max}, {n_max})"),
+            (tr(f"{NS}.combined_name") if causal else tr(f"{NS}.broadcast_name"), f"({b}, {n_max}, {n_max})"),
             ("softmax", f"({b}, {n_max}, {n_max})"),
         ])
     with slots["batch"]:
         figure(batch_panels(padded["weights"], padded["tokens"],
-                            titles=[tr(f"{NS}.seq_title", i=i + 1, n=length) for i, length in enumerate(lengths)],
+                            titles=[tr(f"{NS}.seq_title", i=i, n=length) for i, length in enumerate(lengths)],
                             hover_names=hover, height=440, masked=~padded["mask"]), key=f"{NS}.batch")
         check = padded["check"]
         st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
@@ -175,21 +178,22 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
     if n < 2:
         st.info(tr(f"{NS}.leak_short"))
     else:
-        p = ranged_slider(tr(f"{NS}.position_label"), 2, n, (n + 1) // 2, key=f"{NS}.changed")
-        moved = leak(text, p - 1, seed, dev)
-        new = change_token(text, p - 1)[p - 1]
+        # Positions from 0, as in the code; position 0 has nothing before it, so p starts at 1.
+        p = ranged_slider(tr(f"{NS}.position_label"), 1, n - 1, n // 2, key=f"{NS}.changed")
+        moved = leak(text, p, seed, dev)
+        new = change_token(text, p)[p]
         left, right = st.columns([1, 1])
         with left:
             setting = "causal" if causal else "none"
-            figure(change_bars(tokens, moved[setting], p - 1,
+            figure(change_bars(tokens, moved[setting], p,
                                names=(tr(f"{NS}.before", p=p), tr(f"{NS}.after", p=p)),
-                               title=tr(f"{NS}.leak_fig", p=p, old=label(tokens[p - 1]), new=new,
+                               title=tr(f"{NS}.leak_fig", p=p, old=label(tokens[p]), new=new,
                                         mask=tr(f"{NS}.with_mask" if causal else f"{NS}.without_mask")),
                                x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis")),
                    key=f"{NS}.leak")
             m1, m2 = st.columns(2)
-            m1.metric(tr(f"{NS}.metric_causal", p=p), f"{float(moved['causal'][:p - 1].max()):.4f}")
-            m2.metric(tr(f"{NS}.metric_none", p=p), f"{float(moved['none'][:p - 1].max()):.4f}")
+            m1.metric(tr(f"{NS}.metric_causal", p=p), f"{float(moved['causal'][:p].max()):.4f}")
+            m2.metric(tr(f"{NS}.metric_none", p=p), f"{float(moved['none'][:p].max()):.4f}")
             st.markdown(tr(f"{NS}.leak_read"))
         with right:
             code_panel(future_leak, change_token, height=480)

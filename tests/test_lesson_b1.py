@@ -3,12 +3,25 @@ import numpy as np
 import pytest
 
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from viz.attention import weight_top
 
 PAGE = "b1_attention.py"
 
 
 def _weights(at):
     return trace_array(figure_by_key(at, "b1.weights"), 4, "z")     # panels: Q, K, V, scores, weights, output
+
+
+def _set_source(at, value):
+    """The random/course choice, whichever widget ui.frame.choice draws it with."""
+    for kind in ("segmented_control", "radio", "selectbox"):
+        try:
+            widget = getattr(at, kind)(key="b1.source")
+        except (KeyError, IndexError):
+            continue
+        widget.set_value(value).run()
+        return
+    raise AssertionError("no b1.source control")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -25,6 +38,29 @@ def test_b1_controls_and_figures(lang):
         assert np.allclose(w.sum(1), 1, atol=1e-5)
         title = figure_by_key(at, "b1.weights")["layout"]["title"]["text"]
         assert f"d_k = {value}" in title
+
+    # d_v: the width of V and of the output; the weights do not depend on it (issue 22, B1 #10)
+    at.slider(key="b1.d_k").set_value(8).run()
+    before = _weights(at)
+    for d_v in (1, 64):
+        at.slider(key="b1.d_v").set_value(d_v).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "b1.weights")
+        v, out = trace_array(fig, 2, "z"), trace_array(fig, 5, "z")
+        assert v.shape == out.shape == (11, d_v) and trace_array(fig, 0, "z").shape == (11, 8)
+        assert np.allclose(out, _weights(at) @ v, atol=1e-4) and np.allclose(_weights(at), before)
+        table = next(m.value for m in at.markdown if "| X |" in m.value and "(11, 32)" in m.value)
+        assert f"| W_v | `(32, {d_v})` |" in table and "| W_q, W_k | `(32, 8)` |" in table
+        assert f"d_v = {d_v}" in fig["layout"]["title"]["text"]
+    # colour bars: one for the values, one for the scores, one for the weights, on 0..max weight
+    fig = figure_by_key(at, "b1.weights")
+    assert [t.get("showscale") for t in fig["data"][:6]] == [False, False, True, True, True, False]
+    assert fig["data"][4]["zmax"] == pytest.approx(weight_top(_weights(at))) and fig["data"][4]["zmax"] < 1
+
+    at.toggle(key="b1.large").set_value(True).run()                   # one panel large, for a projector
+    assert_ok(at)
+    assert np.array_equal(trace_array(figure_by_key(at, "b1.large_fig"), 0, "z"), _weights(at))
+    at.toggle(key="b1.large").set_value(False).run()
 
     at.text_input(key="b1.text").set_value("之水之").run()
     assert_ok(at)
@@ -92,9 +128,10 @@ def test_b1_whole_computation_cell_course_and_batch(lang):
         text = next(m.value for m in at.markdown if "({}, {})".format(r, c) in m.value and "softmax" in m.value)
         assert f"{float(_weights(at)[r, c]):.3f}" in text
 
-    at.segmented_control(key="b1.source").set_value("course").run()
+    _set_source(at, "course")
     assert_ok(at)
     model, tok = load_course_model("cpu")
+    cfg = model.config
     _, trace = trace_prompt(model, tok, "君不见，黄河之水天上来")
     for layer, head in ((0, 0), (3, 3)):
         at.slider(key="b1.layer").set_value(layer).run()
@@ -103,14 +140,62 @@ def test_b1_whole_computation_cell_course_and_batch(lang):
         real = trace[f"blocks.{layer}.attn.weights"][0, head].numpy()
         assert np.allclose(_weights(at), real, atol=1e-5)
         assert np.allclose(np.triu(_weights(at), 1), 0)                # causal: no later key
+    # Course mode (issue 22, B1 #3, #4): shapes from the model's config, the mask drawn on the
+    # scores (the caption's dark cells), no d_k slider, no "the weights are random".
+    n = _weights(at).shape[0]                                          # the tokens the model read
+    fig = figure_by_key(at, "b1.weights")
+    assert trace_array(fig, 0, "z").shape == (n, cfg.d_head)
+    layers = fig["data"][6:]
+    assert len(layers) == 2 and all(t["hoverinfo"] == "skip" for t in layers)   # scores and weights panels
+    closed = trace_array(fig, 6, "z")
+    assert (closed[np.triu(np.ones((n, n), bool), 1)] == 1).all() and np.isnan(np.tril(closed) + 0 * closed).any()
+    table = next(m.value for m in at.markdown if "| X |" in m.value and f"({n}, {cfg.d_model})" in m.value)
+    assert f"`({cfg.d_model}, {cfg.d_head})`" in table and f"({n}, {n})" in table
+    assert not [s for s in at.slider if s.key in ("b1.d_k", "b1.d_v")]
+    captions = " ".join(c.value for c in at.caption)
+    assert "random" not in captions.split("d_head")[0] if lang == "en" else "随机的" not in captions
+    assert f"d_head = {cfg.d_head}" in captions
 
     batch = figure_by_key(at, "b1.batch")
     assert len(batch["data"]) == 3
-    for i in range(3):
-        assert np.allclose(trace_array(batch, i, "z").sum(1), 1, atol=1e-5)
+    panels = [trace_array(batch, i, "z") for i in range(3)]
+    for w in panels:
+        assert np.allclose(w.sum(1), 1, atol=1e-5)
+    assert np.abs(panels[0] - panels[1]).max() > 0.01 and np.abs(panels[1] - panels[2]).max() > 0.01   # issue 22
+    names = [a["text"] for a in batch["layout"]["annotations"]][:3]
+    assert names == (["text 0", "text 1", "text 2"] if lang == "en" else ["文本 0", "文本 1", "文本 2"])
 
     at.select_slider(key="b1.width").set_value(16).run()
     entropy = figure_by_key(at, "b1.entropy")
     marker = trace_array(entropy, 2, "y")
     assert np.isfinite(marker).sum() == 1 and np.isfinite(marker[4])  # WIDTHS[4] == 16
     assert any("ln 64" in c.value for c in at.caption)
+
+
+def test_b1_the_text_decides_the_picture():
+    """Issue 22: 「床前明月光，疑是地上霜」 used to draw exactly the picture of 「君不见，黄河之水天上来」."""
+    at = open_lesson(PAGE, "en")
+    first = trace_array(figure_by_key(at, "b1.weights"), 0, "z")           # Q
+    at.text_input(key="b1.text").set_value("床前明月光，疑是地上霜").run()
+    assert_ok(at)
+    second = trace_array(figure_by_key(at, "b1.weights"), 0, "z")
+    assert first.shape == second.shape and np.abs(first - second).max() > 0.1
+
+
+def test_b1_chosen_cell_is_clamped_not_reset():
+    at = open_lesson(PAGE, "en")
+    at.slider(key="b1.r").set_value(8).run()
+    at.slider(key="b1.c").set_value(5).run()
+    at.text_input(key="b1.text").set_value("床前明月").run()
+    assert_ok(at)
+    assert (at.slider(key="b1.r").value, at.slider(key="b1.c").value) == (3, 3)
+    text = next(m.value for m in at.markdown if "(3, 3)" in m.value)
+    assert f"{float(_weights(at)[3, 3]):.3f}" in text
+
+
+def test_b1_try3_text_has_the_repeat_it_names():
+    """Try this q3 names 君 at positions 0 and 4 of 「君不见，君不见」: rows 0 and 4 are equal."""
+    at = open_lesson(PAGE, "zh")
+    at.text_input(key="b1.text").set_value("君不见，君不见").run()
+    w = _weights(at)
+    assert np.allclose(w[0], w[4]) and not np.allclose(w[0], w[1])

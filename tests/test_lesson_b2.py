@@ -6,6 +6,7 @@ import core.models.model
 from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
 from ui import explorer as explorer_ui
 from ui import model as model_ui
+from viz.attention import weight_top
 
 PAGE = "b2_heads.py"
 # The explorer starts closed (it costs redraw time); these tests open it through the URL.
@@ -20,7 +21,11 @@ def _check(at, n, h, d):
         assert w.shape == (n, n)
         assert np.allclose(w.sum(1), 1, atol=1e-5) and (w >= 0).all()
     assert trace_array(figure_by_key(at, "b2.concat"), 0, "z").shape == (n, d)
-    params = figure_by_key(at, "b2.params")                              # traces: head 1..H, then one head
+    assert grid["data"][0]["zmax"] == pytest.approx(weight_top(np.stack([trace_array(grid, i, "z")
+                                                                         for i in range(h)])))   # sharper than 0..1
+    assert grid["layout"]["annotations"][0]["text"] in ("head 0", "头 0")                       # heads from 0
+    params = figure_by_key(at, "b2.params")                              # traces: head 0..H-1, then one head
+    assert params["layout"]["legend"]["orientation"] == "v"              # beside the bars, not on the axis
     assert len(params["data"]) == h + 1
     heads = sum(trace_array(params, i, "x") for i in range(h))
     one = trace_array(params, h, "x")
@@ -31,6 +36,12 @@ def _check(at, n, h, d):
     assert w_q.shape == (d, d) and q.shape == (n, d) and stacked.shape == (h * n, d // h)
     for i in range(h):                                                   # head i = column block i of Q
         assert np.allclose(stacked[i * n:(i + 1) * n], q[:, i * (d // h):(i + 1) * (d // h)], atol=1e-6)
+    rows = split["layout"]["yaxis3"]["ticktext"]
+    assert rows[:n] == list(split["layout"]["yaxis2"].get("ticktext") or split["data"][1]["y"])[:n]  # tokens named
+    trained = figure_by_key(at, "b2.trained")
+    assert len(trained["data"]) == 4                                     # every head of one trained layer
+    for i in range(4):
+        assert np.allclose(trace_array(trained, i, "z").sum(1), 1, atol=1e-4)
     table = next(m.value for m in at.markdown if "| X |" in m.value)
     d_head = d // h
     for shape in (f"(1, {n}, {d})", f"(1, {n}, {h}, {d_head})", f"(1, {h}, {n}, {d_head})", f"(1, {h}, {n}, {n})"):
@@ -65,15 +76,20 @@ def test_b2_controls_and_figures(lang):
 def test_b2_explorer(lang):
     at = open_lesson(PAGE, lang, OPEN)
     n = len("君不见，黄河之水天上来，奔流到海不复回。") + 1
-    for layer in (1, 4):
-        for head in (1, 4):
+    assert at.slider(key="b2.ex_layer").min == 0 and at.slider(key="b2.ex_layer").max == 3    # from 0
+    for layer in (0, 3):
+        for head in (0, 3):
             at.slider(key="b2.ex_layer").set_value(layer).run()
             at.slider(key="b2.ex_head").set_value(head).run()
             assert_ok(at)
             w = trace_array(figure_by_key(at, "b2.ex_fig_head"), 0, "z")
             assert w.shape == (n, n) and np.allclose(w.sum(1), 1, atol=1e-4)
-    scores = trace_array(figure_by_key(at, "b2.ex_fig_scores"), 0, "z")
+    score_fig = figure_by_key(at, "b2.ex_fig_scores")
+    scores = trace_array(score_fig, 0, "z")
     assert scores.shape == (16, 5)                                       # (4 layers × 4 heads) × 5 patterns
+    labels = score_fig["data"][0]["y"]
+    assert labels[0] == "L0·H0" and labels[-1] == "L3·H3"
+    assert score_fig["layout"]["margin"]["l"] >= 10 * len("L3·H3")      # the labels are not cut
     # The trained model has a head well above chance at the previous character and at punctuation.
     text = "\n".join(m.value for m in at.markdown)
     assert ("previous character" in text) if lang == "en" else ("前一个字" in text)
@@ -140,3 +156,13 @@ def test_b2_split_figure_is_x_times_w_q():
     _, x = toy.embed_text("君不见，黄河之水天上来", 32, 0)
     w_q = trace_array(split, 0, "z")
     assert np.allclose(trace_array(split, 1, "z"), x.numpy() @ w_q, atol=1e-4)
+
+
+def test_b2_the_text_decides_the_heads():
+    """Issue 22: 「床前明月光，疑是地上霜」 no longer draws the heads of 「君不见，黄河之水天上来」."""
+    at = open_lesson(PAGE, "en")
+    first = np.stack([trace_array(figure_by_key(at, "b2.grid"), i, "z") for i in range(4)])
+    at.text_input(key="b2.text").set_value("床前明月光，疑是地上霜").run()
+    assert_ok(at)
+    second = np.stack([trace_array(figure_by_key(at, "b2.grid"), i, "z") for i in range(4)])
+    assert first.shape == second.shape == (4, 11, 11) and np.abs(first - second).max() > 0.01

@@ -61,13 +61,27 @@ def test_b3_controls_and_figures(lang):
     padding = _z(at, "b3.padding")
     assert padding.shape == (2, 7) and padding.sum(1).tolist() == [3, 7]
 
-    # Peeking: change character p; before p nothing moves with the mask, everything without it.
-    for p in (2, 11):
+    # Positions and texts counted from 0, as in the code (issue 22).
+    pad_fig = figure_by_key(at, "b3.padding")
+    assert pad_fig["data"][0]["x"][0] == "0" and pad_fig["data"][0]["y"][0] == ("text 0" if lang == "en" else "文本 0")
+    batch_fig = figure_by_key(at, "b3.batch")
+    x_last, y_last = batch_fig["data"][0]["x"][-1], batch_fig["data"][0]["y"][-1]
+    assert x_last == y_last and x_last.rstrip("\u200b") == "pad"               # named alike on both axes
+    table = next(m.value for m in at.markdown if "(2, 1, 7)" in m.value)
+    assert ("padding mask & causal mask" if lang == "en" else "填充掩码与因果掩码") in table
+    # −∞ readable on a projector: written at 16 px in the 11 × 11 scores
+    closed = figure_by_key(at, "b3.scores")["data"][1]
+    assert closed["textfont"]["size"] >= 16 and "−∞" in closed["text"][0]
+
+    # Peeking: change the character at position p (from 0); before p nothing moves with the mask.
+    assert at.slider(key="b3.changed").min == 1 and at.slider(key="b3.changed").max == 10
+    for p in (1, 10):
         at.slider(key="b3.changed").set_value(p).run()
         assert_ok(at)
         fig = figure_by_key(at, "b3.leak")
         before = trace_array(fig, 0, "y")
-        assert before.shape == (p - 1,) and (before == 0).all()
+        assert before.shape == (p,) and (before == 0).all()
+        assert fig["data"][1]["x"][0].startswith(f"{p}<br>")                 # the changed position is p
         assert float(at.metric[0].value) == 0.0 and float(at.metric[1].value) > 0.01
 
     at.toggle(key="b3.causal").set_value(False).run()
@@ -77,13 +91,16 @@ def test_b3_controls_and_figures(lang):
     assert (before > 0).all()                                        # the earlier outputs saw the change
     short = trace_array(figure_by_key(at, "b3.batch"), 0, "z")
     assert (short[:, 3:] == 0).all() and (short[:, :3] > 0).all()     # padding still hidden, no causal
+    table = next(m.value for m in at.markdown if "(2, 1, 7)" in m.value)
+    assert ("broadcast to (B, N, N)" if lang == "en" else "广播到 (B, N, N)") in table   # not "padding mask" twice
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b3_explorer(lang):
     at = open_lesson(PAGE, lang, OPEN)
-    for layer in (1, 4):
-        for head in (1, 4):
+    assert at.slider(key="b3.ex_layer").min == 0 and at.slider(key="b3.ex_head").max == 3   # from 0
+    for layer in (0, 3):
+        for head in (0, 3):
             at.slider(key="b3.ex_layer").set_value(layer).run()
             at.slider(key="b3.ex_head").set_value(head).run()
             assert_ok(at)
@@ -138,3 +155,13 @@ def test_b3_malformed_url_params():
     at = open_lesson(PAGE, "zh", {**OPEN, "b3.d_k": "0", "b3.seed": "-5", "b3.causal": "maybe", "b3.changed": "x",
                                   "b3.ex_layer": "99", "b3.ex_head": "<b>", "b3.ex_grid": "2", "lang": "zh"})
     _check_single(at, 11, causal=True)
+
+
+def test_b3_the_text_decides_the_picture():
+    """Issue 22: two texts of one length with different characters give different weights."""
+    at = open_lesson(PAGE, "en")
+    first = _z(at, "b3.weights")
+    at.text_input(key="b3.text").set_value("床前明月光，疑是地上霜").run()
+    assert_ok(at)
+    second = _z(at, "b3.weights")
+    assert first.shape == second.shape == (11, 11) and np.abs(first - second).max() > 0.01

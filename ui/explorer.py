@@ -12,7 +12,7 @@ import streamlit as st
 from core.lab.head_analysis import PATTERNS, dominant_pattern, head_scores, model_attention, profile, standout_heads
 from ui.frame import code_panel, device, figure, text_box, tr
 from ui.model import course_model
-from viz.attention import head_grid, heatmap, score_map
+from viz.attention import head_grid, heatmap, score_map, weight_top
 from viz.common import label
 
 NS = "explorer"
@@ -50,9 +50,11 @@ def explorer_controls(ns: str, n_layers: int, n_heads: int) -> tuple[str, int, i
     text = text_box(f"{ns}.ex_text", DEFAULT_PROMPT, LIMIT, tr("explorer.prompt_label"))
     c1, c2, c3 = st.columns([2, 2, 1])
     with c1:
-        layer = st.slider(tr("explorer.layer"), 1, n_layers, n_layers, key=f"{ns}.ex_layer", bind="query-params")
+        # Counted from 0, as the code does (blocks.0 is the first block, head 0 the first head).
+        layer = st.slider(tr("explorer.layer"), 0, n_layers - 1, n_layers - 1, key=f"{ns}.ex_layer",
+                          bind="query-params")
     with c2:
-        head = st.slider(tr("explorer.head"), 1, n_heads, 1, key=f"{ns}.ex_head", bind="query-params")
+        head = st.slider(tr("explorer.head"), 0, n_heads - 1, 0, key=f"{ns}.ex_head", bind="query-params")
     with c3:
         grid = st.toggle(tr("explorer.grid_label", n=n_layers * n_heads), value=False, key=f"{ns}.ex_grid",
                          bind="query-params")
@@ -92,15 +94,17 @@ def explorer(ns: str, open_by_default: bool = True) -> None:
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
     left, right = st.columns([3, 2])
     with left:
-        what = data["dominant"][layer - 1][head - 1]
+        what = data["dominant"][layer][head]
         title = tr("explorer.head_fig", layer=layer, head=head)
         if what:
             title += f" · {_short(what)}"
-        figure(heatmap(weights[layer - 1, head - 1], tokens, tokens, title=title, hover_names=hover),
+        head_weights = weights[layer, head]                                  # (N, N)
+        figure(heatmap(head_weights, tokens, tokens, title=title, hover_names=hover,
+                       zmax=weight_top(head_weights), colorbar_title=tr("common.weight")),
                key=f"{ns}.ex_fig_head")
         st.caption(tr("explorer.read_head", group=n_heads // data["n_kv_heads"]))
     with right:
-        labels = [f"L{i + 1}·H{j + 1}" for i in range(n_layers) for j in range(n_heads)]
+        labels = [f"L{i}·H{j}" for i in range(n_layers) for j in range(n_heads)]
         lift = np.stack([data["lift"][k].ravel() for k in PATTERNS], axis=1)       # (L*H, patterns)
         scores = np.stack([data["scores"][k].ravel() for k in PATTERNS], axis=1)   # (L*H, patterns)
         figure(score_map(lift, scores, labels, [_short(k) for k in PATTERNS], title=tr("explorer.scores_fig"),
@@ -111,14 +115,14 @@ def explorer(ns: str, open_by_default: bool = True) -> None:
     standout = data["standout"]
     if standout:
         st.markdown("\n".join(
-            "- " + tr("explorer.standout", layer=i + 1, head=j + 1, what=tr(PATTERN_KEYS[p][1]),
+            "- " + tr("explorer.standout", layer=i, head=j, what=tr(PATTERN_KEYS[p][1]),
                       score=score, lift=lift)
             for p, i, j, score, lift in standout))
     else:
         st.markdown(tr("explorer.none_standout"))
 
     if grid:
-        titles = [f"L{i + 1}·H{j + 1} {_short(data['dominant'][i][j])}".strip()
+        titles = [f"L{i}·H{j} {_short(data['dominant'][i][j])}".strip()
                   for i in range(n_layers) for j in range(n_heads)]
         figure(head_grid(weights.reshape(n_layers * n_heads, *weights.shape[-2:]), tokens, titles=titles,
                          cols=n_heads, hover_names=hover, height_per_row=240), key=f"{ns}.ex_fig_grid")

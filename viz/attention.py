@@ -29,17 +29,40 @@ def token_axis(n: int) -> dict:
     return {"dtick": 1, "tickfont": {"size": token_font(n)}} if n <= MAX_NAMED else {}
 
 
-def masked_layer(blocked, x, y, text: str | None = None, **axes) -> dict:
+def masked_layer(blocked, x, y, text: str | None = None, text_size: int = 16, **axes) -> dict:
     """A heatmap trace that paints the cells the mask closed (``blocked`` True) in MASKED_COLOUR,
-    over a trace whose scale would draw them like any value (white for 0 or for −∞ left blank)."""
+    over a trace whose scale would draw them like any value (white for 0 or for −∞ left blank).
+    ``text`` ("−∞") is written in each closed cell at ``text_size`` px: readable on a projector."""
     b = np.asarray(blocked, dtype=bool)
     trace = {"type": "heatmap", "z": array(np.where(b, 1.0, np.nan)), "x": x, "y": y, "zmin": 0, "zmax": 1,
              "colorscale": [[0, MASKED_COLOUR], [1, MASKED_COLOUR]], "showscale": False, "xgap": 1, "ygap": 1,
              "hoverinfo": "skip", **axes}
     if text:
         trace.update({"text": np.where(b, text, "").tolist(), "texttemplate": "%{text}",
-                      "textfont": {"color": "white", "size": 11}})
+                      "textfont": {"color": "white", "size": text_size}})
     return trace
+
+
+def weight_top(weights) -> float:
+    """Top of the colour scale of attention weights: the largest weight shown, rounded up to a
+    step of 0.05 (at least 0.05). Typical weights are ~1/N, and on a fixed 0..1 scale a whole
+    map is nearly white at projector distance; the colour bar says where the scale ends.
+
+    Example: weight_top([[0.07, 0.12], [0.5, 0.5]]) -> 0.5; weight_top([[0.5, 0.5]]) -> 0.5
+    """
+    w = array(weights)
+    finite = w[np.isfinite(w)]
+    top = float(finite.max()) if finite.size else 1.0
+    return min(1.0, max(0.05, float(np.ceil(top / 0.05 - 1e-6) * 0.05)))
+
+
+def weights_bar(top: float, title: str | None = None, **place) -> dict:
+    """A colour bar for weights on 0..top, ticks at 0, top/2 and top, titled (e.g. "weight")."""
+    bar = {"tickvals": [0.0, top / 2, top], "ticktext": ["0", f"{top / 2:.3g}", f"{top:.2g}"], "thickness": 12,
+           "tickfont": {"size": 12}, **place}
+    if title:
+        bar["title"] = {"text": title, "side": "top", "font": {"size": 12}}
+    return bar
 
 
 def heatmap(
@@ -52,13 +75,16 @@ def heatmap(
     weights: bool = True,
     height: int = 460,
     masked=None,
+    zmax: float | None = None,
+    colorbar_title: str | None = None,
 ) -> Figure:
     """A (rows, cols) matrix with a token on every row and column.
 
     ``masked`` (rows, cols) bool, True where a mask closed the cell: drawn in MASKED_COLOUR,
     not in the colour of a weight of 0.
 
-    ``weights=True`` fixes the colour scale to 0..1, so two heatmaps of weights can be
+    ``weights=True`` fixes the colour scale to 0..1 (or 0..``zmax``, e.g. ``weight_top(values)``:
+    a sharper picture, the colour bar says where it ends), so two heatmaps of weights can be
     compared by eye; otherwise a diverging scale centred on 0 (scores; -inf drawn blank).
     Above ``viz.common.MAX_CELLS`` the matrix is pooled and the token axes become positions.
     """
@@ -69,7 +95,10 @@ def heatmap(
         x, y, kind = unique_labels(col_tokens), unique_labels(row_tokens), "category"
     else:
         x, y, kind = array(np.arange(z.shape[1]) * factor), array(np.arange(z.shape[0]) * factor), "linear"
-    scale = {"zmin": 0.0, "zmax": 1.0, "colorscale": WEIGHTS_SCALE} if weights else {
+    top = 1.0 if zmax is None else float(zmax)
+    scale = {"zmin": 0.0, "zmax": top, "colorscale": WEIGHTS_SCALE,
+             **({"colorbar": weights_bar(top, colorbar_title)} if zmax is not None or colorbar_title else {})
+             } if weights else {
         "colorscale": DIVERGING_SCALE, "zmid": 0.0}
     trace = {"type": "heatmap", "z": z, "x": x, "y": y, "hovertemplate": hover(*hover_names),
              "xgap": 1, "ygap": 1, **scale}
@@ -98,9 +127,13 @@ def head_grid(
     cols: int = 4,
     hover_names: tuple[str, str, str] = ("query", "key", "weight"),
     height_per_row: int = 260,
+    zmax: float | None = None,
+    colorbar_title: str | None = None,
 ) -> Figure:
     """One small 0..1 heatmap per head, ``weights`` is (H, N, N): one trace per head, all on
-    one pair of axes, each panel shifted by its place in the grid.
+    one pair of axes, each panel shifted by its place in the grid. ``zmax`` (e.g.
+    ``weight_top(weights)``) ends the shared colour scale below 1: every head on the same scale,
+    sharper; the colour bar is labelled with it.
 
     One axis pair instead of H subplots: the browser lays out and redraws a grid of many
     heads several times faster (a slider that changes H rebuilds every panel).
@@ -117,13 +150,15 @@ def head_grid(
     gap = max(1.5, 0.15 * n)                                    # blank space between panels, in cells
     step = n + gap
     query, key, value = hover_names
+    top = 1.0 if zmax is None else float(zmax)
     labels = unique_labels(tokens) if factor == 1 else [str(j * factor) for j in range(n)]
     cells = [[f"{labels[r]} → {labels[c]}" for c in range(n)] for r in range(n)]
     data, notes = [], []
     for i, (z, _) in enumerate(shown):
         r, c = divmod(i, cols)
         data.append({"type": "heatmap", "z": z, "x0": c * step, "dx": 1, "y0": r * step, "dy": 1,
-                     "zmin": 0, "zmax": 1, "colorscale": WEIGHTS_SCALE, "showscale": i == 0,
+                     "zmin": 0, "zmax": top, "colorscale": WEIGHTS_SCALE, "showscale": i == 0,
+                     **({"colorbar": weights_bar(top, colorbar_title)} if i == 0 else {}),
                      "customdata": cells if n <= 32 else None,
                      "hovertemplate": (f"{titles[i]}<br>{query} → {key}: %{{customdata}}<br>{value}: %{{z:.3f}}"
                                        "<extra></extra>") if n <= 32 else hover(*hover_names)})
@@ -161,13 +196,20 @@ def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_titl
 
 
 def lines(x, series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
-          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool | None = None) -> Figure:
-    """Several named lines over the same x; markers by default only on short lines (line_mode)."""
+          y_title: str = "", log_x: bool = False, height: int = 360, markers: bool | None = None,
+          styles: dict[str, dict] | None = None, legend_below: bool = False) -> Figure:
+    """Several named lines over the same x; markers by default only on short lines (line_mode).
+    ``styles`` adds trace properties by series name (a big marker for one point);
+    ``legend_below`` puts the legend under the x axis, where a long title cannot touch it."""
     x = array(x)
     mode = line_mode(len(x)) if markers is None else ("lines+markers" if markers else "lines")
-    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": mode} for name, y in series.items()]
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": mode, **(styles or {}).get(name, {})}
+            for name, y in series.items()]
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log" if log_x else "linear"},
               "yaxis": {"title": {"text": y_title}}}
+    if legend_below:
+        layout["legend"] = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0}
+        layout["margin"] = {"b": 62 + 24 * (-(-len(series) // 2))}
     return make(data, layout, title, height)
 
 
@@ -287,6 +329,219 @@ def score_map(
              "colorbar": {"tickvals": [-2, -1, 0, 1, 2], "ticktext": ["¼×", "½×", "1×", "2×", "4×"]},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>"
                               f"{hover_names[2]}: %{{customdata:.3f}} (%{{text}})<extra></extra>"}
-    layout = {"yaxis": {"autorange": "reversed", "type": "category"},
-              "xaxis": {"side": "top", "type": "category", "tickangle": -30}, "margin": {"t": 130 if title else 80}}
+    # Room for the row labels ("L0·H0") however wide the font draws digits: ~10 px a character.
+    left = 24 + 10 * max((len(r) for r in row_labels), default=4)
+    layout = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 14}},
+              "xaxis": {"side": "top", "type": "category", "tickangle": -30},
+              "margin": {"t": 130 if title else 80, "l": left}}
     return make([trace], layout, title, height)
+
+
+# --- B1 and B2: the computation step by step (issue 22: colour bars, masks, a scale that shows) --
+def _signed_bar(limit: float, title: str | None, **place) -> dict:
+    bar = {"tickvals": [-limit, 0.0, limit], "ticktext": [f"{-limit:.2g}", "0", f"{limit:.2g}"], "thickness": 10,
+           "tickfont": {"size": 11}, **place}
+    if title:
+        bar["title"] = {"text": title, "side": "top", "font": {"size": 11}}
+    return bar
+
+
+def _domain(lo: float, hi: float) -> list[float]:
+    """An axis domain inside [0, 1], rounded (sums of fractions land at -5e-17, which plotly refuses).
+
+    Example: _domain(-5e-17, 0.43) -> [0.0, 0.43]
+    """
+    return [round(min(1.0, max(0.0, lo)), 6), round(min(1.0, max(0.0, hi)), 6)]
+
+
+def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: list[str], cell: tuple[int, int],
+               hover: tuple[str, str, str], title: str | None = None, height: int = 760, masked=None,
+               bar_titles: tuple[str, str, str] = ("value", "score", "weight")) -> Figure:
+    """Q, K (N, d_k), V (N, d_v); scores (N, S), weights (N, S) and output (N, d_v), each on its
+    own axes: two rows of three up to 24 tokens, three rows of two beyond (wider cells). One cell
+    (r, c) is framed: row r of Q, row c of K and V, the cell in scores and weights, and row r of
+    the output that the weights mix. Traces 0-5 are the six panels in that order; ``titles``
+    names them; masked cells come after them.
+
+    Every colour says a number, and a colour bar says which: Q, K, V and the output share one
+    signed scale (the output is a mix of V's rows: paler, never outside V's range), the scores
+    their own, the weights run from 0 to the largest weight shown (``weight_top``), not to 1.
+    ``masked`` (N, S) bool, True where the mask closed a cell: drawn dark in the scores ("−∞" is
+    added there) and in the weights (exactly 0)."""
+    labels = unique_labels(tokens)
+    n = len(labels)
+    r, c = cell
+    panels = [array(p) for p in (q, k, v, scores, weights, output)]
+    closed = None if masked is None else np.asarray(masked, dtype=bool)
+    cols = 3 if n <= 24 else 2
+    rows = -(-6 // cols)
+    gap_x, gap_y = 0.1 if cols == 3 else 0.14, 0.12 if cols == 3 else 0.08
+    width = (1 - gap_x * (cols - 1)) / cols - 0.04 / cols       # room for the last colour bar
+    tall = (1 - gap_y * (rows - 1)) / rows
+    signed = float(max(np.abs(p[np.isfinite(p)]).max(initial=0) for p in (panels[0], panels[1], panels[2],
+                                                                          panels[5]))) or 1.0
+    allowed = np.isfinite(panels[3]) if closed is None else np.isfinite(panels[3]) & ~closed
+    limit = float(np.abs(panels[3][allowed]).max(initial=0)) or 1.0
+    top = weight_top(panels[4])
+    data, layout, shapes, notes, extra = [], {}, [], [], []
+    axis_font = min(12, token_font(n))
+    for i, z in enumerate(panels):
+        z = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+        square = i in (3, 4)
+        row, col = divmod(i, cols)
+        x0 = col * (width + gap_x)
+        y1 = 1 - row * (tall + gap_y)
+        bar_x = x0 + width + 0.008
+        place = {"x": bar_x, "xanchor": "left", "y": y1 - tall / 2, "yanchor": "middle", "len": tall,
+                 "lenmode": "fraction"}
+        if i == 4:
+            scale = {"zmin": 0.0, "zmax": top, "colorscale": WEIGHTS_SCALE, "showscale": True,
+                     "colorbar": weights_bar(top, bar_titles[2], **place)}
+        elif i == 3:
+            scale = {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "showscale": True,
+                     "colorbar": _signed_bar(limit, bar_titles[1], **place)}
+        else:   # one bar for Q, K, V and the output: beside V (the last panel of the values)
+            scale = {"colorscale": DIVERGING_SCALE, "zmin": -signed, "zmax": signed, "showscale": i == 2,
+                     **({"colorbar": _signed_bar(signed, bar_titles[0], **place)} if i == 2 else {})}
+        suffix = "" if i == 0 else str(i + 1)
+        x = labels if square else array(np.arange(z.shape[1]))
+        data.append({"type": "heatmap", "z": z, "x": x, "y": labels, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
+                     "xgap": 1 if square else 0, "ygap": 1,
+                     "hovertemplate": f"{hover[0]}: %{{y}}<br>{hover[1]}: %{{x}}<br>{hover[2]}: %{{z:.3f}}"
+                                      "<extra></extra>", **scale})
+        if square and closed is not None and closed.any():
+            extra.append(masked_layer(closed, labels, labels, text="−∞" if i == 3 and n <= 12 else None,
+                                      text_size=14, xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+        named = token_axis(n) if n <= MAX_NAMED else {}
+        layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}",
+                                    "type": "category" if square else "linear", "showticklabels": square,
+                                    "tickangle": 0, "side": "top", "showgrid": False,
+                                    # beyond 24 tokens the columns are too narrow to name each: plotly picks
+                                    **({**(named if n <= 24 else {}), "tickfont": {"size": axis_font}}
+                                       if square else {})}
+        layout[f"yaxis{suffix}"] = {"domain": _domain(y1 - tall, y1), "anchor": f"x{suffix}", "type": "category",
+                                    "autorange": "reversed", "showticklabels": col == 0 or square,
+                                    **named, "tickfont": {"size": axis_font}}
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                      "yanchor": "bottom", "yshift": (axis_font + 14) if square else 6, "showarrow": False,
+                      "font": {"size": 15}})
+        frame = {"type": "rect", "xref": f"x{suffix}", "yref": f"y{suffix}", "line": {"color": "#d62728", "width": 3},
+                 "fillcolor": "rgba(0,0,0,0)"}
+        span = z.shape[1]
+        if i in (0, 5):          # row r of Q, and the output row the weights of row r mix
+            shapes.append({**frame, "x0": -0.5, "x1": span - 0.5, "y0": r - 0.5, "y1": r + 0.5})
+        elif i in (1, 2):        # row c of K (and of V, which weight (r, c) scales)
+            shapes.append({**frame, "x0": -0.5, "x1": span - 0.5, "y0": c - 0.5, "y1": c + 0.5})
+        else:                    # the cell itself, in scores and in weights
+            shapes.append({**frame, "x0": c - 0.5, "x1": c + 0.5, "y0": r - 0.5, "y1": r + 0.5})
+    if rows == 3:
+        height = max(height, 3 * (90 + (axis_font + 4) * n))
+    layout.update({"shapes": shapes, "annotations": notes, "margin": {"t": 100 if title else 50, "r": 70}})
+    return make(data + extra, layout, title, height)
+
+
+def batch_grid(weights, token_lists: list[list[str]], *, titles: list[str], hover: tuple[str, str, str],
+               title: str | None = None, height: int = 400, bar_title: str | None = None) -> Figure:
+    """The (B, N, N) weights of one batched call, one panel per sequence, each with its own
+    tokens, all on one colour scale from 0 to the largest weight shown (its bar at the right).
+    Trace b is sequence b."""
+    b = len(token_lists)
+    gap = 0.07
+    width = (1 - gap * (b - 1) - 0.04) / b
+    top = weight_top(weights)
+    data, layout, notes = [], {}, []
+    for i, tokens in enumerate(token_lists):
+        labels = unique_labels(tokens)
+        suffix = "" if i == 0 else str(i + 1)
+        x0 = i * (width + gap)
+        last = i == b - 1
+        data.append({"type": "heatmap", "z": array(weights[i]), "x": labels, "y": labels, "xaxis": f"x{suffix}",
+                     "yaxis": f"y{suffix}", "zmin": 0.0, "zmax": top, "colorscale": WEIGHTS_SCALE,
+                     "showscale": last, "xgap": 1, "ygap": 1,
+                     **({"colorbar": weights_bar(top, bar_title, x=x0 + width + 0.01, xanchor="left")} if last else {}),
+                     "hovertemplate": f"{hover[0]}: %{{y}}<br>{hover[1]}: %{{x}}<br>{hover[2]}: %{{z:.3f}}<extra></extra>"})
+        layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}", "type": "category",
+                                    "side": "top", "tickangle": 0, "dtick": 1}
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "type": "category", "autorange": "reversed", "dtick": 1}
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": 1.0, "xref": "paper", "yref": "paper",
+                      "yanchor": "bottom", "yshift": 24, "showarrow": False, "font": {"size": 15}})
+    layout.update({"annotations": notes, "margin": {"t": 110 if title else 60, "r": 60}})
+    return make(data, layout, title, height)
+
+
+def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str], titles: list[str],
+               hover: tuple[str, str, str], height: int = 520) -> Figure:
+    """How one wide matrix becomes H heads. Left: W_q (D, D) cut into H column blocks, one per
+    head. Middle: Q = X·W_q (N, D), the same blocks. Right: the reshape to (H, N, d_head), the
+    blocks stacked as a batch axis, every row named by its token (the head's name beside its
+    block, at the right). Traces 0-2 are the three panels; a black line marks every cut."""
+    h, n, d_head = q_heads.shape
+    d = w_q.shape[0]
+    labels = unique_labels(tokens)
+    stacked = array(q_heads).reshape(h * n, d_head)                       # (H·N, d_head)
+    rows_named = h * n <= 48                                              # else the first block only
+    height = max(height, 120 + 18 * min(h * n, 64))                      # ~18 px a named row: CJK at 10 px
+    panels = [(array(w_q), array(np.arange(d)), array(np.arange(d))), (array(q_flat), array(np.arange(d)), labels),
+              (stacked, array(np.arange(d_head)), array(np.arange(h * n)))]
+    domains = [(0.0, 0.27), (0.36, 0.62), (0.74, 0.92)]
+    data, layout, shapes, notes = [], {}, [], []
+    for i, (z, x, y) in enumerate(panels):
+        n_ax = "" if i == 0 else str(i + 1)
+        data.append({"type": "heatmap", "z": z, "x": x, "y": y, "xaxis": f"x{n_ax}", "yaxis": f"y{n_ax}",
+                     "colorscale": DIVERGING_SCALE, "zmid": 0.0, "showscale": False,
+                     "hovertemplate": f"{hover[0]}: %{{y}}<br>{hover[1]}: %{{x}}<br>{hover[2]}: %{{z:.3f}}<extra></extra>"})
+        layout[f"xaxis{n_ax}"] = {"domain": list(domains[i]), "anchor": f"y{n_ax}", "showgrid": False, "side": "top",
+                                  "tickangle": 0}
+        layout[f"yaxis{n_ax}"] = {"anchor": f"x{n_ax}", "autorange": "reversed", "showgrid": False,
+                                  "type": "category" if i == 1 else "linear", "showticklabels": i != 0,
+                                  "dtick": 1 if i == 1 and n <= 24 else None}
+        if i == 2:                                  # each row its token; each block its head, at the right
+            shown = range(h * n) if rows_named else range(n)
+            layout[f"yaxis{n_ax}"].update({"tickvals": list(shown), "ticktext": [labels[j % n] for j in shown],
+                                           "tickmode": "array", "tickfont": {"size": 10}})
+            notes += [{"text": head_names[j], "x": domains[2][1] + 0.01, "y": j * n + (n - 1) / 2, "xref": "paper",
+                       "yref": "y3", "xanchor": "left", "yanchor": "middle", "showarrow": False,
+                       "font": {"size": 13}} for j in range(h)]
+        notes.append({"text": titles[i], "x": sum(domains[i]) / 2, "y": 1.0, "xref": "paper", "yref": "paper",
+                      "yanchor": "bottom", "yshift": 26, "showarrow": False, "font": {"size": 15}})
+        line = {"type": "line", "xref": f"x{n_ax}", "yref": f"y{n_ax}", "line": {"color": "black", "width": 2}}
+        if i < 2:                                   # column cuts every d_head
+            top, bottom = (-0.5, d - 0.5) if i == 0 else (-0.5, n - 0.5)
+            shapes += [{**line, "x0": j * d_head - 0.5, "x1": j * d_head - 0.5, "y0": top, "y1": bottom}
+                       for j in range(1, h)]
+        else:                                       # head boundaries in the stacked batch axis
+            shapes += [{**line, "x0": -0.5, "x1": d_head - 0.5, "y0": j * n - 0.5, "y1": j * n - 0.5}
+                       for j in range(1, h)]
+    layout.update({"shapes": shapes, "annotations": notes, "margin": {"t": 80, "l": 60, "r": 10}})
+    return make(data, layout, None, height)
+
+
+def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int, *, head_names: list[str],
+                    group_names: tuple[str, str], title: str | None, x_title: str, height: int = 420) -> Figure:
+    """For each matrix, two rows: H heads (one stacked segment of D·d_head per head, each head
+    its own slice of the matrix) and one head (a single D·D block). Same total, split differently.
+    Traces 0..H-1 are the heads, trace H the single head. The legend sits at the right, clear of
+    the axis, its title and the 0 tick."""
+    rows = [f"{m} · {g}" for m in matrices for g in group_names]
+    data = []
+    for j in range(n_heads):
+        values = [per_head if i % 2 == 0 else 0 for i in range(len(rows))]
+        data.append({"type": "bar", "orientation": "h", "y": rows, "x": array(values), "name": head_names[j],
+                     "hovertemplate": f"%{{y}}: {head_names[j]} %{{x:,d}}<extra></extra>",
+                     "marker": {"line": {"color": "white", "width": 1.5}}})
+    data.append({"type": "bar", "orientation": "h", "y": rows, "x": array([0 if i % 2 == 0 else whole
+                                                                          for i in range(len(rows))]),
+                 "name": group_names[1], "marker": {"color": "#7f7f7f"},
+                 "hovertemplate": "%{y}: %{x:,d}<extra></extra>"})
+    widest = max(_label_width(name) for name in [*head_names, group_names[1]])
+    layout = {"barmode": "stack", "xaxis": {"title": {"text": x_title, "standoff": 8}, "rangemode": "tozero"},
+              "yaxis": {"type": "category", "autorange": "reversed"},
+              "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top",
+                         "font": {"size": 13}},
+              "margin": {"r": 40 + 8 * widest, "b": 70}}
+    return make(data, layout, title, height)
+
+
+def _label_width(text: str) -> int:
+    """Half-em units of a label, CJK counted twice. Example: _label_width("头 0") -> 4"""
+    return sum(2 if ord(ch) >= 0x1100 else 1 for ch in text)

@@ -44,7 +44,7 @@ def mask_matrix(
              "zmin": 0, "zmax": 1, "showscale": False, "xgap": 1, "ygap": 1,
              "colorscale": [[0, BLOCKED_COLOUR], [0.5, BLOCKED_COLOUR], [0.5, ALLOWED_COLOUR], [1, ALLOWED_COLOUR]],
              "text": text, "texttemplate": "%{text}" if max(ok.shape) <= 24 else "",
-             "textfont": {"size": 14 if max(ok.shape) <= 8 else 11},
+             "textfont": {"size": 18 if max(ok.shape) <= 8 else 15 if max(ok.shape) <= 12 else 11},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
                               "<extra></extra>"}
     n = max(trace["z"].shape)
@@ -77,8 +77,10 @@ def masked_scores(
              "colorbar": {"thickness": 12}, "text": text, "texttemplate": "%{text}", "textfont": {"size": 12 if write else 10},
              "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>{hover_names[2]}: %{{text}}"
                               "<extra></extra>"}
-    closed = masked_layer(~finite, trace["x"], trace["y"], text=MINUS_INF if max(s.shape) <= 12 else None)
     n = max(s.shape)
+    # "−∞" large enough to read on a projector: 20 px in a cell of a short text, 16 px up to 12 tokens.
+    closed = masked_layer(~finite, trace["x"], trace["y"], text=MINUS_INF if n <= 12 else None,
+                          text_size=20 if n <= 8 else 16)
     return make([trace, closed], _square_layout(n), title, _square_height(height, s.shape[0], n))
 
 
@@ -97,7 +99,7 @@ def batch_panels(
     ``masked`` (B, N, N) bool, True where the mask closed the cell: drawn in the masked colour.
 
     Labels stay upright (a turned Chinese character is hard to read): two panels to a row keep
-    room for them, and the key axis writes the padding token ``pad`` as "pad" to fit its column.
+    room for them, and both axes write the padding token ``pad`` as "pad" (it fits a column).
     """
     w = array(weights)
     b, n = w.shape[0], w.shape[1]
@@ -111,8 +113,8 @@ def batch_panels(
     for i in range(b):
         r, c = divmod(i, cols)
         suffix = "" if i == 0 else str(i + 1)
-        axis = unique_labels(token_rows[i])
         keys = unique_labels(["pad" if t == pad else t for t in token_rows[i]])
+        axis = keys                  # queries and keys named alike: "pad" on both axes
         x0, y1 = c * (width + gap_x), top - r * (tall + gap_y)
         data.append({"type": "heatmap", "z": w[i], "x": keys, "y": axis, "zmin": 0, "zmax": 1,
                      "colorscale": WEIGHTS_SCALE, "showscale": i == 0, "xgap": 1, "ygap": 1,
@@ -145,7 +147,7 @@ def change_bars(
     token in one colour (``names[0]``), the changed token and after it in another."""
     c = array(change)
     # Position over token, on two lines: upright, and narrow enough for a column of its own.
-    x = [f"{i + 1}<br>{t}" for i, t in enumerate(unique_labels(tokens))]
+    x = [f"{i}<br>{t}" for i, t in enumerate(unique_labels(tokens))]   # positions from 0, as in the code
     data = [
         {"type": "bar", "x": x[:position], "y": c[:position], "name": names[0], "marker": {"color": "#d62728"},
          "texttemplate": "%{y:.2f}", "textposition": "outside", "cliponaxis": False,

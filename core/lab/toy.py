@@ -5,34 +5,55 @@ the process-wide random state, so one student's seed never changes another's fig
 
 Dimension legend
     N   tokens in the text
-    V   distinct characters in the text (the toy vocabulary)
     D   model width
     d_k width of queries and keys;  d_v width of values
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass
 
 import torch
 
 from core.parts.attention import AttentionResult, scaled_dot_product_attention
-from core.text.tokenizer import CharTokenizer
 
 
 def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(int(seed))
 
 
+def character_seed(seed: int, char: str) -> int:
+    """A stable 64-bit seed for one character under one lesson seed: a blake2b digest of both
+    (Python's ``hash()`` of a string changes with every process, so it cannot be used).
+
+    Example: character_seed(0, "之") == character_seed(0, "之") != character_seed(0, "水")
+    """
+    digest = hashlib.blake2b(f"{int(seed)}:{ord(char)}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+@functools.lru_cache(maxsize=16384)
+def character_vector(seed: int, char: str, d_model: int) -> torch.Tensor:
+    """The (D,) random vector of one character: N(0, 1) entries from a generator seeded by the
+    character itself, so it is the same in every text, at every position. Cached (read-only)."""
+    return torch.randn(d_model, generator=generator(character_seed(seed, char)))   # (D,)
+
+
 def embed_text(text: str, d_model: int, seed: int, device: str = "cpu") -> tuple[list[str], torch.Tensor]:
-    """Characters of ``text`` and a random (N, D) embedding matrix; the same character
-    gets the same row (a lookup in a seeded (V, D) table), with unit-variance entries.
+    """Characters of ``text`` and a random (N, D) embedding matrix with unit-variance entries.
+
+    Each row depends on the character and the seed only (``character_vector``), not on where
+    the character first appears: 「床前明月光」 and 「君不见，黄」 get different rows, and 之 gets
+    the same row in 「黄河之水」 and in 「之子于归」. A stand-in for a trained embedding table.
 
     Example: embed_text("之水之", 4, 0) -> (["之", "水", "之"], X) with X[0] == X[2]
     """
-    tok = CharTokenizer.from_text(text)
-    ids = torch.tensor(tok.encode(text), dtype=torch.long)                     # (N,)
-    table = torch.randn(len(tok), d_model, generator=generator(seed))          # (V, D)
-    return list(text), table[ids].to(device)                                   # (N, D)
+    chars = list(text)
+    if not chars:
+        return chars, torch.zeros(0, d_model, device=device)                 # (0, D)
+    x = torch.stack([character_vector(int(seed), ch, int(d_model)) for ch in chars])   # (N, D)
+    return chars, x.to(device)
 
 
 def projections(d_model: int, d_k: int, d_v: int, seed: int, device: str = "cpu") -> tuple[torch.Tensor, ...]:
@@ -61,15 +82,20 @@ class AttentionSteps:
     attn: AttentionResult  # scores (N, S), weights (N, S), output (N, d_v)
 
 
-def attention_steps(text: str, d_model: int, d_k: int, seed: int, device: str = "cpu") -> AttentionSteps:
+def attention_steps(text: str, d_model: int, d_k: int, seed: int, device: str = "cpu",
+                    d_v: int | None = None) -> AttentionSteps:
     """Self-attention of a text with seeded random weights, every step kept: X -> Q, K, V ->
-    scores -> weights -> weights·V (B1).
+    scores -> weights -> weights·V (B1). ``d_v`` (default d_k) is the width of the values and
+    so of the output: only queries and keys must share a width.
 
-    Example: attention_steps("之水之", 32, 8, 0).attn.weights has shape (3, 3); rows 0 and 2 are equal.
+    Example: attention_steps("之水之", 32, 8, 0, d_v=4).attn.output has shape (3, 4);
+             its weights have shape (3, 3), rows 0 and 2 equal.
     """
+    d_v = d_k if d_v is None else d_v
     tokens, x = embed_text(text, d_model, seed, device)                    # (N, D)
-    w_q, w_k, w_v = projections(d_model, d_k, d_k, seed, device)
-    q, k, v = x @ w_q, x @ w_k, x @ w_v                                     # (N, d_k) each
+    w_q, w_k, w_v = projections(d_model, d_k, d_v, seed, device)
+    q, k = x @ w_q, x @ w_k                                                 # (N, d_k) each
+    v = x @ w_v                                                             # (N, d_v)
     return AttentionSteps(tokens, q, k, v, scaled_dot_product_attention(q, k, v))
 
 
@@ -82,7 +108,8 @@ def self_attention(text: str, d_model: int, d_k: int, seed: int, device: str = "
     return steps.tokens, steps.attn
 
 
-def batch_attention(texts: list[str], d_model: int, d_k: int, seed: int, device: str = "cpu") -> AttentionResult:
+def batch_attention(texts: list[str], d_model: int, d_k: int, seed: int, device: str = "cpu",
+                    d_v: int | None = None) -> AttentionResult:
     """B texts of one length N stacked into (B, N, D), then ONE call of the attention kernel:
     its matmuls treat the leading axis as a batch. Row b equals attention_steps(texts[b]).
 
@@ -90,7 +117,9 @@ def batch_attention(texts: list[str], d_model: int, d_k: int, seed: int, device:
     """
     if len({len(t) for t in texts}) != 1:
         raise ValueError("texts of one batch must have the same length (lesson B3 pads them)")
+    d_v = d_k if d_v is None else d_v
     x = torch.stack([embed_text(t, d_model, seed, device)[1] for t in texts])   # (B, N, D)
-    w_q, w_k, w_v = projections(d_model, d_k, d_k, seed, device)
-    q, k, v = x @ w_q, x @ w_k, x @ w_v                                     # (B, N, d_k) each
-    return scaled_dot_product_attention(q, k, v)                           # weights (B, N, N)
+    w_q, w_k, w_v = projections(d_model, d_k, d_v, seed, device)
+    q, k = x @ w_q, x @ w_k                                                 # (B, N, d_k) each
+    v = x @ w_v                                                             # (B, N, d_v)
+    return scaled_dot_product_attention(q, k, v)                           # weights (B, N, N), output (B, N, d_v)
