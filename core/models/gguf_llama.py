@@ -277,3 +277,15 @@ def load_real_model(device: str | torch.device = "cpu", folder: Path | None = No
     except Exception as err:  # no gguf package, truncated file, wrong shapes, full disk
         raise RealModelUnavailable(f"{NAME} cannot be loaded ({type(err).__name__}: {err})") from err
     return model.eval(), tokenizer
+
+
+if __name__ == "__main__":   # python -m core.models.gguf_llama: build the cache now (a Docker layer, CI)
+    import sys
+
+    def _say(fraction: float, what: str) -> None:
+        print(f"\r{fraction:6.1%} {what:<40}", end="", file=sys.stderr, flush=True)
+
+    try:
+        print(f"\n{build_cache(progress=_say)}")
+    except RealModelUnavailable as err:
+        sys.exit(str(err))
