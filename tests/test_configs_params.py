@@ -22,6 +22,7 @@ PUBLISHED = {
     "mixtral-8x7b": 46_702_792_704,
     "mixtral-8x22b": 140_630_071_296,   # the config counted by hand (vocab 32768, 56 x 8 experts of 3 x 6144 x 16384); the model card says 141 B
     "gpt2-small": 124_439_808,
+    "smollm2-135m": 134_515_008,       # issue 24: the tied (V, D) matrix counted once
 }
 
 
@@ -61,7 +62,7 @@ def test_docstring_examples():
 
 def test_registry_names_and_facts():
     assert configs.names() == ["llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3-8b", "llama-3-70b",
-                               "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "gpt2-small", "gpt3-175b", "course"]
+                               "smollm2-135m", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "gpt2-small", "gpt3-175b", "course"]
     for name in configs.names():
         assert configs.get(name).name == name
     assert configs.get("llama-2-7b").n_kv_heads == 32                     # plain MHA
@@ -193,3 +194,14 @@ def test_mixtral_8x22b_active():
     c = configs.get("mixtral-8x22b")
     assert count_params(c, active=True) == 39_161_468_928
     assert round(count_params(c) / 1e9) == 141 and round(count_params(c, active=True) / 1e9) == 39
+
+
+def test_smollm2_entry_without_a_cache(tmp_path, monkeypatch):
+    """Before the real model's cache exists the entry still answers, with the same numbers."""
+    monkeypatch.setenv(configs.REAL_CACHE_ENV, str(tmp_path))
+    c = configs.get("smollm2-135m")
+    assert (c.vocab_size, c.d_model, c.n_layers, c.n_heads, c.n_kv_heads, c.ffn_hidden) == (49152, 576, 30, 9, 3, 1536)
+    assert (c.head_dim, c.kv_dim, c.rope_base, c.max_seq_len, c.tied_embeddings) == (64, 192, 100000.0, 8192, True)
+    parts = param_breakdown(c)
+    assert parts["output"] == 0 and parts["embeddings"] == 49152 * 576          # tied: counted once
+    assert count_params(c) == 134_515_008

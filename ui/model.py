@@ -1,12 +1,16 @@
-"""The course model, loaded once per process and device and shared by every student.
+"""The course model and SmolLM2-135M-Instruct, loaded once per process and device and shared
+by every student.
 
 ``st.cache_resource`` hands the same module to every session, so nothing per-request may
 live on it: callers create their own KV cache, trace recorder and random generator.
 """
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
+from core.models import gguf_llama
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui.frame import tr
 
@@ -24,5 +28,78 @@ def course_model(device: str):
     loaded = _load(device)
     if isinstance(loaded, CourseModelUnavailable):
         st.error(tr("common.model_unavailable", reason=str(loaded), command=REBUILD))
+        return None
+    return loaded
+
+
+# --- the real model: SmolLM2-135M-Instruct (issue 24) ---------------------------------------
+# One copy per process, read-only, shared by every session (core/models/gguf_llama.py). Without
+# the package every lesson keeps the course model; where the real one is offered, real_model()
+# shows the one command that installs it.
+
+def real_model_available() -> bool:
+    """True when SmolLM2 can be loaded here (the package installed, or its cache built)."""
+    return gguf_llama.available()
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _load_real(device: str):
+    try:
+        return gguf_llama.load_real_model(device)
+    except gguf_llama.RealModelUnavailable as err:
+        return err
+
+
+_BUILD_LOCK = threading.Lock()
+
+
+def _build_with_progress() -> None:
+    """Build the cache under a progress bar when it is missing (ui/preload.py normally built it
+    before the first session). Outside the cached loader: Streamlit would replay a bar drawn
+    inside it on every later call. One session builds; the others wait for it here."""
+    weights, meta = gguf_llama.cache_files()
+    if weights.is_file() and meta.is_file():
+        return
+    if not _BUILD_LOCK.acquire(blocking=False):          # ui/preload.py's thread is building it
+        with st.spinner(tr("real.building")), _BUILD_LOCK:
+            return
+    try:
+        if weights.is_file() and meta.is_file():
+            return
+        bar = st.progress(0.0, text=tr("real.building"))
+        try:
+            gguf_llama.build_cache(progress=lambda f, _what: bar.progress(min(max(f, 0.0), 1.0),
+                                                                          text=tr("real.building")))
+        except gguf_llama.RealModelUnavailable:
+            pass                                   # the loader fails too and says why
+        finally:
+            bar.empty()
+    finally:
+        _BUILD_LOCK.release()
+
+
+def warm_real(device: str = "cpu") -> None:
+    """Build the cache (once per machine) and load SmolLM2 into this process's cache_resource:
+    ui/preload.py runs it in a thread when the server starts."""
+    with _BUILD_LOCK:
+        weights, meta = gguf_llama.cache_files()
+        if not (weights.is_file() and meta.is_file()):
+            try:
+                gguf_llama.build_cache()
+            except gguf_llama.RealModelUnavailable:
+                return                             # real_model() will say why
+    _load_real(device)
+
+
+def real_model(device: str):
+    """(LlamaDecoder, ByteBPE) of SmolLM2, or None after a note saying how to install it or why
+    it could not be loaded."""
+    if not real_model_available():
+        st.info(tr("real.install", command=gguf_llama.INSTALL))
+        return None
+    _build_with_progress()
+    loaded = _load_real(device)
+    if isinstance(loaded, gguf_llama.RealModelUnavailable):
+        st.error(tr("real.unavailable", reason=str(loaded), command=gguf_llama.INSTALL))
         return None
     return loaded

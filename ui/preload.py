@@ -12,7 +12,9 @@ this module is the first thing app.py does; Python's import lock makes every oth
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import threading
 
 # Optional backends that plotly and narwhals look up in sys.modules; Streamlit's tables need
 # pandas and pyarrow too. Imported whole here, in one thread.
@@ -30,6 +32,7 @@ import core  # noqa: E402
 import ui  # noqa: E402
 import viz  # noqa: E402
 from ui.chart import publish_plotly_js, static_dir  # noqa: E402
+from ui.model import real_model_available, warm_real  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
 from ui.static_gzip import compressed, install  # noqa: E402
 
@@ -65,3 +68,10 @@ tcp_nodelay()
 # plotly.js and Streamlit's scripts gzipped once, not for each student (ui/static_gzip.py).
 if install(static_dir()):
     compressed("/app/static/plotly.min.js", static_dir())
+
+# SmolLM2-135M-Instruct (issue 24), only when its package is installed: the cache built once per
+# machine (~40 s) and the model loaded into ui.model's st.cache_resource (~0.5-2 s), in a thread,
+# so no session waits for it here and the first student who opens it finds it ready.
+# ANATOMY_PRELOAD_REAL=0 switches it off (a process that never shows the real model).
+if real_model_available() and os.environ.get("ANATOMY_PRELOAD_REAL", "1") != "0":
+    threading.Thread(target=warm_real, args=("cpu",), name="preload-smollm2", daemon=True).start()

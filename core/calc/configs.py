@@ -33,12 +33,18 @@ Sources (published config.json files on the Hugging Face Hub, and the papers):
                  d_model 12288, 96 heads of 128, context 2048; the GPT-2 tokenizer (vocab 50257),
                  d_ff = 4 d_model, learned positions, LayerNorm, biases, tied output as GPT-2
                  (sec. 2.1). Its alternating locally banded sparse attention has no field here.
+    smollm2-135m HuggingFaceTB/SmolLM2-135M-Instruct (Allal et al. 2025, "SmolLM2"), the real model
+                 this app runs (core/models/gguf_llama.py): read from the GGUF's metadata, through
+                 the JSON its cache keeps; before the cache exists, the same numbers as the model's
+                 config.json: vocab 49152, 576/30 layers/9 heads, 3 KV heads/1536, rope_theta 100000,
+                 8192 positions, output tied to the embedding. 134,515,008 parameters.
     course       the course model of this app, read from assets/course_model_config.json.
 """
 from __future__ import annotations
 
 import functools
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -131,6 +137,38 @@ _REGISTRY: dict[str, ArchConfig] = {c.name: c for c in (
                ffn="gelu", tied_embeddings=True, bias=True, learned_positions=True),
 )}
 
+# SmolLM2-135M-Instruct: the real model of the course (issue 24). Its entry is read from the GGUF
+# metadata that core/models/gguf_llama.py wrote beside its cache (calc may not import models, so
+# the file is read here as data); these numbers stand in until the cache exists, and a test checks
+# that they are the GGUF's (tests/test_real_model.py).
+SMOLLM2 = "smollm2-135m"
+REAL_CACHE_ENV = "ANATOMY_MODEL_CACHE"                 # the same variable and folder as gguf_llama's
+REAL_CACHE_DEFAULT = Path(__file__).resolve().parents[2] / "assets" / "cache"
+REAL_CONFIG_FILE = "smollm2-135m-instruct.json"
+_SMOLLM2_PLACEHOLDER = dict(vocab_size=49152, d_model=576, n_layers=30, n_heads=9, n_kv_heads=3,
+                            ffn_hidden=1536, max_seq_len=8192, rope_base=100000.0)
+
+
+def smollm2_config() -> ArchConfig:
+    """SmolLM2-135M as an ArchConfig: from the cache's JSON when there is one.
+
+    Example: count_params(smollm2_config()) -> 134_515_008 (core.calc.params)
+    """
+    folder = Path(os.environ.get(REAL_CACHE_ENV) or REAL_CACHE_DEFAULT)
+    return _smollm2_from_file(folder / REAL_CONFIG_FILE)
+
+
+@functools.lru_cache(maxsize=4)
+def _smollm2_from_file(path: Path) -> ArchConfig:
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))["config"]
+        fields = {k: type(v)(meta[k]) for k, v in _SMOLLM2_PLACEHOLDER.items()}
+        tied = bool(meta["tied_embeddings"])
+    except (OSError, ValueError, KeyError, TypeError):
+        fields, tied = dict(_SMOLLM2_PLACEHOLDER), True
+    return ArchConfig(SMOLLM2, "SmolLM2 135M", tied_embeddings=tied, **fields)
+
+
 # GPT-3 175B (E2: the LoRA paper's counts, 4.7 M and 37.7 M trainable parameters, are for it).
 _REGISTRY["gpt3-175b"] = ArchConfig(
     "gpt3-175b", "GPT-3 175B", vocab_size=50257, d_model=12288, n_layers=96, n_heads=96, n_kv_heads=96,
@@ -169,11 +207,13 @@ def from_model_config(m) -> ArchConfig:
 
 
 def names() -> list[str]:
-    """Every registered name, the course model last.
+    """Every registered name, SmolLM2 after the Llama-3 models, the course model last.
 
     Example: names()[:2] -> ["llama-2-7b", "llama-2-13b"]
     """
-    return [*_REGISTRY, COURSE]
+    published = list(_REGISTRY)
+    at = published.index("llama-3-70b") + 1
+    return [*published[:at], SMOLLM2, *published[at:], COURSE]
 
 
 def get(name: str) -> ArchConfig:
@@ -183,6 +223,8 @@ def get(name: str) -> ArchConfig:
     """
     if name == COURSE:
         return course_config()
+    if name == SMOLLM2:
+        return smollm2_config()
     try:
         return _REGISTRY[name]
     except KeyError:

@@ -1,4 +1,5 @@
-"""The course model: a small LLaMA-style decoder (Touvron et al. 2023).
+"""A LLaMA-style decoder (Touvron et al. 2023): one class for the course model and for
+SmolLM2-135M-Instruct (core/models/gguf_llama.py), which differ only in their config and weights.
 
 Dimension legend
     B       batch
@@ -13,7 +14,8 @@ Dimension legend
 
 Differences from the original Transformer (C2): pre-normalisation with RMSNorm, RoPE on
 q and k instead of added position vectors, grouped-query attention, SwiGLU feed-forward,
-no biases, an output projection separate from the embedding.
+no biases. The output projection is its own matrix in the course model and LLaMA; tied to
+the embedding (the same tensor, counted once) in SmolLM2, as in GPT-2.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ class ModelConfig:
     max_seq_len: int = 256       # longest context accepted; training windows are 128, RoPE scores depend only on distance
     rope_base: float = 10000.0   # RoPE base of theta_i = base^(-2i/d_head), the value of RoFormer and LLaMA
     norm_eps: float = 1e-5       # keeps RMSNorm finite for an all-zero vector
+    tied_embeddings: bool = False  # output projection is the embedding matrix itself (SmolLM2), not its own (course model)
 
     def __post_init__(self) -> None:
         MHAConfig(self.d_model, self.n_heads, self.n_kv_heads)  # raises on bad head counts
@@ -122,7 +125,7 @@ class Block(nn.Module):
         return x
 
 
-class CourseModel(nn.Module):
+class LlamaDecoder(nn.Module):
     """ids (B, N) -> next-token logits (B, N, V). Holds weights only; caches and traces are passed in."""
 
     def __init__(self, config: ModelConfig):
@@ -132,7 +135,8 @@ class CourseModel(nn.Module):
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
         self.final_norm = RMSNorm(config.d_model, config.norm_eps)
         self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
-
+        if config.tied_embeddings:
+            self.output.weight = self.embed.weight       # one (V, D) tensor read twice
     def new_cache(self) -> KVCache:
         """An empty cache for one generation; the caller keeps it, the model does not."""
         return KVCache(self.config.n_layers)
@@ -161,6 +165,10 @@ class CourseModel(nn.Module):
         return logits
 
 
+# TODO(rename): the lessons still import CourseModel; after merging, replace it with LlamaDecoder.
+CourseModel = LlamaDecoder
+
+
 class CourseModelUnavailable(RuntimeError):
     """The shipped course model is missing or damaged; the message says how to rebuild it."""
 
@@ -183,7 +191,7 @@ def load_course_tokenizer(assets: Path | str | None = None) -> CharTokenizer:
 
 
 def load_course_model(device: str | torch.device = "cpu", assets: Path | str | None = None
-                      ) -> tuple[CourseModel, CharTokenizer]:
+                      ) -> tuple[LlamaDecoder, CharTokenizer]:
     """The trained course model (eval mode, float32) and its tokenizer, from assets/.
 
     Weights are read with safetensors: plain tensors, no pickled objects can run code.
@@ -203,7 +211,7 @@ def load_course_model(device: str | torch.device = "cpu", assets: Path | str | N
         state = load_file(str(weights_path))
         if len(tokenizer) != config.vocab_size:
             raise ValueError(f"vocabulary has {len(tokenizer)} entries, config says {config.vocab_size}")
-        model = CourseModel(config)
+        model = LlamaDecoder(config)
         model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
     except CourseModelUnavailable:
         raise

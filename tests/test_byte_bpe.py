@@ -1,0 +1,105 @@
+"""Our byte-level BPE: the GPT-2 byte map, the smollm pre-tokenizer, merges in rank order, special
+tokens, the ChatML template, and decode(encode(s)) == s for any Unicode."""
+import random
+
+import pytest
+
+from core.text.byte_bpe import DEFAULT_SYSTEM, ByteBPE, bpe, byte_to_char, char_to_byte, pre_tokenize
+from tests.real_util import real
+
+
+def test_byte_map_is_gpt2s():
+    table = byte_to_char()
+    assert len(set(table.values())) == 256
+    assert table[ord("a")] == "a" and table[32] == "Ġ" and table[10] == "Ċ" and table[0] == "Ā"
+    assert all(c.isprintable() and not c.isspace() for c in table.values())
+    assert all(char_to_byte()[c] == b for b, c in table.items())
+
+
+def test_pre_tokenize_smollm():
+    assert pre_tokenize("Hi  you 2024!") == ["Hi", " ", " you", " ", "2", "0", "2", "4", "!"]
+    assert pre_tokenize("a  1") == ["a", "  ", "1"]            # digits split first: the spaces stay together
+    assert pre_tokenize("a  1", "gpt2") == ["a", " ", " 1"]
+    assert pre_tokenize("it's") == ["it", "'s"]
+    assert pre_tokenize("x\n\n  y") == ["x", "\n\n ", " y"]
+    assert pre_tokenize("中文，很好") == ["中文", "，", "很好"]
+    assert "".join(pre_tokenize("٣ ½ Ⅻ x²")) == "٣ ½ Ⅻ x²"         # every \p{N} is a piece, nothing lost
+    with pytest.raises(ValueError):
+        pre_tokenize("x", "llama3")
+
+
+def test_bpe_applies_merges_by_rank_not_by_position():
+    assert bpe(["a", "b", "c"], {("b", "c"): 0, ("a", "bc"): 1}) == ["abc"]
+    assert bpe(["a", "b", "c"], {("a", "b"): 1, ("b", "c"): 0}) == ["a", "bc"]      # rank 0 first
+    assert bpe(["a", "a", "a", "a"], {("a", "a"): 0}) == ["aa", "aa"]
+    assert bpe(["x"], {}) == ["x"]
+
+
+def _toy() -> ByteBPE:
+    chars = list(byte_to_char().values())
+    tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *chars, "he", "hel", "Ġhe"]
+    return ByteBPE(tokens, ["h e", "he l", "Ġ he"], ["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+                   bos_id=1, eos_id=2)
+
+
+def test_toy_vocabulary():
+    tok = _toy()
+    ids = tok.encode("<|im_start|>hello he<|im_end|>")
+    assert ids[0] == 1 and ids[-1] == 2
+    assert tok.tokens(ids) == ["<|im_start|>", "hel", "l", "o", " he", "<|im_end|>"]
+    assert tok.decode(ids) == "<|im_start|>hello he<|im_end|>"
+    assert tok.encode("x", bos=True, eos=True) == [1, tok.ids["x"], 2]
+    assert tok.merge(1).joined == "hel" and tok.merge(1).rank == 1
+    assert tok.is_known("😀") and len(tok) == 3 + 256 + 3
+
+
+def _random_text(rng: random.Random, n: int) -> str:
+    pools = ["abc XYZ", " \n\t\r", "0123456789", "中文字词元", "😀🎉👩‍💻", "éüßñ", "<|>_'",
+             "\u0000\u001f\u007f\u200b\ufeff", "٣½Ⅻ²"]
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.15:
+            out.append(chr(rng.randrange(0x20, 0x2FFFF)))                # any plane-0..2 code point
+        else:
+            out.append(rng.choice(rng.choice(pools)))
+    return "".join(c for c in out if not 0xD800 <= ord(c) <= 0xDFFF)      # no lone surrogates in str->UTF-8
+
+
+def test_round_trip_toy():
+    tok, rng = _toy(), random.Random(0)
+    for _ in range(200):
+        s = _random_text(rng, rng.randrange(0, 40))
+        assert tok.decode(tok.encode(s)) == s
+
+
+def test_round_trip_smollm2():
+    _, tok = real()
+    rng = random.Random(24)
+    for _ in range(300):
+        s = _random_text(rng, rng.randrange(0, 60))
+        ids = tok.encode(s)
+        assert all(0 <= i < len(tok) for i in ids)
+        assert tok.decode(ids) == s
+
+
+def test_smollm2_known_ids():
+    _, tok = real()
+    assert tok.encode("Hello world") == [19556, 905]
+    assert tok.tokens([19556, 905]) == ["Hello", " world"]
+    assert tok.encode("Hello world 2024") == [19556, 905, 216, 34, 32, 34, 36]
+    assert tok.encode("<|im_start|>user\nhi<|im_end|>") == [1, 4093, 198, 6004, 2]
+    assert len(tok.encode("中")) == 1 and len("中".encode()) == 3                  # 3 bytes, 1 token here
+    assert (tok.bos_id, tok.eos_id) == (1, 2) and tok.pre == "smollm"
+    assert {"<|im_start|>", "<|im_end|>", "<|endoftext|>"} <= set(tok.special)
+    assert tok.merge(0).left == "Ġ" and tok.merge(0).right == "t"
+    assert len(tok.merges) == 48_900 and len(tok) == 49_152
+
+
+def test_chat_template():
+    _, tok = real()
+    text = tok.chat([{"role": "user", "content": "hi"}])
+    assert text == (f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n"
+                    "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+    assert tok.chat([{"role": "system", "content": "S"}], add_generation_prompt=False) == \
+        "<|im_start|>system\nS<|im_end|>\n"
+    assert DEFAULT_SYSTEM in tok.chat_template                          # the template the GGUF carries
