@@ -3,13 +3,24 @@ import math
 
 import streamlit as st
 
-import ui.frame
 from core.lab import toy
 from core.lab.attention_lab import cell_arithmetic, course_attention_steps
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from core.parts.masks import causal_mask
 from ui.explorer import explorer
-from ui.frame import beside_code, device, figure, fragment, header, ranged_slider, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    choice,
+    device,
+    figure,
+    fragment,
+    header,
+    ranged_slider,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from ui.model import course_model
 from viz.attention import batch_grid, heatmap, histogram, lines, steps_grid, weight_top
 
@@ -24,17 +35,6 @@ PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores
           f"{NS}.panel_output"]
 
 header(NS)
-
-
-def choice(label: str, options: list[str], key: str, labels: list[str]) -> str:
-    """A URL-bound choice with language-neutral values and translated labels."""
-    if hasattr(ui.frame, "choice"):
-        return ui.frame.choice(label, options, key, labels)
-    # TODO(frame.choice): until ui.frame.choice lands, the translated labels on an unbound control
-    # (a bound one would write the translated label to the URL).
-    names = dict(zip(options, labels, strict=True))
-    return st.segmented_control(label, options, default=options[0], key=key, required=True,
-                                format_func=names.__getitem__) or options[0]
 
 
 def text_controls() -> tuple[str, int, st.delta_generator.DeltaGenerator]:
@@ -112,7 +112,8 @@ def source_controls(n: int):
     c1, c2, c3, c4 = st.columns([2, 1, 1, 2])
     with c1:
         source = choice(tr(f"{NS}.source_label"), SOURCES, f"{NS}.source",
-                        [tr(f"{NS}.source_random"), tr(f"{NS}.source_course")])
+                        {"random": tr(f"{NS}.source_random"), "course": tr(f"{NS}.source_course")},
+                        widget="segmented")
     layer = head = 0
     if source == "course" and course_model(dev) is not None:
         cfg = course_model(dev)[0].config

@@ -34,7 +34,7 @@ from core.models.model import (  # noqa: E402
     LOSS_FILE,
     VOCAB_FILE,
     WEIGHTS_FILE,
-    CourseModel,
+    LlamaDecoder,
     ModelConfig,
     sha256_file,
 )
@@ -52,7 +52,7 @@ def encode_corpus(text: str, tok: CharTokenizer) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long)
 
 
-def init_weights(model: CourseModel, n_layers: int, gen: torch.Generator) -> None:
+def init_weights(model: LlamaDecoder, n_layers: int, gen: torch.Generator) -> None:
     """Small normal init (std 0.02, GPT-2/LLaMA style); the projections that write into
     the residual stream (w_o, w2) are scaled down by sqrt(2 * layers) so the stream's
     variance does not grow with depth."""
@@ -71,7 +71,7 @@ def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
-def greedy(model: CourseModel, tok: CharTokenizer, prompt: str, n: int) -> str:
+def greedy(model: LlamaDecoder, tok: CharTokenizer, prompt: str, n: int) -> str:
     from core.models.generate import generate
     return generate(model, tok, prompt, max_new_tokens=n, temperature=0.0)
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> dict:
         vocab_size=len(tok), d_model=args.d_model, n_layers=args.n_layers, n_heads=args.n_heads,
         n_kv_heads=args.n_kv_heads, ffn_hidden=args.ffn_hidden, max_seq_len=max(seq_len, args.max_seq_len),
     )
-    model = CourseModel(config)
+    model = LlamaDecoder(config)
     init_weights(model, config.n_layers, gen)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"corpus {len(text)} chars, {len(data)} tokens, vocab {len(tok)}; "

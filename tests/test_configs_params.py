@@ -9,7 +9,7 @@ from torch import nn
 from core.calc import configs
 from core.calc.configs import ArchConfig
 from core.calc.params import PARTS, attention_params, count_params, expert_params, linear_params, param_breakdown
-from core.models.model import CourseModel, ModelConfig, load_course_model
+from core.models.model import LlamaDecoder, ModelConfig, load_course_model
 
 # Published totals (model cards / safetensors index files) and the Mixtral paper's active count.
 PUBLISHED = {
@@ -108,7 +108,7 @@ def test_course_count_equals_numel_of_built_model():
     assert count_params(configs.get("course")) == sum(p.numel() for p in model.parameters())
     # and for a built course model of another shape, without loading weights
     m = ModelConfig(vocab_size=97, d_model=48, n_layers=3, n_heads=6, n_kv_heads=3, ffn_hidden=80)
-    assert count_params(configs.from_model_config(m)) == sum(p.numel() for p in CourseModel(m).parameters())
+    assert count_params(configs.from_model_config(m)) == sum(p.numel() for p in LlamaDecoder(m).parameters())
 
 
 class _RefBlock(nn.Module):

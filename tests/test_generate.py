@@ -3,24 +3,24 @@ import pytest
 import torch
 
 from core.models.generate import Generation, at_temperature, generate, prepare_prompt, sampling_probs
-from core.models.model import CourseModel, ModelConfig
+from core.models.model import LlamaDecoder, ModelConfig
 from core.text.tokenizer import CharTokenizer
 
 TOK = CharTokenizer("abcdefghij")
 
 
-def model(max_seq_len: int = 16, seed: int = 0) -> CourseModel:
+def model(max_seq_len: int = 16, seed: int = 0) -> LlamaDecoder:
     torch.manual_seed(seed)
     c = ModelConfig(vocab_size=len(TOK), d_model=32, n_layers=2, n_heads=4, n_kv_heads=2,
                     ffn_hidden=48, max_seq_len=max_seq_len)
-    m = CourseModel(c).eval()
+    m = LlamaDecoder(c).eval()
     with torch.no_grad():
         m.output.weight.mul_(20)            # confident random logits ...
         m.output.weight[:4] = 0.0           # ... and specials at logit 0, so it (almost) never stops early
     return m
 
 
-class AlwaysEOS(CourseModel):
+class AlwaysEOS(LlamaDecoder):
     def forward(self, ids, cache=None, trace=None):
         logits = super().forward(ids, cache=cache, trace=trace)
         logits[..., TOK.eos_id] += 1000.0

@@ -15,7 +15,7 @@ from core.calc.flops import (
 )
 from core.calc.params import count_params
 from core.models.generate import Generation
-from core.models.model import CourseModel, ModelConfig
+from core.models.model import LlamaDecoder, ModelConfig
 from core.parts.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
 from core.parts.trace import Trace
 from core.text.tokenizer import CharTokenizer
@@ -102,11 +102,11 @@ def test_decode_variants_move_right():
 TOK = CharTokenizer("君不见黄河之水天上来奔流到海复回")
 
 
-def _model(seed: int = 0) -> CourseModel:
+def _model(seed: int = 0) -> LlamaDecoder:
     torch.manual_seed(seed)
     c = ModelConfig(vocab_size=len(TOK), d_model=32, n_layers=3, n_heads=4, n_kv_heads=2, ffn_hidden=48,
                     max_seq_len=32)
-    m = CourseModel(c).eval()
+    m = LlamaDecoder(c).eval()
     with torch.no_grad():
         m.output.weight[: 4] = -100.0           # never stop early at EOS
     return m

@@ -9,8 +9,8 @@ from core.models.model import (
     CONFIG_FILE,
     REBUILD,
     WEIGHTS_FILE,
-    CourseModel,
     CourseModelUnavailable,
+    LlamaDecoder,
     ModelConfig,
     causal_mask_after,
     load_course_model,
@@ -19,11 +19,11 @@ from core.parts.kv_cache import KVCache
 from core.parts.trace import Trace, is_known_name
 
 
-def small(n_kv_heads: int, seed: int = 0) -> CourseModel:
+def small(n_kv_heads: int, seed: int = 0) -> LlamaDecoder:
     torch.manual_seed(seed)
     c = ModelConfig(vocab_size=50, d_model=32, n_layers=2, n_heads=4, n_kv_heads=n_kv_heads,
                     ffn_hidden=48, max_seq_len=32)
-    return CourseModel(c).eval()
+    return LlamaDecoder(c).eval()
 
 
 def test_config_invariants():

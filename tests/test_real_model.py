@@ -10,16 +10,12 @@ from core.calc import configs
 from core.calc.params import count_params, numel
 from core.models import gguf_llama
 from core.models.generate import Generation, generate
-from core.models.model import CourseModel, LlamaDecoder, ModelConfig
+from core.models.model import LlamaDecoder, ModelConfig
 from tests.real_util import need_package, real
 
 PROMPTS = ["The capital of France is Paris. The capital of Italy is",
            "def fibonacci(n):\n    ",
            "Once upon a time, in a small village,"]
-
-
-def test_course_model_is_the_same_class():
-    assert CourseModel is LlamaDecoder
 
 
 def test_tied_decoder_shares_one_matrix():

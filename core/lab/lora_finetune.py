@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from core.models.lora import Adapted, add_lora, load_adapter_state
-from core.models.model import CourseModel
+from core.models.model import LlamaDecoder
 from core.parts.lora import LoRALinear
 from core.text.tokenizer import CharTokenizer
 
@@ -120,7 +120,7 @@ class Finetune:
     losses: list[float] = field(default_factory=list)   # training loss of every step
 
 
-def finetune(model: CourseModel, data: torch.Tensor, config: FinetuneConfig,
+def finetune(model: LlamaDecoder, data: torch.Tensor, config: FinetuneConfig,
              on_step: Callable[[int, float], None] | None = None) -> Finetune:
     """Train adapters on ``data`` (token ids); the base model is read, never written.
 
@@ -172,7 +172,7 @@ def train_steps(module: torch.nn.Module, params: list[torch.Tensor], data: torch
 FULL_LR = 1e-3
 
 
-def full_finetune(model: CourseModel, data: torch.Tensor, config: FinetuneConfig,
+def full_finetune(model: LlamaDecoder, data: torch.Tensor, config: FinetuneConfig,
                   lr: float = FULL_LR) -> tuple[torch.nn.Module, list[float]]:
     """Every weight of a copy of the course model trained on ``data``: the same steps,
     batches, schedule and optimiser as ``finetune``, only the learning rate differs. The
@@ -186,14 +186,14 @@ def full_finetune(model: CourseModel, data: torch.Tensor, config: FinetuneConfig
     return full, losses
 
 
-def from_state(model: CourseModel, config: FinetuneConfig, state: dict[str, torch.Tensor]) -> Adapted:
+def from_state(model: LlamaDecoder, config: FinetuneConfig, state: dict[str, torch.Tensor]) -> Adapted:
     """Adapters saved by a fine-tune, put back on a fresh view of the shared model."""
     adapted = add_lora(model, config.targets, config.r, config.alpha, seed=config.seed)
     load_adapter_state(adapted, state)
     return adapted
 
 
-def load_shipped(model: CourseModel, assets: Path | None = None) -> tuple[Adapted, dict]:
+def load_shipped(model: LlamaDecoder, assets: Path | None = None) -> tuple[Adapted, dict]:
     """The precomputed default fine-tune (assets/lora_song100.*) and its metadata."""
     from safetensors.torch import load_file
 
@@ -267,7 +267,7 @@ def measured_optimizer_bytes(model: torch.nn.Module, ids: torch.Tensor) -> dict[
     return {"gradients": grads, "adam": adam, "total": grads + adam}
 
 
-def memory_report(model: CourseModel, targets: tuple[str, ...], r: int, alpha: float,
+def memory_report(model: LlamaDecoder, targets: tuple[str, ...], r: int, alpha: float,
                   ids: torch.Tensor) -> dict[str, dict[str, int]]:
     """Optimiser memory (gradients + Adam) of LoRA against a full fine-tune of the same model,
     computed from the counts and measured on throwaway copies (the shared model is only read)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from core.models.model import CourseModel
+from core.models.model import LlamaDecoder
 from core.parts.lora import LoRALinear
 
 # Where each projection lives inside a block, by its paper name.
@@ -27,26 +27,26 @@ TARGETS: dict[str, tuple[str, str]] = {
 
 @dataclass
 class Adapted:
-    model: CourseModel                 # frozen view of the shared weights, adapters in place
+    model: LlamaDecoder                 # frozen view of the shared weights, adapters in place
     adapters: dict[str, LoRALinear]    # "blocks.0.attn.w_q" -> its LoRA layer
     trainable: int                     # parameters that learn: A and B of every adapter
     frozen: int                        # the base model's parameters, all of them
 
 
-def frozen_view(model: CourseModel) -> CourseModel:
-    """A CourseModel reading the same weight memory as ``model``, with every weight detached.
+def frozen_view(model: LlamaDecoder) -> LlamaDecoder:
+    """A LlamaDecoder reading the same weight memory as ``model``, with every weight detached.
 
     Built on the meta device first: no random init (which would draw from torch's global
     generator) and no second copy of the weights.
     """
     with torch.device("meta"):
-        view = CourseModel(model.config)
+        view = LlamaDecoder(model.config)
     view.load_state_dict({k: v.detach() for k, v in model.state_dict().items()}, assign=True)
     view.requires_grad_(False)   # the view's own Parameter objects; the shared ones are untouched
     return view.eval()
 
 
-def add_lora(model: CourseModel, targets: tuple[str, ...] | list[str],
+def add_lora(model: LlamaDecoder, targets: tuple[str, ...] | list[str],
              r: int, alpha: float, seed: int = 0) -> Adapted:
     """The course model with a rank-r adapter on each chosen
     projection of every block; ``model`` itself is only read.

@@ -165,10 +165,6 @@ class LlamaDecoder(nn.Module):
         return logits
 
 
-# TODO(rename): the lessons still import CourseModel; after merging, replace it with LlamaDecoder.
-CourseModel = LlamaDecoder
-
-
 class CourseModelUnavailable(RuntimeError):
     """The shipped course model is missing or damaged; the message says how to rebuild it."""
 
