@@ -48,13 +48,16 @@ def reach_controls(n: int) -> tuple[str, int, int]:
     name = st.segmented_control(tr(f"{NS}.pattern"), PATTERNS, default="window", key=f"{NS}.pat",
                                 bind="query-params") or "window"
     c2, c3 = st.columns(2)
-    # The query's range follows N: a value past the end (a smaller N) is clamped. A widget whose
-    # state the script sets must not also get a default value (Streamlit warns), hence the two ways.
+    # The query's range follows N. A slider's bounds are part of its identity: a new N makes a
+    # new widget, which still inherits the old value under its key, unchecked (64 -> 48 -> 32
+    # raised StreamlitValueAboveMaxError). A value beyond the new range is dropped instead, so
+    # the new widget is seeded from the URL, whose stale value it refuses too, and starts at its
+    # default, the last query N - 1: the clamp. The default is passed on every run (given once,
+    # then left out, it became 0 and the query was written to the URL).
     key = f"{NS}.query"
     if st.session_state.get(key, 0) > n - 1:
-        st.session_state[key] = n - 1
-    default = {} if key in st.session_state else {"value": min(n - 1, 40)}
-    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, key=key, bind="query-params", **default)
+        del st.session_state[key]
+    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, n - 1, key=key, bind="query-params")
     layers = c3.slider(tr(f"{NS}.layers"), 1, 32, 6, key=f"{NS}.layers", bind="query-params")
     return name, query, layers
 
