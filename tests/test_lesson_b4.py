@@ -40,7 +40,7 @@ def _trained(at, text, layer, model, head=None):
     z = trace_array(big, 0, "z")
     np.testing.assert_allclose(z, panels[0 if head is None else head + 1], atol=1e-6)
     labels = big["data"][0]["x"]
-    assert len(labels) == len(text) + 1 and labels[-1].startswith("&lt;eos&gt;")   # escaped, lifted a line
+    assert len(labels) == len(text) + 1 and labels[-1].startswith("&lt;eos&gt;")   # escaped: plotly reads <b> as markup
     assert labels[0] == (text[0] if text[0] != " " else "␣")
     rows = big["data"][0]["y"]
     assert rows[0] == "&lt;bos&gt;" and len(rows) == n

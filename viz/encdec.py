@@ -177,23 +177,6 @@ def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[
     return make(data, layout, None, height)
 
 
-def _staggered(labels: list[str]) -> list[str]:
-    """Column names for a top axis of one-character columns: each name longer than two
-    characters ("<eos>", "<pad>") is lifted one or two lines above its neighbours, alternately,
-    so that it does not run into them (labels already escaped by ``unique_labels``).
-
-    Example: _staggered(["&lt;pad&gt;", "&lt;bos&gt;", "0"]) -> ["&lt;pad&gt;<br> ", "&lt;bos&gt;<br> <br> ", "0"]
-    """
-    out, k = [], 0
-    for label in labels:
-        plain = label.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").replace("\u200b", "")
-        if len(plain) > 2:
-            k += 1
-            label += "<br> " * (1 + (k + 1) % 2)
-        out.append(label)
-    return out
-
-
 def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_title: str,
                forced=None, names: tuple[str, str] = ("", ""), height: int = 300) -> Figure:
     """The softmax over the output vocabulary at one decoding step; the chosen character in orange.
@@ -223,7 +206,7 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
     z = array(probs)
     n, v = z.shape
     tok, ch, val = hover_names
-    data = [{"type": "heatmap", "z": z, "x": _staggered(unique_labels(vocab)), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+    data = [{"type": "heatmap", "z": z, "x": unique_labels(vocab), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{tok}: %{{y}}<br>{ch}: %{{x}}<br>{val}: %{{z:.4f}}<extra></extra>"}]
     frame = {"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": v - 0.5, "y0": step - 0.5,
@@ -253,7 +236,7 @@ def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tup
     the target characters down the left, the source characters along the top."""
     z = array(weights)
     q, k, val = hover_names
-    data = [{"type": "heatmap", "z": z, "x": _staggered(unique_labels(cols)), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+    data = [{"type": "heatmap", "z": z, "x": unique_labels(cols), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{q}: %{{y}}<br>{k}: %{{x}}<br>{val}: %{{z:.3f}}<extra></extra>"}]
     layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 13}},
