@@ -5,14 +5,26 @@ import streamlit as st
 from core.lab.attention_lab import word_tokens
 from core.lab.date_lab import random_cross_attention
 from core.models.encdec import cross_attend, cross_kv
+from core.text.clean import clean_text
 from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
-from ui.frame import code_panel, device, figure, fragment, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import code_panel, device, figure, fragment, header, lang, plain, shapes_table, text_box, tr, try_this
+
+try:
+    from ui.frame import choice
+except ImportError:  # TODO(frame.choice): the frame's helper is not merged yet
+    from ui.choice_fallback import choice
 from viz.attention import rect_grid
 from viz.encdec import alignment_map, head_strip, score_grid
 
 NS = "b4"
-DEFAULT_DATE = "Monday, 30 November 2026"
+# The example buttons: English (the year moves to the front: a crossing alignment) beside
+# Chinese (year, month, day in order: a straight one). The default follows the page's language.
+EXAMPLES = {"en": [STYLE_EXAMPLES[k] for k in ("en_weekday", "en_short", "en_us")],
+            "zh": [STYLE_EXAMPLES[k] for k in ("zh_digits", "zh_numerals", "zh_month_first")]}
+DEFAULT_DATE = EXAMPLES["zh" if lang() == "zh" else "en"][0]
+DATE_KEY = f"{NS}.date"
+AVERAGE = "avg"              # the head choice that averages the heads: not a number (head 0 is one)
 MAX_DATE = 31                 # the model has 32 positions: the text and its <eos>
 DEFAULT_TARGET = "The water of the Yellow River comes from the sky"
 DEFAULT_SOURCE = "黄河之水天上来"
@@ -25,17 +37,45 @@ dev = device()
 loaded = date_model(dev)
 
 
+def use_example(text: str) -> None:
+    # A button's callback runs before the script: the box is then made with this value.
+    st.session_state[DATE_KEY] = text
+
+
+def example_buttons() -> None:
+    """Every example date is one click away: English on the left, Chinese on the right."""
+    heads = {"en": tr(f"{NS}.examples_en"), "zh": tr(f"{NS}.examples_zh")}
+    for col, language in zip(st.columns(2), ("en", "zh"), strict=True):
+        with col:
+            st.caption(heads[language])
+            for i, example in enumerate(EXAMPLES[language]):
+                st.button(example, key=f"{NS}.ex_{language}{i}", on_click=use_example, args=(example,))
+
+
+def date_box() -> str:
+    """``text_box`` without a default argument: a box given a default and also set by a button
+    makes Streamlit warn, so the default is put into the session's state once, before it."""
+    st.session_state.setdefault(DATE_KEY, DEFAULT_DATE)
+    cleaned = clean_text(st.text_input(tr(f"{NS}.date_label"), key=DATE_KEY, bind="query-params"), MAX_DATE)
+    if cleaned.empty:
+        st.info(tr("common.empty_input"))
+        return DEFAULT_DATE
+    if cleaned.truncated:
+        st.warning(tr("common.truncated", limit=MAX_DATE, n=cleaned.original_len))
+    return cleaned.text
+
+
 def date_controls(n_layers: int, n_heads: int):
     c1, c2, c3 = st.columns([2, 1, 1])
     with c1:
-        text = text_box(f"{NS}.date", DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
+        text = date_box()
     with c2:
         layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer",
                           bind="query-params", help=tr(f"{NS}.layer_help"))
     with c3:
-        head = st.slider(tr(f"{NS}.head_label"), 0, n_heads, 0, key=f"{NS}.head",
-                         bind="query-params", help=tr(f"{NS}.head_help"))
-    return (DEFAULT_DATE if text.empty else text.text), int(layer), int(head)
+        heads = [AVERAGE] + [str(i) for i in range(n_heads)]
+        head = choice(tr(f"{NS}.head_label"), heads, f"{NS}.head", [tr(f"{NS}.average_short")] + heads[1:])
+    return text, int(layer), None if head == AVERAGE else int(head)
 
 
 def text_controls():
@@ -69,7 +109,7 @@ def trained_view(text: str, dev: str) -> dict:
     scores = None
     if parsed is not None and len(r["output"]) == 10:
         scores = alignment_scores(torch.from_numpy(weights), parsed).numpy()                       # (L, H)
-    return {"source": r["source"], "written": r["written"], "output": r["output"], "weights": weights,
+    return {"source": r["source"], "fed": r["fed"], "written": r["written"], "output": r["output"], "weights": weights,
             "scores": scores, "iso": None if parsed is None else parsed.iso}
 
 
@@ -96,7 +136,7 @@ def quoted(chars: list[str]) -> str:
 # The page's fixed parts are laid out once; the fragments below refill only their slots.
 st.subheader(tr(f"{NS}.trained_title"))
 st.markdown(tr(f"{NS}.trained_text"))
-st.markdown(" · ".join(f"`{example}`" for example in STYLE_EXAMPLES.values()))
+example_buttons()
 slot = {"date_controls": st.container(), "verdict": st.container(), "trained": st.container()}
 align_left, align_right = st.columns([1, 1])
 slot["align"], slot["best"] = align_left.container(), align_right.container()
@@ -135,15 +175,19 @@ def trained_body():
     w = view["weights"][layer]                                                    # (H, N, S)
     h, n, s = w.shape
     panels = np.concatenate([w.mean(0, keepdims=True), w])                       # (1 + H, N, S)
-    names = [tr(f"{NS}.average")] + [tr(f"{NS}.head_name", i=i + 1) for i in range(h)]
-    cols = view["source"][:-1] + ["↲"]                                           # ↲: the source's <eos>
+    names = [tr(f"{NS}.average")] + [tr(f"{NS}.head_name", i=i) for i in range(h)]
+    shown = 0 if head is None else head + 1                                      # panel 0: the average
+    # Rows as in C1: the character the decoder has read (<bos>, then what it wrote), the
+    # source's end mark as <eos>.
     with slot["trained"]:
-        st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, name=names[head], n=n, s=s)}**")
-        figure(alignment_map(panels[head], view["written"], cols,
+        st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, name=names[shown], n=n, s=s)}**")
+        figure(alignment_map(panels[shown], view["fed"], view["source"],
                              hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
                              height=max(320, 26 * n + 70)), key=f"{NS}.trained")
         st.caption(tr(f"{NS}.trained_caption"))
-        figure(head_strip(panels, names, height=max(150, 9 * n + 50)), key=f"{NS}.strip")
+        st.markdown(f"**{tr(f'{NS}.strip_fig', layer=layer)}**")
+        figure(head_strip(panels, names, height=max(170, 9 * n + 70)), key=f"{NS}.strip")
+        st.caption(tr(f"{NS}.strip_caption", n=n, s=s))
     scores = view["scores"]
     if scores is None:
         with slot["align"]:
@@ -153,13 +197,13 @@ def trained_body():
     with slot["align"]:
         st.markdown(f"**{tr(f'{NS}.align_fig')}**")
         figure(score_grid(scores, row_names=[tr(f"{NS}.layer_name", i=i) for i in range(scores.shape[0])],
-                          col_names=[str(j + 1) for j in range(scores.shape[1])], title=tr(f"{NS}.heads_axis"),
+                          col_names=[str(j) for j in range(scores.shape[1])], title=tr(f"{NS}.heads_axis"),
                           hover_names=(tr(f"{NS}.layer_label"), tr(f"{NS}.heads_axis"), tr(f"{NS}.on_field"))),
                key=f"{NS}.align")
     with slot["best"]:
-        st.markdown(tr(f"{NS}.best_head", layer=int(best[0]), head=int(best[1]) + 1,
+        st.markdown(tr(f"{NS}.best_head", layer=int(best[0]), head=int(best[1]),
                        score=100 * float(scores[best]), here=100 * float(scores[layer].max()),
-                       this_layer=layer, this_head=int(scores[layer].argmax()) + 1))
+                       this_layer=layer, this_head=int(scores[layer].argmax())))
 
 
 @fragment
@@ -175,7 +219,7 @@ def untrained_body():
             st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
         st.markdown(f"**{tr(f'{NS}.matrix_title', n_t=n_t, n_s=n_s)}**")
     with slot["matrix"]:
-        figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i + 1) for i in range(h)],
+        figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i) for i in range(h)],
                          cols=2, hover_names=(tr(f"{NS}.query_target"), tr(f"{NS}.key_source"), tr("common.weight")),
                          height_per_row=max(320, 26 * n_t + 90)),
                key=f"{NS}.cross")

@@ -20,12 +20,20 @@ from core.parts.sparse import (
     window,
 )
 from ui.frame import beside_code, figure, fragment, header, send_now, shapes_table, tr, tr_items, try_this
+
+try:
+    from ui.frame import choice
+except ImportError:  # TODO(frame.choice): the frame's helper is not merged yet
+    from ui.choice_fallback import choice
 from viz.sparse import band_weights, density_bars, loglog, mask_gallery, receptive_map
 
 NS = "b5"
 SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
-# The live run stops at 4,096 by default: a few seconds on a shared classroom server.
-LARGEST = 4096
+# The live run stops at 8,192 by default: a few seconds on a shared classroom server, and far
+# enough past the small sizes, where fixed per-call costs hide the slopes (w = 32: 3w = 96 keys a
+# chunk, so at N = 256 the banded kernel is barely cheaper than dense attention).
+LARGEST = 8192
+MEASURE_W = 32
 MEASURED = ("dense", "fused", "banded", "gather")
 
 header(NS)
@@ -45,18 +53,27 @@ def pattern_controls() -> PatternConfig:
 
 def reach_controls(n: int) -> tuple[str, int, int]:
     # The eight patterns on a row of their own: beside two sliders they are cut off at 1024 px.
-    name = st.segmented_control(tr(f"{NS}.pattern"), PATTERNS, default="window", key=f"{NS}.pat",
-                                bind="query-params") or "window"
+    name = choice(tr(f"{NS}.pattern"), PATTERNS, f"{NS}.pat", tr_items(f"{NS}.names"))
     c2, c3 = st.columns(2)
-    # The query's range follows N: a value past the end (a smaller N) is clamped. A widget whose
-    # state the script sets must not also get a default value (Streamlit warns), hence the two ways.
+    # The query's range follows N. A slider's bounds are part of its identity: a new N makes a
+    # new widget, which still inherits the old value under its key, unchecked (64 -> 48 -> 32
+    # raised StreamlitValueAboveMaxError). A value beyond the new range is dropped instead, so
+    # the new widget is seeded from the URL, whose stale value it refuses too, and starts at its
+    # default, the last query N - 1: the clamp. The default is passed on every run (given once,
+    # then left out, it became 0 and the query was written to the URL).
     key = f"{NS}.query"
     if st.session_state.get(key, 0) > n - 1:
-        st.session_state[key] = n - 1
-    default = {} if key in st.session_state else {"value": min(n - 1, 40)}
-    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, key=key, bind="query-params", **default)
+        del st.session_state[key]
+    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, n - 1, key=key, bind="query-params")
     layers = c3.slider(tr(f"{NS}.layers"), 1, 32, 6, key=f"{NS}.layers", bind="query-params")
     return name, query, layers
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def source_token(cfg: PatternConfig) -> int:
+    """The token whose reach the table counts: the first one that is not global (a global token
+    reaches every query in one layer, which would make Longformer look like one hop)."""
+    return min(cfg.n_global, cfg.n - 1)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -64,7 +81,7 @@ def patterns_demo(cfg: PatternConfig) -> dict:
     table = gallery(cfg)
     for row in table.values():
         mask = row["mask"]
-        row["first_to_last"] = layers_to_reach(mask, cfg.n - 1, 0)
+        row["first_to_last"] = layers_to_reach(mask, cfg.n - 1, source_token(cfg))
         row["all"] = layers_to_connect_all(mask)
         row["mask"] = mask.numpy()
     return table
@@ -72,9 +89,9 @@ def patterns_demo(cfg: PatternConfig) -> dict:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def reach_demo(cfg: PatternConfig, name: str, query: int, layers: int) -> tuple:
-    """The receptive field of ``query`` (L, N) and the layers token 0 needs to reach it."""
+    """The receptive field of ``query`` (L, N) and the layers the table's source token needs."""
     mask = pattern_mask(name, cfg)
-    return receptive_field(mask, query, layers).numpy(), layers_to_reach(mask, query, 0)
+    return receptive_field(mask, query, layers).numpy(), layers_to_reach(mask, query, source_token(cfg))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -126,7 +143,7 @@ def pattern_sections():
         figure(mask_gallery([demo[p]["mask"] for p in PATTERNS], titles, hover=tr(f"{NS}.kept")),
                key=f"{NS}.gallery")
         st.caption(tr(f"{NS}.gallery_caption", n=cfg.n, w=cfg.w, dil=cfg.dilation, g=cfg.n_global,
-                      r=cfg.n_random, c=max(1, cfg.w // 8)))
+                      r=cfg.n_random, c=max(1, cfg.w // 8), keys=2 * cfg.w + 1))
     with slot["table"]:
         # The bars, then the table under them at full width (side by side, its five columns
         # squeeze into one character per line at 1024 px in Chinese).
@@ -135,10 +152,10 @@ def pattern_sections():
             figure(density_bars([names[p] for p in PATTERNS], [demo[p]["density"] for p in PATTERNS],
                                 title=tr(f"{NS}.density_fig", n=cfg.n), x_title=tr(f"{NS}.density_axis")),
                    key=f"{NS}.density")
-        right.caption(tr(f"{NS}.table_caption", n=cfg.n))
+        right.caption(tr(f"{NS}.table_caption", n=cfg.n, src=source_token(cfg)))
         never = tr(f"{NS}.never")
-        head = "| " + " | ".join(tr_items(f"{NS}.table_head"))
-        rows = [f"| {names[p]} | {demo[p]['pairs']:,} | {demo[p]['dense_flops'] / demo[p]['flops']:.1f}× | "
+        head = "| " + " | ".join(tr_items(f"{NS}.table_head")).replace("{src}", str(source_token(cfg)))
+        rows = [f"| {names[p]} | {demo[p]['pairs']:,} | 1/{demo[p]['dense_flops'] / demo[p]['flops']:.1f} | "
                 f"{demo[p]['first_to_last'] or never} | {demo[p]['all']} |" for p in PATTERNS]
         st.markdown(head + " |\n|---|--:|--:|--:|--:|\n" + "\n".join(rows))
     with slot["reach_controls"]:
@@ -149,11 +166,14 @@ def pattern_sections():
                              x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.layer_axis"),
                              hover=(tr(f"{NS}.position"), tr(f"{NS}.layer_axis"))), key=f"{NS}.reach")
         seen = int(reach[-1].sum())
-        st.caption(tr(f"{NS}.reach_caption", i=query, L=layers, seen=seen, n=cfg.n,
-                      first=first if first is not None else tr(f"{NS}.never"), all=demo[name]["all"]))
+        src = source_token(cfg)
+        first_text = (tr(f"{NS}.reach_first", src=src, first=first) if first is not None
+                      else tr(f"{NS}.reach_never", src=src))
+        st.caption(tr(f"{NS}.reach_caption", i=query, L=layers, seen=seen, n=cfg.n, all=demo[name]["all"])
+                   + " " + first_text)
     with slot["kernel"]:
         k = kernels_demo(cfg.n, cfg.w, cfg.seed)
-        figure(band_weights(k["band_weights"], title=tr(f"{NS}.band_fig", c=k["chunks"], w=cfg.w, L=k["keys"]),
+        figure(band_weights(k["band_weights"], title=tr(f"{NS}.band_fig", c=k["chunks"], b=cfg.w, L=k["keys"]),
                             x_title=tr(f"{NS}.slot"), y_title=tr("common.query"),
                             hover=(tr("common.query"), tr(f"{NS}.slot"), tr("common.weight"))),
                key=f"{NS}.band")
@@ -178,7 +198,7 @@ def measure_controls() -> tuple[int, int, bool, bool]:
     c1, c2 = st.columns(2)
     largest = c1.select_slider(tr(f"{NS}.largest"), SIZES[2:], value=LARGEST, key=f"{NS}.largest",
                                bind="query-params", help=tr(f"{NS}.largest_help"))
-    w = c2.select_slider(tr(f"{NS}.measure_w"), [32, 64, 128, 256], value=128, key=f"{NS}.mw",
+    w = c2.select_slider(tr(f"{NS}.measure_w"), [16, 32, 64, 128, 256], value=MEASURE_W, key=f"{NS}.mw",
                          bind="query-params")
     c3, c4 = st.columns(2)
     flex = c3.toggle("flex_attention", False, key=f"{NS}.flex", bind="query-params",
@@ -227,8 +247,8 @@ def measure_section():
             figure(loglog(sizes, values, title=title, y_title=unit), key=f"{NS}.{name}")
         tables.append(results_table(sizes, values, unit))
     # Full width, one under the other: side by side, five columns each do not fit at 1024 px.
-    for text in tables:
-        st.markdown(text)
+    for title, text in zip((tr(f"{NS}.time_table"), tr(f"{NS}.memory_table")), tables, strict=True):
+        st.markdown(f"**{title}**\n\n{text}")
     measure_notes(sizes, table, kernels)
     for kern, error in result.get("failed", {}).items():
         st.warning(tr(f"{NS}.failed", kernel=labels[kern], error=error))
@@ -253,7 +273,7 @@ def measure_notes(sizes: list[int], table: dict, kernels: tuple) -> None:
     skipped = [n for n in sizes if table[("dense", n)] is None]
     if skipped:
         st.warning(tr(f"{NS}.skipped", sizes=", ".join(f"{n:,}" for n in skipped)))
-    st.caption(tr(f"{NS}.measure_caption", threads=torch.get_num_threads()))
+    st.caption(tr(f"{NS}.measure_caption"))
     firsts = [table[("flex", n)]["first_ms"] for n in sizes if "flex" in kernels and table[("flex", n)]]
     if firsts:
         st.caption(tr(f"{NS}.flex_caption", s=max(firsts) / 1000))

@@ -2,17 +2,36 @@
 import streamlit as st
 import torch
 
-from core.lab.date_lab import max_difference, norm_stats, relu_off, softmax_rows, standardise
+from core.lab.date_lab import (
+    max_difference,
+    norm_stats,
+    relu_off,
+    right_answer,
+    softmax_rows,
+    standardise,
+    teacher_forced,
+)
 from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
 from core.text.dates import parse, unknown_characters
-from ui.date_model import date_model, reading
-from ui.frame import code_panel, device, figure, fragment, header, lang, plain, text_box, tr, try_this
+from ui.chart import chart
+from ui.date_model import date_model, forced, reading
+from ui.frame import _plotly_words, code_panel, device, figure, fragment, header, lang, plain, text_box, tr, try_this
+
+try:
+    from ui.frame import choice
+except ImportError:  # TODO(frame.choice): the frame's helper is not merged yet
+    from ui.choice_fallback import choice
 from viz.block import tensor_heatmap
 from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers
 from viz.encdec import norm_stats as norm_chart
 
 NS = "c1"
-DEFAULT_DATE = "30 Nov 2026"
+# Out of style on purpose: capital letters the model never saw in training. It hesitates (81 %
+# at the month's second digit) and gets the month wrong, so the decoding figures show real
+# distributions and teacher forcing on the right answer differs from the model's own steps.
+DEFAULT_DATE = "MONDAY, 30 NOVEMBER 2026"
+DEFAULT_PART, DEFAULT_NORM = "decoder.cross_attn", "encoder.layers.0.self_attn_norm"
+FEEDS = ["answer", "own"]      # what teacher forcing feeds the decoder (language-neutral: the URL)
 MAX_DATE = 31                  # the model has 32 positions: the text and its <eos>
 # Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
 PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
@@ -31,14 +50,29 @@ def example_controls():
     return DEFAULT_DATE if text.empty else text.text
 
 
+def clicked_sublayer() -> None:
+    """The diagram's click (before the rerun): the box's dotted name sets the layer and the
+    sub-layer controls, as if they had been moved ("decoder.layers.1.cross_attn")."""
+    value = st.session_state.get(f"{NS}.diagram")
+    name = value.get("select") if hasattr(value, "get") else None
+    parts = name.split(".") if isinstance(name, str) else []
+    if len(parts) == 4 and parts[1] == "layers" and parts[2].isdigit() and f"{parts[0]}.{parts[3]}" in PARTS:
+        st.session_state[f"{NS}.layer"] = int(parts[2])
+        st.session_state[f"{NS}.part"] = f"{parts[0]}.{parts[3]}"
+
+
 def sublayer_controls(n_layers: int):
+    # Set by a click on the diagram too: the defaults go into the session's state once, not as
+    # arguments (a widget given a default and also set through st.session_state makes Streamlit warn).
+    st.session_state.setdefault(f"{NS}.layer", 0)
+    st.session_state.setdefault(f"{NS}.part", DEFAULT_PART)
     c1, c2 = st.columns([1, 2])
     with c1:
-        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
+        layer = st.slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, key=f"{NS}.layer", bind="query-params")
     with c2:
-        part = st.selectbox(tr(f"{NS}.part_label"), PARTS, index=PARTS.index("decoder.cross_attn"),
-                            key=f"{NS}.part", bind="query-params", help=tr(f"{NS}.part_help"))
-    stack, sub = (part or "decoder.cross_attn").split(".")
+        part = st.selectbox(tr(f"{NS}.part_label"), PARTS, key=f"{NS}.part", bind="query-params",
+                            help=tr(f"{NS}.part_help"))
+    stack, sub = (part or DEFAULT_PART).split(".")
     return stack, int(layer), sub
 
 
@@ -89,19 +123,31 @@ def ffn_view(text: str, name: str, dev: str) -> dict:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def decoding_view(text: str, dev: str) -> dict:
-    """Step-by-step decoding (greedy, with the cache) against one teacher-forced pass."""
+def decoding_view(text: str, feed: str, dev: str) -> dict:
+    """Step-by-step decoding (greedy, with the cache) against one teacher-forced pass, fed the
+    model's own output or (``feed == "answer"``) the right answer."""
     r = reading(text, dev)
-    forced = softmax_rows(torch.from_numpy(r["tensors"]["logits"]))              # (N, V)
-    stepped = torch.from_numpy(r["probs"][: forced.shape[0]])                     # (N, V)
-    return {"forced": forced.numpy(), "stepped": stepped.numpy(), "fed": r["fed"], "written": r["written"],
-            "vocab": r["vocab"], "ids": r["ids"], "diff": max_difference(forced, stepped)}
+    answer = right_answer(text) if feed == "answer" else None
+    if answer is None:
+        probs = softmax_rows(torch.from_numpy(r["tensors"]["logits"]))          # (N, V)
+        fed = r["fed"]
+    else:
+        probs = torch.from_numpy(forced(text, answer, dev))                     # (N, V)
+        fed = ["<bos>", *answer]
+    n = min(probs.shape[0], len(r["fed"]))
+    stepped = torch.from_numpy(r["probs"][:n])                                   # (n, V)
+    # The first position whose fed prefix is not the model's own: from there the two differ.
+    own = r["fed"][1:] + [None]
+    first = next((t for t in range(1, len(fed)) if t < len(own) and fed[t] != r["fed"][t]), None)
+    return {"forced": probs.numpy(), "stepped": stepped.numpy(), "fed": fed, "answer": answer,
+            "vocab": r["vocab"], "ids": r["ids"], "output": r["output"], "first": first,
+            "diff": max_difference(probs[:n], stepped)}
 
 
-def num(x: float) -> str:
-    """Three decimals, without the "-0.000" of a tiny negative rounding error."""
-    text = f"{float(x):.3f}"
-    return "0.000" if text == "-0.000" else text
+def num(x: float, digits: int = 3) -> str:
+    """``digits`` decimals, without the "-0.000" of a tiny negative rounding error."""
+    text = f"{float(x):.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def shape(a) -> str:
@@ -115,8 +161,9 @@ st.markdown(tr(f"{NS}.stacks_text"))
 left, right = st.columns([1, 1])
 slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
 slot["detail"] = st.container()
-# Fixed, not refilled by the fragment: both layers' code names every sub-layer in order.
-code_panel(EncoderLayer.forward, DecoderLayer.forward, cross_attend, height=520)
+# Fixed, not refilled by the fragment: both layers' code names every sub-layer in order, shown
+# in full (in a 520 px box the decoder's code was cut off below the encoder's).
+code_panel(EncoderLayer.forward, DecoderLayer.forward, cross_attend, height=None)
 # Code panels run the full width under their figures: beside a figure, at 1024 px, they
 # would scroll sideways. The functions shown are wrapped to 66 characters.
 st.subheader(tr(f"{NS}.norm_title"))
@@ -131,21 +178,33 @@ code_panel(FeedForward, relu_off, height=None)
 
 st.subheader(tr(f"{NS}.decode_title"))
 st.markdown(tr(f"{NS}.decode_text"))
-slot["step_controls"] = st.container()
+slot["feed_controls"], slot["step_controls"] = st.container(), st.container()
 slot["decode"], slot["forcing"] = st.container(), st.container()
 slot["forcing_caption"] = st.container()
-code_panel(greedy, height=None)
+code_panel(greedy, teacher_forced, height=None)
 
 
 def example_section() -> str:
-    """The example, for every section below: a new text reruns the whole page."""
+    """The example, for every section below, and what the model writes for it: a new text
+    reruns the whole page."""
     with slot["example"]:
         text = example_controls()
         unknown = unknown_characters(text)
+        answer = right_answer(text)
         if unknown:
             st.warning(tr(f"{NS}.unknown", chars=" ".join(f"「{plain(c)}」" for c in unknown)))
-        elif parse(text) is None:
+        if answer is None:
             st.warning(tr(f"{NS}.not_a_date"))
+        elif parse(text) is None:
+            st.info(tr(f"{NS}.out_of_style"))
+        output = reading(text, dev)["output"]
+        wrote = f"`{output}`" if output else tr(f"{NS}.nothing")
+        if answer is None:
+            st.markdown(tr(f"{NS}.attempt", output=wrote))
+        elif output == answer:
+            st.success(tr(f"{NS}.right", output=wrote))
+        else:
+            st.error(tr(f"{NS}.wrong", output=wrote, iso=answer))
     return text
 
 
@@ -159,7 +218,13 @@ def sublayer_sections(text: str):
     labels = {k: tr(f"{BOX}.{k}") for k in DIAGRAM_LABELS}
     labels.update(cross_attn_norm=labels["self_attn_norm"], ffn_norm=labels["self_attn_norm"])
     with slot["diagram"]:
-        figure(stacks_diagram(name, n_layers, labels), key=f"{NS}.diagram")
+        # ui.chart directly: ui.frame.figure has no click (on_select) to pass on yet.
+        chart(stacks_diagram(name, n_layers, labels), f"{NS}.diagram", tr("common.chart_failed"),
+              export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"),
+                      "file": f"{NS}.diagram", "locale": lang(),
+                      "words": _plotly_words(lang()) if lang() != "en" else None},
+              on_select=clicked_sublayer)
+        st.caption(tr(f"{NS}.diagram_caption"))
     v = sublayer_view(text, stack, layer, sub, dev)
     rows = v["rows"]
     with slot["io"]:
@@ -192,17 +257,17 @@ def norm_section(text: str):
     names = [f"{stack}.layers.{i}.{p}" for stack in ("encoder", "decoder") for i in range(n_layers)
              for p in sublayers(stack) if p.endswith("norm")]
     with slot["norm_controls"]:
-        name = pick(f"{NS}.norm", tr(f"{NS}.norm_label"), names, "decoder.layers.0.cross_attn_norm")
+        name = pick(f"{NS}.norm", tr(f"{NS}.norm_label"), names, DEFAULT_NORM)
     v = norm_view(text, name, dev)
     s, rows = v["stats"], v["rows"]
     with slot["norm"]:
         figure(norm_chart(rows, s, names=(tr(f"{NS}.before"), tr(f"{NS}.standard"), tr(f"{NS}.after")),
                           titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm_fig")
         st.caption(tr(f"{NS}.norm_caption", name=name,
-                      m0=float(s["mean_before"].min()), m1=float(s["mean_before"].max()),
-                      v0=float(s["var_before"].min()), v1=float(s["var_before"].max()),
-                      a0=float(s["mean_after"].min()), a1=float(s["mean_after"].max()),
-                      b0=float(s["var_after"].min()), b1=float(s["var_after"].max())))
+                      m0=num(s["mean_before"].min(), 2), m1=num(s["mean_before"].max(), 2),
+                      v0=num(s["var_before"].min(), 2), v1=num(s["var_before"].max(), 2),
+                      a0=num(s["mean_after"].min(), 2), a1=num(s["mean_after"].max(), 2),
+                      b0=num(s["var_after"].min(), 2), b1=num(s["var_after"].max(), 2)))
         head = f"| {tr(f'{NS}.token')} | {tr(f'{NS}.mean')} ↦ | {tr(f'{NS}.variance')} ↦ |\n|---|---|---|\n"
         st.markdown(head + "\n".join(
             f"| {plain(tok) if tok.strip() else '␣'} | {num(s['mean_before'][i])} → {num(s['mean_standard'][i])} "
@@ -219,7 +284,8 @@ def ffn_section(text: str):
     v = ffn_view(text, name, dev)
     hidden, rows = v["hidden"], v["rows"]
     with slot["ffn"]:
-        figure(tensor_heatmap(hidden, rows, title=tr(f"{NS}.ffn_fig", name=f"{name}.hidden", f=hidden.shape[1]),
+        st.markdown(f"**`{name}.hidden`** · {tr(f'{NS}.ffn_fig', f=hidden.shape[1])}")
+        figure(tensor_heatmap(hidden, rows, title=None,
                               hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
                               height=max(300, 22 * len(rows) + 120)), key=f"{NS}.ffn_fig")
         st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=loaded[0].config.d_model, off=100 * v["off_all"],
@@ -228,26 +294,39 @@ def ffn_section(text: str):
 
 @fragment
 def decoding_section(text: str):
-    """Reruns alone when the decoding step moves."""
-    d = decoding_view(text, dev)
-    n = len(d["fed"])
+    """Reruns alone when the decoding step or what teacher forcing feeds moves."""
+    with slot["feed_controls"]:
+        feed = choice(tr(f"{NS}.feed_label"), FEEDS, f"{NS}.feed", [tr(f"{NS}.feed_answer"), tr(f"{NS}.feed_own")])
+    d = decoding_view(text, feed, dev)
+    steps = len(d["stepped"])
     with slot["step_controls"]:
-        step = min(step_controls(n), n - 1)
+        step = min(step_controls(steps), steps - 1)
     chosen = d["ids"][step]
+    own_fed = reading(text, dev)["fed"]
     with slot["decode"]:
-        so_far = "".join(d["fed"][1: step + 1])
+        so_far = "".join(own_fed[1: step + 1])
         st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
                        p=100 * float(d["stepped"][step][chosen])))
         st.markdown(f"**{tr(f'{NS}.step_fig', step=step)}**")
-        figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=None,
-                          y_title=tr(f"{NS}.probability"), height=max(320, 24 * n + 130)), key=f"{NS}.probs")
+        figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=None, y_title=tr(f"{NS}.probability"),
+                          forced=d["forced"][step] if step < len(d["forced"]) else None,
+                          names=(tr(f"{NS}.stepped_name"), tr(f"{NS}.forced_name")),
+                          height=max(320, 24 * steps + 130)), key=f"{NS}.probs")
+    n = len(d["fed"])
     with slot["forcing"]:
         st.markdown(f"**{tr(f'{NS}.forcing_fig', n=n)}**")
-        figure(forcing_grid(d["forced"], d["fed"], d["vocab"], step, title=None,
+        figure(forcing_grid(d["forced"], d["fed"], d["vocab"], min(step, n - 1), title=None,
                             hover_names=(tr(f"{NS}.read"), tr(f"{NS}.next"), tr(f"{NS}.probability")),
                             height=max(320, 24 * n + 130)), key=f"{NS}.forcing")
     with slot["forcing_caption"]:
-        st.caption(tr(f"{NS}.forcing_caption", diff=d["diff"]))
+        if d["answer"] is None:
+            st.caption(tr(f"{NS}.forcing_caption", diff=d["diff"]))
+        elif d["first"] is None:
+            st.caption(tr(f"{NS}.forcing_same", answer=d["answer"], diff=d["diff"]))
+        else:
+            t = d["first"]
+            st.caption(tr(f"{NS}.forcing_answer", answer=d["answer"], output=d["output"], t=t,
+                          fed=d["fed"][t], own=own_fed[t] if t < len(own_fed) else "<eos>", diff=d["diff"]))
 
 
 if loaded:

@@ -19,9 +19,10 @@ def model():
     return load_date_model("cpu")
 
 
-def _trained(at, text, layer, model, head=0):
-    """The large map (the chosen head, 0 = their average) and the strip of the average and every
-    head: each (11 written, len(text) + 1 read), rows summing to 1, equal to a run outside the app."""
+def _trained(at, text, layer, model, head=None):
+    """The large map (head ``head`` from 0, None = their average) and the strip of the average and
+    every head: each (11 steps, len(text) + 1 read), rows summing to 1, equal to a run outside the
+    app. Rows are named by the character read (<bos> first), the source ends with <eos> (as C1)."""
     m, src_tok, tgt_tok = model
     r = read_date(m, text, src_tok, tgt_tok)
     h, n = m.config.n_heads, len(r.target)
@@ -33,49 +34,73 @@ def _trained(at, text, layer, model, head=0):
     np.testing.assert_allclose(panels.sum(-1), 1, atol=1e-5)
     np.testing.assert_allclose(panels[1:], want, atol=1e-5)
     np.testing.assert_allclose(panels[0], want.mean(0), atol=1e-5)
+    titles = [a["text"] for a in strip["layout"]["annotations"]]          # every panel labelled
+    assert len(titles) == h + 1 and all(titles) and titles[1].endswith("0") is (at.query_params["lang"] == "en")
     big = figure_by_key(at, "b4.trained")
     z = trace_array(big, 0, "z")
-    np.testing.assert_allclose(z, panels[head], atol=1e-6)
+    np.testing.assert_allclose(z, panels[0 if head is None else head + 1], atol=1e-6)
     labels = big["data"][0]["x"]
-    assert len(labels) == len(text) + 1 and labels[-1] == "↲"
+    assert len(labels) == len(text) + 1 and labels[-1].startswith("&lt;eos&gt;")   # escaped: plotly reads <b> as markup
     assert labels[0] == (text[0] if text[0] != " " else "␣")
+    rows = big["data"][0]["y"]
+    assert rows[0] == "&lt;bos&gt;" and len(rows) == n
     return r
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b4_trained_model(lang, model):
     at = open_lesson(PAGE, lang)
-    n_layers = model[0].config.n_layers
-    r = _trained(at, DATE, 0, model)
+    n_layers, n_heads = model[0].config.n_layers, model[0].config.n_heads
+    default = STYLE_EXAMPLES["zh_digits" if lang == "zh" else "en_weekday"]  # the page's language
+    assert at.text_input(key="b4.date").value == default
+    r = _trained(at, default, 0, model)
     assert r.output == "2026-11-30"
     assert at.success and not at.warning
+    heads = at.segmented_control(key="b4.head")
+    assert heads.options[0] != "0" and heads.value == "avg"              # the average is not head 0
     for layer in (0, n_layers - 1):
         at.slider(key="b4.layer").set_value(layer).run()
-        for head in (0, model[0].config.n_heads):
-            at.slider(key="b4.head").set_value(head).run()
+        for head in (0, n_heads - 1):
+            at.segmented_control(key="b4.head").set_value(str(head)).run()
             assert_ok(at)
-            _trained(at, DATE, layer, model, head)
-        at.slider(key="b4.head").set_value(0).run()
+            assert at.query_params["b4.head"] == str(head)                  # the URL holds the neutral value
+            _trained(at, default, layer, model, head)
+        at.segmented_control(key="b4.head").set_value("avg").run()
+        _trained(at, default, layer, model)
         scores = trace_array(figure_by_key(at, "b4.align"), 0, "z")
-        assert scores.shape == (n_layers, model[0].config.n_heads) and (scores <= 1 + 1e-6).all()
+        assert scores.shape == (n_layers, n_heads) and (scores <= 1 + 1e-6).all()
+        assert figure_by_key(at, "b4.align")["data"][0]["x"] == [str(j) for j in range(n_heads)]  # heads from 0
         best = np.unravel_index(scores.argmax(), scores.shape)
-        assert f"{best[1] + 1}" in next(m.value for m in at.markdown if "%" in m.value and "**" in m.value)
-    for example in STYLE_EXAMPLES.values():                               # every style, both languages
-        at.text_input(key="b4.date").set_value(example).run()
+        line = next(m.value for m in at.markdown if "%" in m.value and "**" in m.value)
+        assert f"{best[1]}" in line and f"{best[0]}" in line
+    examples = list(STYLE_EXAMPLES.values())
+    for i, example in enumerate(examples):                                # every example is one press
+        language, k = ("en", i) if i < 3 else ("zh", i - 3)
+        at.button(key=f"b4.ex_{language}{k}").click().run()
         assert_ok(at)
+        assert at.text_input(key="b4.date").value == example
         assert _trained(at, example, n_layers - 1, model).output == "2026-11-30"
         assert at.success
+    at.text_input(key="b4.date").set_value("30 Nov 2026").run()           # typing still works after a press
+    assert _trained(at, "30 Nov 2026", n_layers - 1, model).output == "2026-11-30"
+
+
+def test_b4_url_head_and_bad_head():
+    at = open_lesson(PAGE, "en", {"b4.head": "2"})
+    assert at.segmented_control(key="b4.head").value == "2"
+    at = open_lesson(PAGE, "zh", {"b4.head": "9"})                        # unknown: the average
+    assert at.segmented_control(key="b4.head").value == "avg"
 
 
 def test_b4_best_head_aligns(model):
     """The best head of an English day-month-year date puts most of the year digits' weight on the
-    year, at the end of the source: the alignment crosses."""
+    year, at the end of the source: the alignment crosses; a Chinese date's runs straight."""
     at = open_lesson(PAGE, "en", {"b4.date": "30 Nov 2026"})
     scores = trace_array(figure_by_key(at, "b4.align"), 0, "z")
     assert scores.max() > 0.5
     layer, head = np.unravel_index(scores.argmax(), scores.shape)
     at.slider(key="b4.layer").set_value(int(layer)).run()
-    at.slider(key="b4.head").set_value(int(head) + 1).run()
+    at.segmented_control(key="b4.head").set_value(str(head)).run()
     w = trace_array(figure_by_key(at, "b4.trained"), 0, "z")
     assert w[:4, 7:11].sum(1).mean() > 0.5                                # "2026" sits at 7..10
 

@@ -46,7 +46,9 @@ def expected_pairs(name, n, w, dil, glob, rand):
 def _check_patterns(at, n, w, dil, glob, rand):
     bars = trace_array(figure_by_key(at, "b5.density"), 0, "x") / 100   # density per pattern
     gallery = figure_by_key(at, "b5.gallery")
-    assert len(gallery["data"]) == len(PATTERNS) == len(bars)
+    assert len(gallery["data"]) == len(PATTERNS) + 1 == len(bars) + 1    # + one trace of frames
+    frames = gallery["data"][-1]
+    assert frames["mode"] == "lines" and frames["x"].count(None) == len(PATTERNS)  # a frame a square
     for p, name in enumerate(PATTERNS):
         want = expected_pairs(name, n, w, dil, glob, rand) / n ** 2
         assert bars[p] == pytest.approx(want, rel=1e-5), name
@@ -62,6 +64,8 @@ def _check_reach(at, n, query, layers):
     assert reach.shape == (layers, n)
     assert (reach[:, query] == 1).all()                    # a query always hears itself
     assert (np.diff(reach, axis=0) >= 0).all()             # what is reached stays reached
+    axis = figure_by_key(at, "b5.reach")["layout"]["yaxis"]
+    assert axis.get("autorange") != "reversed" and axis["range"] == [0.5, layers + 0.5]  # layer 1 at the bottom
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -81,10 +85,21 @@ def test_b5_pattern_controls(lang):
         at.number_input(key="b5.seed").set_value(seed).run()
         assert_ok(at)
         _check_patterns(at, **cfg)
-    # The banded kernel's own weights: (C·c, 3c) with rows summing to 1 and the error printed small.
-    band = trace_array(figure_by_key(at, "b5.band"), 0, "z")
-    assert band.shape == (64, 12)                                  # 16 chunks of 4, 12 key slots
+    # The banded kernel's own weights: (N/b·b, 3b) with rows summing to 1; the exact zeros marked.
+    fig = figure_by_key(at, "b5.band")
+    band, zeros = trace_array(fig, 0, "z"), trace_array(fig, 1, "z")
+    assert band.shape == zeros.shape == (64, 12)                   # 16 chunks of 4, 12 key slots
     assert np.allclose(band.sum(1), 1, atol=1e-5)
+    np.testing.assert_array_equal(np.isnan(zeros), band != 0)      # grey exactly where the weight is 0
+    assert (band == 0).sum() == 64 * 12 - 556                      # the 556 kept pairs are the rest
+    table = next(m.value for m in at.markdown if m.value.startswith("| ") and "556" in m.value)
+    rows = {r.split("|")[1].strip(): [c.strip() for c in r.split("|")[2:-1]] for r in table.splitlines()[2:]}
+    names = at.segmented_control(key="b5.pat").options
+    assert rows[names[0]][:2] == ["556", "1/7.4"]                  # window: FLOPs are 1/7.4 of dense
+    assert rows[names[PATTERNS.index("longformer")]][2] == "2"     # from token 2 (not global): two hops
+    assert "2" in table.splitlines()[0]                            # the header names token 2
+    if lang == "zh":
+        assert names[0] == "窗口" and "FLOPs 为稠密的" in table     # translated choices, "1/n" in Chinese
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -104,11 +119,19 @@ def test_b5_receptive_field(lang):
         at.segmented_control(key="b5.pat").set_value(name).run()
         assert_ok(at)
         _check_reach(at, 64, 63, 32)
-    # The query's range follows N: shrinking N clamps it.
+    # The query's range follows N: shrinking N clamps it, walking N from its max to its min with
+    # the query at its max (the review's traceback: 64 -> 48 -> 32 raised above the max).
     at.slider(key="b5.n").set_value(16).run()
     assert_ok(at)
     assert at.slider(key="b5.query").value == 15
     _check_reach(at, 16, 15, 32)
+    at.slider(key="b5.n").set_value(256).run()
+    at.slider(key="b5.query").set_value(255).run()
+    for n in range(240, 15, -16):
+        at.slider(key="b5.n").set_value(n).run()
+        assert_ok(at)
+        assert at.slider(key="b5.query").value == n - 1
+        _check_reach(at, n, n - 1, 32)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -131,10 +154,11 @@ def test_b5_measured_table_has_a_row_per_n(lang, monkeypatch):
         dense = trace_array(fig, 0, "y")
         assert np.isfinite(dense[:2]).all() and np.isnan(dense[2])  # 1,024 skipped
         assert np.isfinite(trace_array(fig, 2, "y")).all()         # banded at every size
-    tables = [m.value for m in at.markdown if m.value.startswith("| N |")]
+    tables = [m.value for m in at.markdown if "| N |" in m.value]
     assert len(tables) == 2
+    assert tables[0].startswith("**") and tables[1].startswith("**")   # each table has its title
     for table in tables:
-        rows = table.splitlines()[2:]
+        rows = table.split("\n\n", 1)[1].splitlines()[2:]
         assert [r.split("|")[1].strip() for r in rows[:3]] == ["256", "512", "1,024"]
         assert len(rows) == 4                                      # a row per N, then the slopes
     assert at.warning and "1,024" in at.warning[0].value
@@ -162,7 +186,7 @@ def test_b5_malformed_url_params():
                                   "b5.rand": "🙂", "b5.seed": "1e99", "b5.pat": "nope", "b5.query": "500",
                                   "b5.layers": "0", "b5.largest": "3", "b5.mw": "7", "b5.flex": "maybe"})
     _check_patterns(at, **DEFAULTS)
-    _check_reach(at, 64, 40, 6)
+    _check_reach(at, 64, 63, 6)
 
 
 def test_b5_query_from_url_past_n_is_clamped():

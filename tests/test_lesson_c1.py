@@ -9,7 +9,8 @@ from core.models.encdec import load_date_model
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "c1_encoder_decoder.py"
-TEXT = "30 Nov 2026"
+TEXT = "MONDAY, 30 NOVEMBER 2026"      # the default: out of style (capitals), the model writes 2026-10-30
+ANSWER = "2026-11-30"
 PARTS = ["encoder.self_attn", "encoder.self_attn_norm", "encoder.ffn", "encoder.ffn_norm", "decoder.self_attn",
          "decoder.self_attn_norm", "decoder.cross_attn", "decoder.cross_attn_norm", "decoder.ffn", "decoder.ffn_norm"]
 
@@ -46,7 +47,13 @@ def test_c1_every_sublayer(lang, reference):
     model, r = reference
     at = open_lesson(PAGE, lang)
     diagram = figure_by_key(at, "c1.diagram")
-    assert "decoder.layers.1.cross_attn" in diagram["data"][-1]["customdata"]
+    clicks = diagram["data"][-1]["customdata"]                              # a click names its box
+    assert "decoder.layers.1.cross_attn" in clicks and clicks.count("encoder.layers.0.ffn") == 7
+    heads = next(t for t in diagram["data"] if t.get("marker", {}).get("symbol") == "triangle-left")
+    n = model.config.n_layers
+    assert len(heads["x"]) == 2 * n + 3 * n                                 # a residual arrow into every Add
+    assert r.output == "2026-10-30" and at.error and ANSWER in at.error[0].value  # the output, at the top
+    assert at.info and at.warning                                           # out of style: said, and which characters
     _check(at, reference, "decoder", 0, "cross_attn")                         # the default
     for layer in (0, model.config.n_layers - 1):
         at.slider(key="c1.layer").set_value(layer).run()
@@ -65,8 +72,8 @@ FFNS = ["encoder.layers.0.ffn", "decoder.layers.1.ffn"]
 def test_c1_add_norm_and_ffn(lang, reference):
     model, r = reference
     at = open_lesson(PAGE, lang)
-    for name in ["decoder.layers.0.cross_attn_norm"] + NORMS:                   # the default, then min, max
-        if name != "decoder.layers.0.cross_attn_norm":
+    for name in ["encoder.layers.0.self_attn_norm"] + NORMS[1:]:                # the default (min), then max
+        if name != "encoder.layers.0.self_attn_norm":
             at.selectbox(key="c1.norm").set_value(name).run()
             assert_ok(at)
         rows = len(TEXT) + 1 if name.startswith("encoder") else len(r.target)
@@ -80,6 +87,7 @@ def test_c1_add_norm_and_ffn(lang, reference):
         after = r.trace[name][0]
         np.testing.assert_allclose(trace_array(norm, 5, "y"), after.var(-1, unbiased=False).numpy(), atol=1e-4)
         assert len(trace_array(norm, 0, "y")) == rows
+        assert "-0.00 " not in next(c.value for c in at.caption if name in c.value)
     for name in FFNS:
         at.selectbox(key="c1.ffn").set_value(name).run()
         assert_ok(at)
@@ -92,20 +100,44 @@ def test_c1_add_norm_and_ffn(lang, reference):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_c1_decoding_steps(lang, reference):
-    _, r = reference
+    """Default: teacher forcing fed the right answer 2026-11-30 where the model wrote 2026-10-30:
+    the rows agree up to the first mistake (position 6, the month's second digit) and differ
+    after it; the model hesitates there (not one-hot). Fed its own output: equal everywhere."""
+    model, r = reference
     at = open_lesson(PAGE, lang)
     n = len(r.target)
+    assert at.segmented_control(key="c1.feed").value == "answer"
     forced = trace_array(figure_by_key(at, "c1.forcing"), 0, "z")
     assert forced.shape == (n, 15)                                    # 4 specials + "0-9" + "-"
     np.testing.assert_allclose(forced.sum(1), 1, atol=1e-5)
-    for step in (0, n - 1):
+    rows = figure_by_key(at, "c1.forcing")["data"][0]["y"]
+    assert rows[0] == "&lt;bos&gt;" and "".join(rows[1:]).replace("\u200b", "") == ANSWER   # fed the right answer
+    vocab = figure_by_key(at, "c1.forcing")["data"][0]["x"]
+    assert any(v.startswith("&lt;eos&gt;") for v in vocab) and "eos" not in vocab                   # <eos> as elsewhere
+    stepped = r.decoded.probs[0].numpy()
+    assert stepped[6].max() < 0.9                                          # a real distribution
+    np.testing.assert_allclose(forced[:7], stepped[:7], atol=1e-4)          # same prefix: the same rows
+    assert forced[6][vocab.index("1")] < 0.5                               # the right "1": the training loss is here
+    assert rows[7].replace("\u200b", "") == "1" and r.target[7] == "0"                           # from 7 on they read different prefixes
+    assert "6" in next(c.value for c in at.caption if ANSWER in c.value)
+    for step in (0, 6, n - 1):
         at.slider(key="c1.step").set_value(step).run()
         assert_ok(at)
-        p = trace_array(figure_by_key(at, "c1.probs"), 0, "y")
-        np.testing.assert_allclose(p, r.decoded.probs[0, step].numpy(), atol=1e-5)
-        np.testing.assert_allclose(p, forced[step], atol=1e-5)                # teacher forcing = steps
+        fig = figure_by_key(at, "c1.probs")
+        p = trace_array(fig, 0, "y")
+        np.testing.assert_allclose(p, stepped[step], atol=1e-5)
+        np.testing.assert_allclose(trace_array(fig, 1, "y"), forced[step], atol=1e-5)   # the marks
         frame = figure_by_key(at, "c1.forcing")["layout"]["shapes"][0]
         assert frame["y0"] == step - 0.5
+    at.segmented_control(key="c1.feed").set_value("own").run()
+    assert_ok(at)
+    assert at.query_params["c1.feed"] == "own"
+    own = trace_array(figure_by_key(at, "c1.forcing"), 0, "z")
+    np.testing.assert_allclose(own, stepped[:n], atol=1e-5)                # teacher forcing = steps
+    at.text_input(key="c1.date").set_value("30 Nov 2026").run()            # a date it writes right
+    at.segmented_control(key="c1.feed").set_value("answer").run()
+    assert_ok(at)
+    assert at.success and any("2026-11-30" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽",
@@ -133,8 +165,8 @@ def test_c1_code_panels_fit_without_scrolling():
     fit at 1024 px."""
     import inspect
 
-    from core.lab.date_lab import norm_stats, relu_off, standardise
+    from core.lab.date_lab import norm_stats, relu_off, standardise, teacher_forced
     from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
     for fn in (norm_stats, relu_off, standardise, DecoderLayer.forward, EncoderLayer.forward, FeedForward,
-               cross_attend, greedy):
+               cross_attend, greedy, teacher_forced):
         assert max(len(line) for line in inspect.getsource(fn).splitlines()) <= 64, fn.__qualname__

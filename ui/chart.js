@@ -74,6 +74,15 @@ export default function (component) {
     host.__figure = figure;   // what the CSV button writes out (export, below)
     host.__exportName = data.export && data.export.file;
     Plotly.react(host, figure.data, figure.layout, exportConfig(data.export));
+    // A clickable chart (chart(..., on_select=...)): a click sends the point's customdata.
+    host.__setTrigger = component.setTriggerValue;
+    if (data.select && !host.__select) {
+      host.__select = true;
+      host.on("plotly_click", (ev) => {
+        const point = ev && ev.points && ev.points[0];
+        if (point && point.customdata != null) host.__setTrigger("select", String(point.customdata));
+      });
+    }
     if (!host.__resize) {
       let width = host.clientWidth;
       host.__resize = new ResizeObserver(() => {

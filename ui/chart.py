@@ -17,6 +17,7 @@ import tempfile
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -108,19 +109,23 @@ def _to_json(fig) -> str:
     return to_json_plotly(_typed(dict(fig)))
 
 
-def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None) -> None:
+def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
+          on_select: Callable[[], None] | None = None) -> None:
     """Draw ``fig`` under ``key``; the same key on the next run updates the same plot.
     ``failed_text`` is shown in its place if the browser cannot load plotly.js. ``export``:
     the titles of the chart's PNG / SVG / CSV buttons (keys "png", "svg", "csv"), built in the
-    browser from the figure it already has (ui/chart.js: no server work until one is pressed)."""
+    browser from the figure it already has (ui/chart.js: no server work until one is pressed).
+    ``on_select``: a callback run (before the rerun) when a point is clicked; it reads the point's
+    ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram: click a sub-layer)."""
     publish_plotly_js(static_dir())
     spec, revision = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
     # registering the same definition again is a dictionary write.
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+    events = {} if on_select is None else {"on_select_change": on_select}
     mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
-                "failed": failed_text, "export": export},
-          key=key, width="stretch", height="content")
+                "failed": failed_text, "export": export, "select": on_select is not None},
+          key=key, width="stretch", height="content", **events)
 
 
 # ---- Chart JSON shared by every session (issue 17) -------------------------------------------

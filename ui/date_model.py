@@ -41,3 +41,12 @@ def reading(text: str, device: str) -> dict:
             "ids": r.decoded.ids[0].tolist(), "probs": r.decoded.probs[0].cpu().numpy(),
             "vocab": tgt_tok.tokens(range(len(tgt_tok))),
             "tensors": {name: t[0].cpu().numpy() for name, t in r.trace.tensors.items()}}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def forced(text: str, answer: str, device: str):
+    """(N, V) softmax of one teacher-forced pass on ``text`` fed <bos> + ``answer``, as numpy."""
+    from core.lab.date_lab import teacher_forced
+
+    model, src_tok, tgt_tok = _load(device)
+    return teacher_forced(model, text, answer, src_tok, tgt_tok).cpu().numpy()

@@ -28,8 +28,10 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
     sub-layer boxes. ``selected`` is a dotted name ("decoder.layers.1.cross_attn"), drawn orange.
     ``labels`` holds the translated text of every part ("self_attn", "self_attn_norm",
     "cross_attn", "ffn", "masked", "embed_src", "embed_tgt", "linear", "encoder", "decoder").
-    The encoder's output C goes to every cross-attention box (blue dotted line).
-    The last trace holds one point per box with its dotted name as customdata.
+    The encoder's output C goes to every cross-attention box (blue dotted line); a residual
+    (skip) arrow runs from each sub-layer's input, round its side, into its Add & Norm.
+    The last trace holds invisible points across every box with its dotted name as customdata:
+    a click anywhere on a box names it (lessons/c1: click a sub-layer).
 
     Boxes are filled outlines, one trace per colour, not layout shapes: plotly.js lays out
     every shape again on each redraw (30 shapes cost more than the rest of the page)."""
@@ -44,12 +46,27 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
         ys_ += [y0, y0, y1, y1, y0, None]
     tops, cross_y = {}, []
 
+    cx, cy, cnames = [], [], []                   # click points: seven across every box
+    rx, ry, heads_x, heads_y = [], [], [], []     # residual arrows and their heads
+
     def box(name, x, y, text, kind, w=3.1):
         outline("selected" if name == selected else kind, x - w / 2, x + w / 2, y, y + box_h)
         names.append(name)
         px.append(x)
         py.append(y + box_h / 2)
         texts.append(text)
+        for f in (-0.43, -0.29, -0.14, 0.0, 0.14, 0.29, 0.43):
+            cx.append(x + f * w)
+            cy.append(y + box_h / 2)
+            cnames.append(name)
+
+    def residual(x, y_from, y_to):
+        # From the sub-layer's input (just below its box), up its right side, into the Add.
+        side = x + 1.64
+        rx.extend([x + 0.9, x + 0.9, side, side, x + 1.55, None])
+        ry.extend([y_from - 0.02, y_from - gap / 2, y_from - gap / 2, y_to, y_to, None])
+        heads_x.append(x + 1.58)
+        heads_y.append(y_to)
 
     for stack, x in xs.items():
         y = 0.0
@@ -60,6 +77,8 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
             for part in sublayers(stack):
                 text = labels["masked"] if (stack, part) == ("decoder", "self_attn") else labels[part]
                 box(f"{stack}.layers.{i}.{part}", x, y, text, _kind(part))
+                if not part.endswith("norm"):
+                    residual(x, y, y + box_h + gap + box_h / 2)
                 if part == "cross_attn":
                     cross_y.append(y + box_h / 2)
                 y += box_h + gap
@@ -91,9 +110,15 @@ def stacks_diagram(selected: str, n_layers: int, labels: dict[str, str], *, heig
         {"type": "scatter", "mode": "text", "x": list(xs.values()) + [c_x + 2.35], "y": [top - 0.2] * 2 + [c_y + 0.35],
          "text": [f"<b>{labels['encoder']}</b>", f"<b>{labels['decoder']}</b>", "C"],
          "textfont": {"size": 15, "color": ["#333", "#333", "#1f77b4"]}, "hoverinfo": "skip", "showlegend": False},
-        {"type": "scatter", "mode": "markers+text", "x": px, "y": py, "customdata": names, "text": texts,
+        {"type": "scatter", "mode": "lines", "x": rx, "y": ry, "hoverinfo": "skip", "showlegend": False,
+         "line": {"color": "#555", "width": 1.5}},
+        {"type": "scatter", "mode": "markers", "x": heads_x, "y": heads_y, "hoverinfo": "skip",
+         "showlegend": False, "marker": {"symbol": "triangle-left", "size": 8, "color": "#555"}},
+        {"type": "scatter", "mode": "text", "x": px, "y": py, "text": texts, "hoverinfo": "skip",
          "textfont": {"size": 12, "color": ["white" if n == selected else "#222" for n in names]},
-         "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 26, "opacity": 0},
+         "showlegend": False},
+        {"type": "scatter", "mode": "markers", "x": cx, "y": cy, "customdata": cnames,
+         "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 24, "opacity": 0},
          "showlegend": False},
     ]
     layout = {"dragmode": False, "margin": {"l": 4, "r": 4, "t": 4, "b": 4},
@@ -152,25 +177,25 @@ def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[
     return make(data, layout, None, height)
 
 
-def _short(vocab: list[str]) -> list[str]:
-    """Axis names for the output vocabulary: the special tokens without their brackets, so that
-    21 names fit side by side at 1024 px.
-
-    Example: _short(["<pad>", "<eos>", "7", "-"]) -> ["pad", "eos", "7", "-"]
-    """
-    return [v[1:-1] if len(v) > 2 and v.startswith("<") and v.endswith(">") else v for v in vocab]
-
-
 def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_title: str,
-               height: int = 300) -> Figure:
-    """The softmax over the output vocabulary at one decoding step; the chosen character in orange."""
+               forced=None, names: tuple[str, str] = ("", ""), height: int = 300) -> Figure:
+    """The softmax over the output vocabulary at one decoding step; the chosen character in orange.
+    ``forced``: the teacher-forced pass's softmax at the same position, drawn as black marks on
+    the bars (trace 1), so the two can differ where the fed prefix differs."""
     p = array(probs)
+    x = unique_labels(vocab)                      # "<bos>", "<eos>" as C1 and B4 write them
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
-    data = [{"type": "bar", "x": unique_labels(_short(vocab)), "y": p, "marker": {"color": colors},
+    data = [{"type": "bar", "x": x, "y": p, "marker": {"color": colors}, "name": names[0],
              "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"}]
     layout = {"xaxis": {"type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 12}},
               "yaxis": {"range": [0, 1.05], "title": {"text": y_title}},
-              "bargap": 0.15}
+              "bargap": 0.15, "showlegend": False}
+    if forced is not None:
+        data.append({"type": "scatter", "mode": "markers", "x": x, "y": array(forced), "name": names[1],
+                     "marker": {"symbol": "line-ew", "size": 22, "line": {"width": 3, "color": "#111"}},
+                     "hovertemplate": f"{names[1]}<br>%{{x}}: %{{y:.4f}}<extra></extra>"})
+        layout.update(showlegend=True, legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+                      margin={"t": 40})
     return make(data, layout, title, height)
 
 
@@ -181,14 +206,14 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
     z = array(probs)
     n, v = z.shape
     tok, ch, val = hover_names
-    data = [{"type": "heatmap", "z": z, "x": unique_labels(_short(vocab)), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+    data = [{"type": "heatmap", "z": z, "x": unique_labels(vocab), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{tok}: %{{y}}<br>{ch}: %{{x}}<br>{val}: %{{z:.4f}}<extra></extra>"}]
     frame = {"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": v - 0.5, "y0": step - 0.5,
              "y1": step + 0.5, "line": {"color": SELECTED, "width": 3}}
     layout = {"shapes": [frame], "xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1,
                                            "tickfont": {"size": 12}},
-              "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1}, "margin": {"t": 90 if title else 40}}
+              "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1}, "margin": {"t": 120 if title else 70}}
     return make(data, layout, title, height)
 
 
@@ -216,7 +241,7 @@ def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tup
              "hovertemplate": f"{q}: %{{y}}<br>{k}: %{{x}}<br>{val}: %{{z:.3f}}<extra></extra>"}]
     layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 13}},
               "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1, "tickfont": {"size": 13}},
-              "margin": {"t": 40}}
+              "margin": {"t": 60}}
     return make(data, layout, None, height)
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import torch
 
 from core.lab.attention_lab import embed_tokens, seeded_mha
-from core.models.encdec import cross_attend, cross_kv
+from core.models.dates import encode_sources
+from core.models.encdec import EncoderDecoder, cross_attend, cross_kv
 from core.parts.trace import Trace
-from core.text.dates import TARGET_FIELDS, Rendered
+from core.text.dates import TARGET_FIELDS, Rendered, parse
+from core.text.tokenizer import CharTokenizer
 
 
 def field_alignment(parsed: Rendered, n_rows: int, n_source: int) -> torch.Tensor:
@@ -121,3 +123,39 @@ def max_difference(a: torch.Tensor, b: torch.Tensor) -> float:
     Example: max_difference(tensor([0.5, 0.5]), tensor([0.5, 0.4])) -> 0.1
     """
     return float((a - b).abs().max())
+
+
+def right_answer(text: str) -> str | None:
+    """The ISO date ``text`` means, also when its letters are in a case the model never saw
+    (C1's out-of-style example): None when it is no date of a learned style in any case.
+
+    Example: right_answer("MONDAY, 30 NOVEMBER 2026") -> "2026-11-30"; right_answer("hello") -> None
+    """
+    for form in (text, text.title(), text.lower()):
+        parsed = parse(form)
+        if parsed is not None:
+            return parsed.iso
+    return None
+
+
+@torch.no_grad()
+def teacher_forced(model: EncoderDecoder, text: str,
+                   answer: str, src_tok: CharTokenizer,
+                   tgt_tok: CharTokenizer) -> torch.Tensor:
+    """Training's view: one pass with the decoder fed
+    <bos> + ``answer``, every position at once. (N, V)
+    softmax; row t predicts character t of the answer (the
+    last row <eos>). Fed the model's own output it equals
+    the steps; fed the right answer where the model is wrong,
+    the rows after its first mistake differ: at inference it
+    goes on from its own mistake (exposure bias).
+
+    Example: teacher_forced(m, "30 Nov 2026", "2026-11-30",
+             s, t).argmax(-1) -> the ids of "2026-11-30<eos>"
+    """
+    src = encode_sources([text], src_tok)            # (1, S)
+    src = src.to(model.pe.device)
+    fed = [tgt_tok.encode(answer, bos=True)]
+    fed = torch.tensor(fed, device=src.device)        # (1, N)
+    logits = model(src, fed)[0]                       # (N, V)
+    return torch.softmax(logits, dim=-1)              # (N, V)
