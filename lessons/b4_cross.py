@@ -8,12 +8,20 @@ from core.models.encdec import cross_attend, cross_kv
 from core.text.clean import clean_text
 from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
-from ui.frame import code_panel, device, figure, fragment, header, lang, plain, shapes_table, text_box, tr, try_this
-
-try:
-    from ui.frame import choice
-except ImportError:  # TODO(frame.choice): the frame's helper is not merged yet
-    from ui.choice_fallback import choice
+from ui.frame import (
+    choice,
+    code_panel,
+    device,
+    figure,
+    fragment,
+    header,
+    lang,
+    plain,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from viz.attention import rect_grid
 from viz.encdec import alignment_map, head_strip, score_grid
 

@@ -19,12 +19,19 @@ from core.parts.sparse import (
     strided,
     window,
 )
-from ui.frame import beside_code, figure, fragment, header, send_now, shapes_table, tr, tr_items, try_this
-
-try:
-    from ui.frame import choice
-except ImportError:  # TODO(frame.choice): the frame's helper is not merged yet
-    from ui.choice_fallback import choice
+from ui.frame import (
+    beside_code,
+    choice,
+    figure,
+    fragment,
+    header,
+    ranged_slider,
+    send_now,
+    shapes_table,
+    tr,
+    tr_items,
+    try_this,
+)
 from viz.sparse import band_weights, density_bars, loglog, mask_gallery, receptive_map
 
 NS = "b5"
@@ -55,16 +62,10 @@ def reach_controls(n: int) -> tuple[str, int, int]:
     # The eight patterns on a row of their own: beside two sliders they are cut off at 1024 px.
     name = choice(tr(f"{NS}.pattern"), PATTERNS, f"{NS}.pat", tr_items(f"{NS}.names"))
     c2, c3 = st.columns(2)
-    # The query's range follows N. A slider's bounds are part of its identity: a new N makes a
-    # new widget, which still inherits the old value under its key, unchecked (64 -> 48 -> 32
-    # raised StreamlitValueAboveMaxError). A value beyond the new range is dropped instead, so
-    # the new widget is seeded from the URL, whose stale value it refuses too, and starts at its
-    # default, the last query N - 1: the clamp. The default is passed on every run (given once,
-    # then left out, it became 0 and the query was written to the URL).
-    key = f"{NS}.query"
-    if st.session_state.get(key, 0) > n - 1:
-        del st.session_state[key]
-    query = c2.slider(tr(f"{NS}.query"), 0, n - 1, n - 1, key=key, bind="query-params")
+    # The query's range follows N: ranged_slider clamps it, URL included (a new N makes a new
+    # widget, and its stale value 40 once beat the clamp: StreamlitValueAboveMaxError at N = 32).
+    with c2:
+        query = ranged_slider(tr(f"{NS}.query"), 0, n - 1, n - 1, key=f"{NS}.query")
     layers = c3.slider(tr(f"{NS}.layers"), 1, 32, 6, key=f"{NS}.layers", bind="query-params")
     return name, query, layers
 

@@ -15,12 +15,20 @@ from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_at
 from core.text.dates import parse, unknown_characters
 from ui.chart import chart
 from ui.date_model import date_model, forced, reading
-from ui.frame import _plotly_words, code_panel, device, figure, fragment, header, lang, plain, text_box, tr, try_this
-
-try:
-    from ui.frame import choice
-except ImportError:  # TODO(frame.choice): the frame's helper is not merged yet
-    from ui.choice_fallback import choice
+from ui.frame import (
+    _plotly_words,
+    choice,
+    code_panel,
+    device,
+    figure,
+    fragment,
+    header,
+    lang,
+    plain,
+    text_box,
+    tr,
+    try_this,
+)
 from viz.block import tensor_heatmap
 from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers
 from viz.encdec import norm_stats as norm_chart

@@ -64,9 +64,7 @@ PAIRS = {
 # Lessons whose control is still a raw slider with its own clamp: the clamp loses to the address
 # there, and only a switch to ui.frame.ranged_slider mends it (the lesson files belong to the
 # lesson engineers). Remove an entry when its lesson switches.
-PENDING = {
-    "b5.query": "lessons/b5_sparse.py:53-57 reach_controls clamps by hand: use ranged_slider(..., 0, n - 1, 40, key)",
-}
+PENDING: dict[str, str] = {}
 
 
 def _set(at, pair: Pair, value) -> None:

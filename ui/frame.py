@@ -456,7 +456,7 @@ WIDGETS = {"selectbox": st.selectbox, "radio": st.radio, "segmented": st.segment
 def choice(label: str, options: Sequence, key: str, labels: dict, widget: str = "selectbox",
            default=None, **kwargs):
     """A selectbox, radio or segmented control whose options are language-neutral ids shown with
-    translated ``labels`` (id -> label); the address holds the id under ``key``.
+    translated ``labels`` (id -> label, or a list in the options' order); the address holds the id under ``key``.
 
     A widget bound with ``bind="query-params"`` writes its *shown label* to the address, so a
     translated one put "因果窗口" in a link that then failed in English (and English ids showed on
@@ -466,6 +466,8 @@ def choice(label: str, options: Sequence, key: str, labels: dict, widget: str = 
     that is not one of the ids falls back to ``default`` (the first option if None), and leaves
     the address. Returns the chosen id."""
     options = list(options)
+    if not isinstance(labels, dict):                  # labels given in the options' order
+        labels = dict(zip(options, labels, strict=True))
     default = options[0] if default is None else default
     by_text = {str(option): option for option in options}
     ctx = get_script_run_ctx()
