@@ -124,12 +124,7 @@ def source_controls(n: int):
     elif source == "course":
         source = "random"
     with c4:
-        for key in (f"{NS}.r", f"{NS}.c"):
-            # A new text length gives the slider new bounds, and Streamlit a new widget: without a
-            # value set here it starts from its minimum, and the chosen cell jumped to (0, 0).
-            # Writing the held value back (clamped) makes the new slider start from it.
-            if st.session_state.get(key) is not None:
-                st.session_state[key] = min(max(int(st.session_state[key]), 0), max(n - 1, 0))
+        # A new text length clamps the chosen cell, and a longer one brings it back (ranged_slider).
         r = ranged_slider(tr(f"{NS}.row_label"), 0, n - 1, min(3, n - 1), key=f"{NS}.r")
         c = ranged_slider(tr(f"{NS}.col_label"), 0, n - 1, 0, key=f"{NS}.c")
     return source, layer, head, r, c
