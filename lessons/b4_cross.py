@@ -82,7 +82,8 @@ def date_controls(n_layers: int, n_heads: int):
                           bind="query-params", help=tr(f"{NS}.layer_help"))
     with c3:
         heads = [AVERAGE] + [str(i) for i in range(n_heads)]
-        head = choice(tr(f"{NS}.head_label"), heads, f"{NS}.head", [tr(f"{NS}.average_short")] + heads[1:])
+        head = choice(tr(f"{NS}.head_label"), heads, f"{NS}.head", [tr(f"{NS}.average_short")] + heads[1:],
+                      widget="segmented")
     return text, int(layer), None if head == AVERAGE else int(head)
 
 

@@ -60,7 +60,7 @@ def pattern_controls() -> PatternConfig:
 
 def reach_controls(n: int) -> tuple[str, int, int]:
     # The eight patterns on a row of their own: beside two sliders they are cut off at 1024 px.
-    name = choice(tr(f"{NS}.pattern"), PATTERNS, f"{NS}.pat", tr_items(f"{NS}.names"))
+    name = choice(tr(f"{NS}.pattern"), PATTERNS, f"{NS}.pat", tr_items(f"{NS}.names"), widget="segmented")
     c2, c3 = st.columns(2)
     # The query's range follows N: ranged_slider clamps it, URL included (a new N makes a new
     # widget, and its stale value 40 once beat the clamp: StreamlitValueAboveMaxError at N = 32).

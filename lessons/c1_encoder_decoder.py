@@ -304,7 +304,8 @@ def ffn_section(text: str):
 def decoding_section(text: str):
     """Reruns alone when the decoding step or what teacher forcing feeds moves."""
     with slot["feed_controls"]:
-        feed = choice(tr(f"{NS}.feed_label"), FEEDS, f"{NS}.feed", [tr(f"{NS}.feed_answer"), tr(f"{NS}.feed_own")])
+        feed = choice(tr(f"{NS}.feed_label"), FEEDS, f"{NS}.feed", [tr(f"{NS}.feed_answer"), tr(f"{NS}.feed_own")],
+                      widget="segmented")
     d = decoding_view(text, feed, dev)
     steps = len(d["stepped"])
     with slot["step_controls"]:

@@ -75,6 +75,6 @@ def test_the_rule_finds_what_the_review_found():
     assert not _gaps("**三张图从左往右看。** 掩码")
 
 
-@pytest.mark.parametrize("key,text", _strings(), ids=lambda v: v if "." in str(v) else "")
+@pytest.mark.parametrize("key,text", [pytest.param(k, t, id=k) for k, t in _strings()])
 def test_no_stray_space_in_chinese(key, text):
     assert not _gaps(text), f"{key}: {_gaps(text)}"
