@@ -1,7 +1,7 @@
 """Every lesson readable on a laptop (1024x768) and a projector (1440x900), in both languages.
 
 A page fails when it scrolls sideways, when a code panel needs a horizontal scrollbar, when a line
-of code of at most 80 characters wraps at 1440 px, when a chart's text (titles, axis titles, tick
+of code of at most 80 columns (a Chinese character is two) wraps at 1440 px, when a chart's text (titles, axis titles, tick
 labels, legend, annotations) reaches past the chart's own box, when two of a chart's texts of
 different kinds meet (a title line, the legend's box or one of its items, an axis title, an axis'
 tick labels, a colour bar's labels, an annotation), when neighbouring tick labels of one axis
@@ -60,8 +60,10 @@ PROBLEMS = r"""(width) => {
     code.querySelectorAll(':scope > span').forEach((line) => {
       const text = (line.textContent || '').replace(/\n$/, '');
       const h = line.getBoundingClientRect().height;
-      if (text.length <= 80 && h > 1.5 * lh)
-        out.push(`code line of ${text.length} characters wraps (${Math.round(h / lh)} lines): ${text.trim().slice(0, 60)}`);
+      // Columns as a monospace font draws them: a Chinese character takes two.
+      const cols = Array.from(text).reduce((n, ch) => n + (ch.codePointAt(0) >= 0x1100 ? 2 : 1), 0);
+      if (cols <= 80 && h > 1.5 * lh)
+        out.push(`code line of ${cols} columns wraps (${Math.round(h / lh)} lines): ${text.trim().slice(0, 60)}`);
     });
   });
   // 3. Charts.
