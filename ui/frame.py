@@ -163,8 +163,8 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
 # columns only below 640 px; at 1024 px with the sidebar open the main column is ~720 px wide,
 # and a [3, 2] row there left "The code" 218 px (~25 characters) and two charts side by side
 # ~320 px each (titles cut, tick labels on top of each other). So:
-# - less padding beside the main column (5rem each side is 160 px: 3rem up to 1600 px, 2rem
-#   up to 1280 px);
+# - less padding beside the main column (5rem each side is 160 px: 1.5rem up to 1600 px, which
+#   leaves a chart ~460 px beside an 80-character code column at 1440 px, 2rem up to 1280 px);
 # - a row of columns that holds a code panel or a chart stacks (one column under the other,
 #   each full width) when the main column is under 920 px: a container query, so it follows
 #   the sidebar too. At 1440 px (main column ~1040 px) rows stay side by side;
@@ -173,10 +173,17 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
 #   the safety net under functions whose lines are kept short in the source. Each source line
 #   is a <span> of its own: a wrapped line continues 8 characters in (a hanging indent), so
 #   it does not read as a new line of code.
+# - beside a chart (a main column of 920 px and more: 1440 px) the code column is as wide as 80
+#   characters at 12 px (7.2 px each) with its padding and scroll bar, at most 56 % of the row:
+#   at half the row (~500 px) the shape comments and docstrings of every shown function wrapped;
+# - a formula is never broken across lines (KaTeX breaks inline math after an operator, and
+#   Streamlit sets a $$ paragraph as inline math: C3's rotation left the "1" of "d/2 − 1" alone at
+#   1024 px); one that does not fit the line moves to the next as a whole, like a word.
+_CODE_W = "min(620px, 56%)"
 _STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
 LAYOUT_CSS = f"""<style>
 @media (max-width: 1600px) {{
-  [data-testid="stMainBlockContainer"] {{ padding-left: 3rem; padding-right: 3rem; }}
+  [data-testid="stMainBlockContainer"] {{ padding-left: 1.5rem; padding-right: 1.5rem; }}
 }}
 @media (max-width: 1280px) {{
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem; padding-right: 2rem; }}
@@ -194,6 +201,19 @@ LAYOUT_CSS = f"""<style>
   white-space: pre-wrap !important; overflow-wrap: anywhere; font-size: 13px;
 }}
 [data-testid="stCode"] pre code > span {{ display: block; padding-left: 8ch; text-indent: -8ch; }}
+@container anatomy-main (min-width: 921px) {{
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"])
+      > [data-testid="stColumn"]:has([data-testid="stCode"]) {{
+    flex: 0 0 {_CODE_W} !important; width: {_CODE_W} !important; min-width: 0;
+  }}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"])
+      > [data-testid="stColumn"]:not(:has([data-testid="stCode"])) {{
+    flex: 1 1 0 !important; width: auto !important; min-width: 0;
+  }}
+  [data-testid="stColumn"] [data-testid="stCode"] pre {{ padding-left: 10px !important; padding-right: 10px !important; }}
+  [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 12px; }}
+}}
+.katex-display > .katex, [data-testid="stMarkdownContainer"] .katex > .katex-html {{ white-space: nowrap; }}
 </style>"""
 
 

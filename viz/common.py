@@ -1,6 +1,7 @@
 """Shared look of every figure: fonts that draw Chinese, safe labels, small payloads."""
 from __future__ import annotations
 
+import html
 import os
 import re
 import zlib
@@ -105,17 +106,54 @@ def _text_width(text: str) -> int:
     return sum(0 if ch == "\u200b" else 2 if ord(ch) >= 0x1100 else 1 for ch in str(text))
 
 
+# Widths of text in the charts' font (Noto Sans CJK first: its Latin letters and digits, and its
+# full-width middle dot, which makes "L1·H1" half again as wide as Latin fonts draw it), in em.
+_NARROW = set("il.,:;'|!()[]{}ijtfr ")
+_WIDE_SIGNS = set("·×÷—…‘’“”→←≈≤≥√")
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _text_px(text: str, size: float = 15) -> float:
+    """Width in pixels of ``text`` drawn at ``size`` px in FONT, its widest line ("<br>"), a
+    little on the large side: it sizes margins, and a margin too small cuts the label.
+
+    Example: _text_px("L1·H1") -> 57.42; _text_px("黄河") -> 33.0
+    """
+    widest = 0.0
+    for line in str(text).split("<br>"):
+        line = html.unescape(_TAG.sub("", line))
+        em = 0.0
+        for ch in line:
+            if ch == "\u200b":
+                continue
+            if ord(ch) >= 0x1100 or ch in _WIDE_SIGNS:
+                em += 1.0
+            elif ch in _NARROW:
+                em += 0.3
+            elif ch.isupper() or ch in "mwMW%&@":
+                em += 0.68
+            else:
+                em += 0.56
+        widest = max(widest, em)
+    return round(widest * size * 1.1, 3)
+
+
+def _font_size(axis: dict, default: float = 15) -> float:
+    return ((axis.get("tickfont") or {}).get("size")) or default
+
+
 def _margins(data: list[dict], layout: dict) -> dict:
     """Room for the y tick labels and the axis titles, worked out here from the labels
     themselves: plotly's automargin costs 50-70 ms a redraw in the browser."""
     yaxis, xaxis = layout.get("yaxis") or {}, layout.get("xaxis") or {}
     # The labels are the traces' categories, or the axis' own tick texts (panels on one axis pair).
-    y_lists = [trace.get("y") for trace in data] + [yaxis.get("ticktext")]
+    y_lists = [trace.get("y") for trace in data if trace.get("yaxis", "y") == "y"] + [yaxis.get("ticktext")]
     x_lists = [trace.get("x") for trace in data] + [xaxis.get("ticktext")]
-    widest = 4  # numeric ticks such as "0.25" or "1000"
+    y_size = _font_size(yaxis, (layout.get("font") or {}).get("size", 15))
+    widest = _text_px("0.25", y_size)  # numeric ticks such as "0.25" or "1000"
     for values in y_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
-            widest = max(widest, max(_text_width(v) for v in values[:200]))
+            widest = max(widest, max(_text_px(v, y_size) for v in values[:200]))
     x_widest, x_count, x_lines = 0, 0, 1
     for values in x_lists:
         if isinstance(values, (list, tuple)) and values and isinstance(values[0], str):
@@ -123,14 +161,113 @@ def _margins(data: list[dict], layout: dict) -> dict:
             x_widest = max(x_widest, max(_text_width(part) for v in values[:200] for part in v.split("<br>")))
             x_count = max(x_count, len(values))
             x_lines = max(x_lines, max(v.count("<br>") + 1 for v in values[:200]))
-    left = 14 + 8 * min(widest, 24) + (26 if (yaxis.get("title") or {}).get("text") else 0)
+    # The y title stands TITLE_STANDOFF px beyond the widest tick label (see make), one line tall.
+    y_title = (yaxis.get("title") or {}).get("text")
+    left = 14 + min(widest, 260) + (TITLE_STANDOFF + 24 * (str(y_title).count("<br>") + 1) if y_title else 0)
     # Labels tilted by the figure (tickangle), or by plotly when many long ones crowd the axis:
     # leave room for the slant, or their first characters fall off the bottom.
     angle = xaxis.get("tickangle")
     tilted = angle not in (None, 0) or (angle is None and x_count * x_widest > 60)
     slant = 6 * min(x_widest, 24) if tilted and xaxis.get("side") != "top" else 0
     bottom = 36 + 18 * (x_lines - 1) + slant + (26 if (xaxis.get("title") or {}).get("text") else 0)
-    return {"l": left, "b": bottom}
+    return {"l": round(left), "b": bottom}
+
+
+# The narrowest a chart is drawn: half the main column at 1440 px, beside a code panel (the
+# server does not know the width; a legend estimated for the narrowest chart has room in any).
+CHART_PX = 440
+TITLE_STANDOFF = 8       # px between an axis' tick labels and its title
+LEGEND_ROW = 24          # px a row of a horizontal legend takes at 15 px
+_NO_LEGEND = {"heatmap", "contour", "histogram2d", "image", "table", "splom"}
+
+
+def _legend_names(data: list[dict], layout: dict) -> list[str]:
+    """The names a horizontal legend shows, or [] when plotly shows no legend.
+
+    Example: _legend_names([{"type": "bar", "name": "a"}, {"type": "bar", "name": "b"}], {}) -> ["a", "b"]
+    """
+    if layout.get("showlegend") is False:
+        return []
+    items = [t for t in data if t.get("type", "scatter") not in _NO_LEGEND and t.get("showlegend", True)]
+    if layout.get("showlegend") is not True and len(items) < 2 and not any(t.get("showlegend") for t in items):
+        return []
+    return [str(t.get("name") or f"trace {i}") for i, t in enumerate(items)]
+
+
+def legend_rows(names: list[str], width: float, size: float = 15) -> int:
+    """How many rows a horizontal legend of ``names`` takes in ``width`` px: plotly fills a
+    row with items (a 40 px symbol, the name, a gap) and starts a new one when the next does not fit.
+
+    Example: legend_rows(["q·k (not scaled)", "q·k / √d_k", "your d_k"], 300) -> 2
+    """
+    rows, used = (1, 0.0) if names else (0, 0.0)
+    for name in names:
+        item = 46 + _text_px(name, size)
+        if used and used + item > width:
+            rows, used = rows + 1, 0.0
+        used += item
+    return rows
+
+
+def _clear_top_ticks(layout: dict) -> None:
+    """Panel titles set above the plot (paper y = 1, anchored at their bottom) clear the tick labels
+    of an x axis drawn on top, and the top margin holds them: B1's "text 0" sat on its tokens.
+    Each annotation is copied, never changed in place (the caller may share it)."""
+    tops = [axis for key, axis in layout.items() if _AXIS_KEY.match(key) and key.startswith("x")
+            and isinstance(axis, dict) and axis.get("side") == "top" and axis.get("showticklabels", True)]
+    notes = layout.get("annotations")
+    if not tops or not isinstance(notes, list):
+        return
+    # A tick label's box is ~1.45 em tall in the CJK font, drawn a few px above the axis.
+    clear = round(max(_font_size(axis) for axis in tops) * 1.45 + 8)
+    placed, top = [], 0
+    for note in notes:
+        if (isinstance(note, dict) and note.get("yref") == "paper" and note.get("yanchor") == "bottom"
+                and note.get("y", 0) >= 0.999 and not note.get("showarrow", True)):
+            note = {**note, "yshift": max(note.get("yshift", 0), clear)}
+            size = (note.get("font") or {}).get("size", 15)
+            top = max(top, note["yshift"] + round(1.45 * size) + 4)
+        placed.append(note)
+    if top:
+        layout["annotations"] = placed
+        margin = layout["margin"]
+        margin["t"] = max(margin.get("t", 0), _title_band(layout.get("title")) + top)
+
+
+def _title_band(title: dict | None) -> int:
+    """Pixels from the chart's top edge to the bottom of its title (0 without one)."""
+    if not title or not title.get("text"):
+        return 0
+    size = (title.get("font") or {}).get("size", 18)
+    lines = str(title["text"]).count("<br>") + 1
+    return round((title.get("pad") or {}).get("t", 8) - 22 * (lines - 1) + lines * size * 1.3 + 2)
+
+
+def _place_legend(data: list[dict], layout: dict, own: dict) -> None:
+    """A horizontal legend of the shared look sits under the title, its top pinned in pixels, and
+    the plot starts under its last row: a title and a legend can never meet however many rows
+    it wraps to (rows estimated for the narrowest chart, CHART_PX). A legend the figure placed
+    itself at the bottom of the chart gets its rows added to the bottom margin."""
+    names = _legend_names(data, layout)
+    legend = layout.get("legend") or {}
+    if not names or legend.get("orientation", "v") != "h":
+        return
+    margin = layout["margin"]
+    size = (legend.get("font") or {}).get("size", 15)
+    width = CHART_PX - margin.get("l", 0) - margin.get("r", 0)
+    rows = legend_rows(names, width, size)
+    height = rows * (LEGEND_ROW * size / 15) + 6
+    placed = own.get("legend") or {}
+    # The chart grows by the room the legend takes, so its plot keeps the height the figure asked for.
+    if "y" not in placed and "yref" not in placed:
+        band = _title_band(layout.get("title")) or 4
+        top = max(margin.get("t", 0), round(band + height + 10))
+        layout["height"] += top - margin.get("t", 0)
+        margin["t"] = top
+        layout["legend"] = {**legend, "yref": "container", "y": 1 - (band + 2) / layout["height"], "yanchor": "top"}
+    elif placed.get("yref") == "container" and placed.get("y", 1) <= 0.05 and legend.get("yanchor") == "bottom":
+        margin["b"] = margin.get("b", 0) + round(height)
+        layout["height"] += round(height)
 
 
 def _axis_keys(data: list[dict], layout: dict) -> set[str]:
@@ -159,9 +296,14 @@ def _revision(data: list[dict]) -> str:
     return f"{crc:08x}"
 
 
+_OPEN, _CLOSE = "([{⟨", ")]}⟩"
+_OPERATORS = set("=+−-×·/<>≤≥≈→←^*⊙")
+
+
 def title_lines(title: str, limit: int = 50) -> str:
     """A title wider than ``limit`` half-em units (what a chart half the page wide holds at
-    16 px) split in two at the break nearest its middle: plotly never wraps a title.
+    16 px) split in two at the break nearest its middle: plotly never wraps a title. A formula
+    stays whole: no break inside brackets or beside an operator ("ReLU(xW₁ + b₁)W₂").
 
     Example: title_lines("X: 11 tokens × 128 dimensions (trained course model, table «embed»)")
              -> "X: 11 tokens × 128 dimensions<br>(trained course model, table «embed»)"
@@ -169,7 +311,18 @@ def title_lines(title: str, limit: int = 50) -> str:
     if _text_width(title) <= limit or "<br>" in title:
         return title
     middle = len(title) / 2
-    breaks = [i for i, ch in enumerate(title) if ch in " ，：（、；" and 0 < i < len(title) - 1]
+    depth, breaks, loose = 0, [], []
+    for i, ch in enumerate(title):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth = max(depth - 1, 0)
+        if depth == 0 and ch in " ，：（、；" and 0 < i < len(title) - 1:
+            loose.append(i)
+            beside = (title[:i].rstrip()[-1:], title[i + 1:].lstrip()[:1])
+            if ch != " " or not (set(beside) & _OPERATORS):
+                breaks.append(i)
+    breaks = breaks or loose
     if not breaks:
         return title
     i = min(breaks, key=lambda j: abs(j - middle))
@@ -196,6 +349,9 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         "margin": {"l": 10, "r": 24, "t": 60 if title else 10, "b": 10},
         "hoverlabel": {"font": {"family": FONT, "size": 15}, "bgcolor": "white"},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+        # Plotly's toolbar stands on the right edge, not across the top where the title is: on
+        # hover a horizontal one covered the title of a narrow chart (E1's router).
+        "modebar": {"orientation": "v"},
         "template": "none",  # no template object: see LOOK
         "datarevision": _revision(data),
     }
@@ -217,6 +373,12 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
             base[key] = {**base[key], **value}
         else:
             base[key] = value
+    for key in _axis_keys(data, base):
+        title = base[key].get("title")
+        if isinstance(title, dict) and title.get("text") and "standoff" not in title:
+            # With a standoff plotly measures the drawn tick labels and sets the title beyond the
+            # widest (without one it assumes one line of tick height: B2's x title sat on its ticks).
+            base[key]["title"] = {**title, "standoff": TITLE_STANDOFF}
     for trace in data:
         # A colour bar has an axis of its own: same reason as AXIS_LOOK (~3 ms a colour bar).
         if trace.get("type") in _COLORBAR_TRACES and trace.get("showscale", True):
@@ -224,6 +386,8 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
     room = _margins(data, base)
     base["margin"] = {**base["margin"], "l": max(base["margin"].get("l", 0), room["l"]),
                       "b": max(base["margin"].get("b", 0), room["b"])}
+    _place_legend(data, base, layout or {})
+    _clear_top_ticks(base)
     if VALIDATE:
         go.Figure({"data": data, "layout": base})   # raises on a property plotly.js does not know
     return Figure(data=data, layout=base)

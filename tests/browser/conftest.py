@@ -49,7 +49,11 @@ def server_url(chromium_browser):
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=30)   # a loaded machine: streamlit may take a while to stop
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         log.close()
 
 

@@ -1,9 +1,12 @@
 """Every lesson readable on a laptop (1024x768) and a projector (1440x900), in both languages.
 
-A page fails when it scrolls sideways, when a code panel needs a horizontal scrollbar, when a
-chart's text (titles, axis titles, tick labels, legend, annotations) reaches past the chart's
-own box, when two titles or annotations of one chart overlap, when neighbouring tick labels of
-one axis overlap, or when a tick label with Chinese characters is turned sideways.
+A page fails when it scrolls sideways, when a code panel needs a horizontal scrollbar, when a line
+of code of at most 80 columns (a Chinese character is two) wraps at 1440 px, when a chart's text (titles, axis titles, tick
+labels, legend, annotations) reaches past the chart's own box, when two of a chart's texts of
+different kinds meet (a title line, the legend's box or one of its items, an axis title, an axis'
+tick labels, a colour bar's labels, an annotation), when neighbouring tick labels of one axis
+overlap, when a title split over two lines cuts a bracketed formula, or when a tick label with
+Chinese characters is turned sideways.
 Full-page screenshots go to tests/screenshots/layout-<lesson>-<lang>-<width>.png.
 """
 from __future__ import annotations
@@ -20,7 +23,7 @@ LESSONS = [(lesson.url_path, lesson.code.lower()) for lesson in existing_lessons
 
 # Runs in the page: a list of human-readable problems (empty when the page is fine).
 # Plotly draws SVG: every text element's box is compared with the chart's own <svg> box.
-PROBLEMS = r"""() => {
+PROBLEMS = r"""(width) => {
   const out = [];
   const SLACK = 1.5;   // px: sub-pixel rounding of text boxes
   const shown = (el) => {
@@ -49,6 +52,19 @@ PROBLEMS = r"""() => {
       const line = (pre.textContent || '').split('\n').reduce((a, b) => (b.length > a.length ? b : a), '');
       out.push(`code panel scrolls sideways (${pre.scrollWidth} > ${pre.clientWidth}): ${line.trim().slice(0, 60)}`);
     }
+  });
+  // 2b. On the projector (1440 px) a line of code up to 80 characters (the course's limit for a
+  // shown function) is drawn on one line: each source line is a block <span> of its own.
+  if (width >= 1440) document.querySelectorAll('[data-testid="stMain"] [data-testid="stCode"] pre code').forEach((code) => {
+    const lh = parseFloat(getComputedStyle(code).lineHeight) || 20;
+    code.querySelectorAll(':scope > span').forEach((line) => {
+      const text = (line.textContent || '').replace(/\n$/, '');
+      const h = line.getBoundingClientRect().height;
+      // Columns as a monospace font draws them: a Chinese character takes two.
+      const cols = Array.from(text).reduce((n, ch) => n + (ch.codePointAt(0) >= 0x1100 ? 2 : 1), 0);
+      if (cols <= 80 && h > 1.5 * lh)
+        out.push(`code line of ${cols} columns wraps (${Math.round(h / lh)} lines): ${text.trim().slice(0, 60)}`);
+    });
   });
   // 3. Charts.
   document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').forEach((plot, i) => {
@@ -86,15 +102,46 @@ PROBLEMS = r"""() => {
                      || r.top < inside.top - SLACK || r.bottom > inside.bottom + SLACK))
         out.push(`${where}: label "${name(t)}" spills out of its box`);
     });
-    // Titles and annotations must not overlap one another.
-    const labels = Array.from(plot.querySelectorAll('.gtitle, .g-xtitle text, .g-ytitle text, '
-        + '[class^="g-x"][class$="title"] text, [class^="g-y"][class$="title"] text, .annotation-text'))
-        .filter((t, k, all) => all.indexOf(t) === k)
-        .map((t) => [t, shown(t)]).filter(([t, r]) => r && name(t));
-    for (let a = 0; a < labels.length; a++)
-      for (let b = a + 1; b < labels.length; b++)
-        if (overlap(labels[a][1], labels[b][1]))
-          out.push(`${where}: "${name(labels[a][0])}" overlaps "${name(labels[b][0])}"`);
+    // The chart's text, group by group: every line of the title, the legend (its box and its
+    // items), each axis title, each axis' tick labels, colour-bar labels, annotations. Two
+    // boxes of different groups must not meet (a legend may sit inside the plot area, not on
+    // text); inside the legend its items, inside the annotations each one, must not either.
+    const parts = [];
+    const add = (group, el, r, text) => { if (r && (text || '').trim()) parts.push({ group, r, text: text.trim().slice(0, 40) }); };
+    plot.querySelectorAll('.gtitle').forEach((t) => {
+      const lines = t.querySelectorAll('tspan.line');
+      if (lines.length) lines.forEach((l) => add('title', l, shown(l), l.textContent));
+      else add('title', t, shown(t), t.textContent);
+    });
+    plot.querySelectorAll('.infolayer .legend').forEach((lg, k) => {
+      const bg = lg.querySelector('rect.bg');
+      if (bg) add(`legend ${k}`, bg, shown(bg), `legend (${name(lg)})`);
+      lg.querySelectorAll('text.legendtext, text.legendtitletext').forEach((t) => add(`legend ${k} item`, t, shown(t), t.textContent));
+    });
+    plot.querySelectorAll('.infolayer [class^="g-x"][class$="title"] text, .infolayer [class^="g-y"][class$="title"] text')
+      .forEach((t) => add(`axis title ${t.getAttribute('class')}`, t, shown(t), t.textContent));
+    plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach((layer, k) =>
+      layer.querySelectorAll('g[class$="tick"] text').forEach((t) => add(`ticks ${k} ${t.parentNode.getAttribute('class')}`, t, shown(t), t.textContent)));
+    plot.querySelectorAll('.infolayer .colorbar').forEach((cb, k) =>
+      cb.querySelectorAll('text').forEach((t) => add(`colour bar ${k}`, t, shown(t), t.textContent)));
+    plot.querySelectorAll('.annotation-text').forEach((t, k) => add(`annotation ${k}`, t, shown(t), t.textContent));
+    const itemGroup = (g) => g.replace(/ item$/, '');
+    for (let a = 0; a < parts.length; a++)
+      for (let b = a + 1; b < parts.length; b++) {
+        const p = parts[a], q = parts[b];
+        const same = p.group === q.group;
+        // Within one group only legend items are compared (ticks: neighbours, below).
+        if (same && !p.group.endsWith(' item')) continue;
+        if (!same && itemGroup(p.group) === itemGroup(q.group)) continue;   // a legend item in its own box
+        if (overlap(p.r, q.r))
+          out.push(`${where}: ${p.group.split(' ')[0]} "${p.text}" meets ${q.group.split(' ')[0]} "${q.text}"`);
+      }
+    // A title split in two lines keeps a formula whole: no line opens a bracket another closes.
+    plot.querySelectorAll('.gtitle').forEach((t) => {
+      const lines = Array.from(t.querySelectorAll('tspan.line')).map((l) => l.textContent || '');
+      if (lines.length > 1 && lines.some((l) => (l.split('(').length !== l.split(')').length)))
+        out.push(`${where}: title splits a formula: ${lines.map((l) => `"${l}"`).join(' / ')}`);
+    });
     // Neighbouring tick labels of one axis must not overlap; Chinese tick labels stay upright.
     plot.querySelectorAll('.xaxislayer-above, .yaxislayer-above').forEach((layer) => {
       const ticks = Array.from(layer.querySelectorAll('.xtick text, .ytick text, [class*="tick"] text'))
@@ -119,7 +166,7 @@ def _check(page, url: str, width: int, height: int, shot: str) -> None:
     settle(page)
     # Charts below the fold are drawn in a task of their own (ui/chart.js): let them finish.
     page.wait_for_timeout(300)
-    problems = page.evaluate(PROBLEMS)
+    problems = page.evaluate(PROBLEMS, width)
     # Streamlit scrolls its main column, not the page: a "full page" screenshot is the
     # viewport. Make the window as tall as the lesson (same width, so the same layout).
     tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
@@ -136,6 +183,23 @@ def test_lesson_fits(chromium_browser, server_url, slug, name, lang, width, heig
     page = chromium_browser.new_page(viewport={"width": width, "height": height})
     try:
         _check(page, f"{server_url}/{slug}?lang={lang}", width, height, f"{name}-{lang}-{width}")
+    finally:
+        page.close()
+
+
+# The trained-model explorer starts closed: open it, with its grid of every head, in a lesson that
+# shows it (B2; the same section is on B1 and B3). Its row labels ("L1 · H1") were cut on the left.
+EXPLORER = [c for c in [("heads", "b2")] if c[0] in {slug for slug, _ in LESSONS}]
+
+
+@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name", EXPLORER, ids=[c[1] for c in EXPLORER])
+def test_explorer_fits(chromium_browser, server_url, slug, name, lang, width, height):
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    try:
+        _check(page, f"{server_url}/{slug}?lang={lang}&{name}.ex_open=true&{name}.ex_grid=true", width, height,
+               f"{name}-explorer-{lang}-{width}")
     finally:
         page.close()
 
