@@ -212,7 +212,7 @@ def example_section() -> str:
         elif output == answer:
             st.success(tr(f"{NS}.right", output=wrote))
         else:
-            st.error(tr(f"{NS}.wrong", output=wrote, iso=answer))
+            st.info(tr(f"{NS}.wrong", output=wrote, iso=answer))   # the example is wrong on purpose
     return text
 
 

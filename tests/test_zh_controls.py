@@ -18,7 +18,7 @@ CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.\-/]*")
 
 ALLOWED = [
-    (r"^(llama|mistral|mixtral|gpt|qwen|deepseek|gemma)[\w.\-]*$", "a model's published name"),
+    (r"^(llama|mistral|mixtral|gpt|qwen|deepseek|gemma|smollm)[\w.\-]*$", "a model's published name"),
     (r"^(a100|h100|h200|h20|rtx|l4|l40s?|mi300x?|b200)[\w\-]*$", "a GPU's product name"),
     (r"^(fp|bf|int)\d+$", "a number format (fp16, int8)"),
     (r"^(GiB|MiB|KiB|GB|TB|GB/s|TB/s|ms|ns)$", "a unit"),
@@ -73,6 +73,12 @@ def test_the_rule():
         assert english_words(fine) == [], fine
 
 
+# Controls whose text is an input in English on purpose, by their key's beginning.
+ENGLISH_INPUTS = {
+    "b4.ex_en": "B4's example dates in English, beside the Chinese ones: the two alignments it contrasts",
+}
+
+
 # The lessons that show English ids today (1 December): each switches to ui.frame.choice. Remove
 # a lesson here when it does; ANATOMY_ZH_ALL=1 runs them all as plain tests.
 PENDING: set[str] = set()
@@ -84,5 +90,6 @@ _PENDING = set() if os.environ.get("ANATOMY_ZH_ALL") else PENDING
                          ids=[lesson.code for lesson in LESSONS])
 def test_no_english_word_on_a_chinese_control(lesson):
     at = open_lesson(lesson.file, "zh")
-    bad = [(key, what, text) for key, what, text in shown_texts(at) if english_words(text)]
+    bad = [(key, what, text) for key, what, text in shown_texts(at)
+           if english_words(text) and not str(key).startswith(tuple(ENGLISH_INPUTS))]
     assert not bad, f"{lesson.code}: " + "; ".join(f"{key} {what} {text!r}" for key, what, text in bad)
