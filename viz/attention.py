@@ -534,11 +534,11 @@ def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int
                  "name": group_names[1], "marker": {"color": "#7f7f7f"},
                  "hovertemplate": "%{y}: %{x:,d}<extra></extra>"})
     widest = max(_label_width(name) for name in [*head_names, group_names[1]])
-    layout = {"barmode": "stack", "xaxis": {"title": {"text": x_title, "standoff": 8}, "rangemode": "tozero"},
+    layout = {"barmode": "stack", "xaxis": {"title": {"text": x_title, "standoff": 16}, "rangemode": "tozero"},
               "yaxis": {"type": "category", "autorange": "reversed"},
               "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top",
                          "font": {"size": 13}},
-              "margin": {"r": 40 + 8 * widest, "b": 70}}
+              "margin": {"r": 40 + 8 * widest, "b": 80}}
     return make(data, layout, title, height)
 
 

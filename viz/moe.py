@@ -101,7 +101,13 @@ def memory_compute(points: list[dict], *, names: tuple[str, str], series: tuple[
                      "marker": {"symbol": symbol, "size": 13},
                      "hovertemplate": "%{customdata}<br>" + f"{names[0]}: %{{x:.3g}}<br>"
                                       f"{names[1]}: %{{y:.3g}}<extra></extra>"})
-    layout = {"xaxis": {"type": "log", "dtick": 1, "title": {"text": names[0]}},
-              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]}},
+    # Both ranges start a third of a decade before the first tick: a tick label on each axis
+    # at the corner they share would meet the other axis' first label.
+    xs = np.log10(np.concatenate([ends, gib]))
+    ys = np.log10(np.concatenate([ends * 2**30 / 1e9, [p["flops_per_token"] / 1e9 for p in points]]))
+    layout = {"xaxis": {"type": "log", "dtick": 1, "title": {"text": names[0]},
+                        "range": [float(np.floor(xs.min())) - 0.35, float(xs.max()) + 0.1]},
+              "yaxis": {"type": "log", "dtick": 1, "title": {"text": names[1]},
+                        "range": [float(np.floor(ys.min())) - 0.35, float(ys.max()) + 0.1]},
               "margin": {"r": 110, "b": 150}, "legend": {"orientation": "h", "y": -0.22, "yanchor": "top"}}
     return make(data, layout, title, height)
