@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from viz.attention import token_font
 from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 SELECTED = "#ff7f0e"
 COLORS = {"attn": "#fdf0e1", "norm": "#e8f1fa", "ffn": "#e9f6ea", "io": "#f2f2f2"}
+
+
+def _tick_size(labels: list[str]) -> int:
+    """Tick font for a category axis of one-character labels among which a few are long
+    (<bos>, <eos>, <pad>): one size smaller than ``token_font`` so a long one clears its
+    neighbours.
+
+    Example: _tick_size(list("30 Nov 2026") + ["<eos>"]) -> 13
+    """
+    size = token_font(len(labels))
+    return max(9, size - 1) if any(len(label) > 3 for label in labels) else size
 
 
 def sublayers(stack: str) -> list[str]:
@@ -187,7 +199,7 @@ def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_tit
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
     data = [{"type": "bar", "x": x, "y": p, "marker": {"color": colors}, "name": names[0],
              "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"}]
-    layout = {"xaxis": {"type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 12}},
+    layout = {"xaxis": {"type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": _tick_size(vocab)}},
               "yaxis": {"range": [0, 1.05], "title": {"text": y_title}},
               "bargap": 0.15, "showlegend": False}
     if forced is not None:
@@ -212,7 +224,7 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
     frame = {"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": v - 0.5, "y0": step - 0.5,
              "y1": step + 0.5, "line": {"color": SELECTED, "width": 3}}
     layout = {"shapes": [frame], "xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1,
-                                           "tickfont": {"size": 12}},
+                                           "tickfont": {"size": _tick_size(vocab)}},
               "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1}, "margin": {"t": 120 if title else 70}}
     return make(data, layout, title, height)
 
@@ -239,7 +251,8 @@ def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tup
     data = [{"type": "heatmap", "z": z, "x": unique_labels(cols), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{q}: %{{y}}<br>{k}: %{{x}}<br>{val}: %{{z:.3f}}<extra></extra>"}]
-    layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": 13}},
+    layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1,
+                        "tickfont": {"size": min(13, _tick_size(cols))}},
               "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1, "tickfont": {"size": 13}},
               "margin": {"t": 60}}
     return make(data, layout, None, height)
