@@ -176,9 +176,9 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
 # - beside a chart (a main column of 920 px and more: 1440 px) the code column is as wide as 80
 #   characters at 12 px (7.2 px each) with its padding and scroll bar, at most 56 % of the row:
 #   at half the row (~500 px) the shape comments and docstrings of every shown function wrapped;
-# - a formula is never broken across lines (KaTeX breaks inline math after an operator, and
-#   Streamlit sets a $$ paragraph as inline math: C3's rotation left the "1" of "d/2 − 1" alone at
-#   1024 px); one that does not fit the line moves to the next as a whole, like a word.
+# - a display formula is never broken across lines, and scrolls inside its own block if it is
+#   wider than the column (inline math in prose may still wrap: kept whole, a long one pushed
+#   A3's page sideways at 1024 px; C3's rotation formula is split in two instead).
 _CODE_W = "min(620px, 56%)"
 _STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
 LAYOUT_CSS = f"""<style>
@@ -213,7 +213,8 @@ LAYOUT_CSS = f"""<style>
   [data-testid="stColumn"] [data-testid="stCode"] pre {{ padding-left: 10px !important; padding-right: 10px !important; }}
   [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 12px; }}
 }}
-.katex-display > .katex, [data-testid="stMarkdownContainer"] .katex > .katex-html {{ white-space: nowrap; }}
+.katex-display > .katex {{ white-space: nowrap; }}
+.katex-display {{ overflow-x: auto; overflow-y: hidden; }}
 </style>"""
 
 

@@ -261,10 +261,10 @@ def _place_legend(data: list[dict], layout: dict, own: dict) -> None:
     # The chart grows by the room the legend takes, so its plot keeps the height the figure asked for.
     if "y" not in placed and "yref" not in placed:
         band = _title_band(layout.get("title")) or 4
-        top = max(margin.get("t", 0), round(band + height + 10))
+        top = max(margin.get("t", 0), round(band + height + 14))
         layout["height"] += top - margin.get("t", 0)
         margin["t"] = top
-        layout["legend"] = {**legend, "yref": "container", "y": 1 - (band + 2) / layout["height"], "yanchor": "top"}
+        layout["legend"] = {**legend, "yref": "container", "y": 1 - (band + 6) / layout["height"], "yanchor": "top"}
     elif placed.get("yref") == "container" and placed.get("y", 1) <= 0.05 and legend.get("yanchor") == "bottom":
         margin["b"] = margin.get("b", 0) + round(height)
         layout["height"] += round(height)
