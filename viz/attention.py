@@ -375,7 +375,7 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     closed = None if masked is None else np.asarray(masked, dtype=bool)
     cols = 3 if n <= 24 else 2
     rows = -(-6 // cols)
-    gap_x, gap_y = 0.1 if cols == 3 else 0.14, 0.12 if cols == 3 else 0.08
+    gap_x, gap_y = 0.15 if cols == 3 else 0.17, 0.12 if cols == 3 else 0.08   # a colour bar and the next panel's tokens
     width = (1 - gap_x * (cols - 1)) / cols - 0.04 / cols       # room for the last colour bar
     tall = (1 - gap_y * (rows - 1)) / rows
     signed = float(max(np.abs(p[np.isfinite(p)]).max(initial=0) for p in (panels[0], panels[1], panels[2],
