@@ -83,7 +83,7 @@ def receptive_map(reach, query: int, *, title: str | None = None, x_title: str =
               "yaxis": {"range": [0.5, layers + 0.5], "showgrid": False,
                         "dtick": 1 if layers <= 16 else None},
               "annotations": [{"text": y_title, "x": 0, "y": 1, "xref": "paper", "yref": "paper",
-                               "xanchor": "right", "yanchor": "bottom", "showarrow": False}],
+                               "xanchor": "right", "yanchor": "bottom", "yshift": 8, "showarrow": False}],
               "shapes": [mark]}
     return make([trace], layout, title, height)
 
@@ -126,5 +126,5 @@ def band_weights(weights, *, title: str | None = None, x_title: str = "", y_titl
     layout = {"xaxis": {"title": {"text": x_title}, "showgrid": False, "range": [-0.5, cols * factor - 0.5]},
               "yaxis": {"autorange": "reversed", "showgrid": False},
               "annotations": [{"text": y_title, "x": 0, "y": 1, "xref": "paper", "yref": "paper",
-                               "xanchor": "right", "yanchor": "bottom", "showarrow": False}]}
+                               "xanchor": "right", "yanchor": "bottom", "yshift": 8, "showarrow": False}]}
     return make([trace, zeros], layout, title, height)
