@@ -70,7 +70,9 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
                         **({"type": "category", "tickangle": 0, "tickfont": {"size": 12}, "showticklabels": s <= 12,
                             "tickvals": rows, "ticktext": [label(t) for t in tokens]}
                            if i == 3 else {"showticklabels": False})}
-        notes.append({"text": title, "x": (x0 + x1) / 2, "y": 1.0, "xref": "paper", "yref": "paper",
+        # the weights' title ends at the right edge: centred on its wide panel it met the V cache's
+        notes.append({"text": title, "x": x1 if i == 3 else (x0 + x1) / 2, "y": 1.0, "xref": "paper",
+                      "yref": "paper", "xanchor": "right" if i == 3 else "center",
                       "yanchor": "bottom", "yshift": 6, "showarrow": False, "font": {"size": 13}})
         width = s if i == 3 else d
         frames.append({"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": width - 0.5,
