@@ -332,7 +332,9 @@ def score_map(
     # Room for the row labels ("L0·H0") however wide the font draws digits: ~10 px a character.
     left = 24 + 10 * max((len(r) for r in row_labels), default=4)
     layout = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 14}},
-              "xaxis": {"side": "top", "type": "category", "tickangle": -30},
+              # level labels, a word a line: tilted, Chinese reads sideways; level, two met
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0, "tickfont": {"size": 10},
+                        "tickvals": col_labels, "ticktext": [c.replace(" ", "<br>") for c in col_labels]},
               "margin": {"t": 130 if title else 80, "l": left}}
     return make([trace], layout, title, height)
 
