@@ -33,6 +33,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 def script_median_ms(page_file: str, runs: int) -> float:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()  # app.py first, so the page then runs inside the frame (see tests/apptest_util.py)
+    # A server loads SmolLM2 in a thread before its class arrives (ui/preload.py): measure the
+    # lessons after it, not while it reads 0.5 GB beside them (A1 and A2 read 1.4-1.7x slower).
+    from ui.preload import wait_for_real_model
+    wait_for_real_model()
     at.switch_page(f"lessons/{page_file}")
     at.run()
     assert not at.exception, [e.value for e in at.exception]

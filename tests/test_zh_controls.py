@@ -27,6 +27,7 @@ ALLOWED = [
     (r"^top-[kp]$", "the sampling methods' names (top-k, top-p), used as is in Chinese"),
     (r"^(RMSNorm|LayerNorm|SwiGLU|GELU|ReLU|RoPE|ALiBi|PyTorch|MoE|LoRA|GQA|MQA|MHA)$",
      "a layer's or method's name from its paper, kept in Chinese texts"),
+    (r"^(Longformer|BigBird)$", "a sparse-attention model's published name (B5), as the zh lesson text writes it"),
     (r"^English$", "the language switch names each language in that language"),
 ]
 

@@ -73,5 +73,14 @@ if install(static_dir()):
 # machine (~40 s) and the model loaded into ui.model's st.cache_resource (~0.5-2 s), in a thread,
 # so no session waits for it here and the first student who opens it finds it ready.
 # ANATOMY_PRELOAD_REAL=0 switches it off (a process that never shows the real model).
+REAL_THREAD: threading.Thread | None = None
 if real_model_available() and os.environ.get("ANATOMY_PRELOAD_REAL", "1") != "0":
-    threading.Thread(target=warm_real, args=("cpu",), name="preload-smollm2", daemon=True).start()
+    REAL_THREAD = threading.Thread(target=warm_real, args=("cpu",), name="preload-smollm2", daemon=True)
+    REAL_THREAD.start()
+
+
+def wait_for_real_model(timeout: float | None = None) -> None:
+    """Block until the background load above has finished (at once when there is none): a
+    benchmark measures a server that is ready for its class, not one still reading 0.5 GB."""
+    if REAL_THREAD is not None:
+        REAL_THREAD.join(timeout)

@@ -498,7 +498,10 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
                                   "type": "category" if i == 1 else "linear", "showticklabels": i != 0,
                                   "dtick": 1 if i == 1 and n <= 24 else None}
         if i == 2:                                  # each row its token; each block its head, at the right
-            shown = range(h * n) if rows_named else range(n)
+            # Too many rows to name each: the first block's tokens, every k-th where a row is
+            # under ~15 px tall (128 rows in ~1150 px: 9 px each, 10-px labels would meet).
+            every = 1 if rows_named else max(1, -(-15 * h * n // (height - 120)))
+            shown = range(h * n) if rows_named else range(0, n, every)
             layout[f"yaxis{n_ax}"].update({"tickvals": list(shown), "ticktext": [labels[j % n] for j in shown],
                                            "tickmode": "array", "tickfont": {"size": 10}})
             notes += [{"text": head_names[j], "x": domains[2][1] + 0.01, "y": j * n + (n - 1) / 2, "xref": "paper",

@@ -105,10 +105,23 @@ def batch_panels(
     b, n = w.shape[0], w.shape[1]
     cols = min(b, 2)
     rows = -(-b // cols)
-    gap_x, gap_y, top = 0.12, 0.12 if rows > 1 else 0.0, 0.9
+    font = min(12, token_font(n))
+    # Laid out in pixels, then turned into paper fractions: between two rows stand the upper
+    # panel's tick labels and the lower panel's title (a fixed 12 % met at 440 px: B3's third
+    # text's title sat on the first one's keys).
+    panel_px = max(120, (font + 6) * n) if rows > 1 else None
+    if panel_px is None:
+        plot_px = height - 20 - (font * 2 + 20)
+        gap_y, top = 0.0, 0.9
+    else:
+        title_px, gap_px = 40, int(font * 1.6) + 52               # tick row + title of the next row
+        plot_px = rows * panel_px + (rows - 1) * gap_px + title_px
+        height = plot_px + 20 + (font * 2 + 20)
+        gap_y, top = gap_px / plot_px, 1 - title_px / plot_px
+    gap_x = 0.12
     width = (1 - gap_x * (cols - 1)) / cols
     tall = (top - gap_y * (rows - 1)) / rows
-    font = min(12, token_font(n))
+    title_y = 8 / plot_px                                         # a title 8 px above its panel
     data, layout, notes, closed = [], {}, [], []
     for i in range(b):
         r, c = divmod(i, cols)
@@ -123,13 +136,13 @@ def batch_panels(
             closed.append(masked_layer(masked[i], keys, axis, xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         layout[f"xaxis{suffix}"] = {"domain": [x0, x0 + width], "anchor": f"y{suffix}", "tickangle": 0,
                                     "type": "category", "tickfont": {"size": font}, "dtick": 1}
-        layout[f"yaxis{suffix}"] = {"domain": [y1 - tall, y1], "anchor": f"x{suffix}", "autorange": "reversed",
+        layout[f"yaxis{suffix}"] = {"domain": [max(0.0, round(y1 - tall, 6)), min(1.0, round(y1, 6))], "anchor": f"x{suffix}", "autorange": "reversed",
                                     "type": "category", "tickfont": {"size": font}, "dtick": 1}
-        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1 + 0.03, "xref": "paper", "yref": "paper",
+        notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1 + title_y, "xref": "paper", "yref": "paper",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 15}})
     layout["annotations"] = notes
     layout["margin"] = {"t": 20}
-    return make(data + closed, layout, None, max(height, rows * (60 + (font + 6) * n)) if rows > 1 else height)
+    return make(data + closed, layout, None, height)
 
 
 def change_bars(

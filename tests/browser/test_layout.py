@@ -175,6 +175,10 @@ def _check(page, url: str, width: int, height: int, shot: str, known: tuple[str,
     page.set_viewport_size({"width": width, "height": min(max(tall, height), 16000)})
     page.wait_for_timeout(500)
     page.screenshot(path=str(SHOTS / f"layout-{shot}.png"))
+    # A page that raised fits trivially: a traceback in place of a chart is a failure here too
+    # (B3's long text once laid a panel at y = -5.6e-17 and plotly's validator refused it).
+    errors = page.locator('[data-testid="stException"]').all_inner_texts()
+    assert not errors, errors[0][:500]
     assert not problems, "\n".join(problems)
 
 
