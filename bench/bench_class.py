@@ -165,6 +165,7 @@ class Watch(threading.Thread):
 class Student:
     lesson: str
     lang: str
+    extra: str = ""                     # more of the query, e.g. "&a1.lm=smollm2" (--real)
     first_drawn: float | None = None    # s, first byte asked -> first run finished
     drawn_at: float = 0.0               # perf_counter() when it was drawn
     http_s: float = 0.0                 # of which: the page, its files and plotly.js
@@ -222,7 +223,7 @@ def open_lesson(base_url: str, student: Student, timeout: float = 60.0) -> tuple
     """A browser's first visit: page, files, plotly.js, websocket and first run."""
     start = time.perf_counter()
     browser = Browser(base_url, timeout)
-    query = f"lang={student.lang}"
+    query = f"lang={student.lang}{student.extra}"
     try:
         status, html, _, size = browser.get(f"/{student.lesson}?{query}")
         if status != 200:
@@ -284,7 +285,7 @@ def student_life(base_url: str, student: Student, number: int, start_at: float, 
     if opened is None:
         return
     session, first = opened
-    query = f"lang={student.lang}"
+    query = f"lang={student.lang}{student.extra}"
     try:
         index = (number // len(existing_lessons())) % len(first.sliders) if first.sliders else 0
         step = _direction(first, index) if first.sliders else 0
@@ -371,30 +372,43 @@ def _q(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
 
 
-def warm_up(base_url: str) -> None:
-    """Every lesson once in each language, as the lecturer's own check before class."""
+def real_query(lesson) -> str:
+    """The query that opens ``lesson`` on SmolLM2 (ui.model.model_switch's key); a lesson
+    without the switch ignores it."""
+    return f"&{lesson.code.lower()}.lm=smollm2"
+
+
+def warm_up(base_url: str, real: bool = False) -> None:
+    """Every lesson once in each language, as the lecturer's own check before class (and on
+    SmolLM2 too with ``real``)."""
     for lesson in existing_lessons():
         for lang in ("en", "zh"):
-            session = Session(base_url, timeout=120)
-            try:
-                session.run(lesson.url_path, f"lang={lang}")
-            finally:
-                session.close()
+            for extra in ("", real_query(lesson)) if real else ("",):
+                session = Session(base_url, timeout=120)
+                try:
+                    session.run(lesson.url_path, f"lang={lang}{extra}")
+                finally:
+                    session.close()
 
 
 def run_class(base_url: str, pids: list[int], students: int = 100, seconds: float = 120.0,
               burst: bool = False, ramp: float = 20.0, think: tuple[float, float] = (2.0, 4.0),
               settle: float = 10.0, warm: bool = True, seed: int = 0, label: str = "",
-              warm_urls: list[str] | None = None) -> Report:
+              warm_urls: list[str] | None = None, real: bool = False) -> Report:
     """Run a class against ``base_url``; ``pids`` are the server processes to watch. ``warm_urls``:
     where the warm-up visits go (each replica itself: through nginx, a visit lands on one replica,
-    and the other would meet the class cold)."""
+    and the other would meet the class cold). ``real``: every other student of each lesson opens it on
+    SmolLM2 (``?{ns}.lm=smollm2``), the rest on the course model."""
     if warm:
         for url in warm_urls or [base_url]:
-            warm_up(url)
-    lessons = [lesson.url_path for lesson in existing_lessons()]
+            warm_up(url, real)
+    lessons = existing_lessons()
     rng = random.Random(seed)
-    roster = [Student(lessons[i % len(lessons)], "zh" if (i // len(lessons)) % 2 else "en") for i in range(students)]
+    roster = []
+    for i in range(students):
+        lesson, turn = lessons[i % len(lessons)], i // len(lessons)
+        roster.append(Student(lesson.url_path, "zh" if turn % 2 else "en",
+                              real_query(lesson) if real and (turn // 2) % 2 == 0 else ""))
     watch = Watch(pids)
     rss_start = watch.samples[-1][2]
     watch.start()
@@ -447,6 +461,7 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--ramp", type=float, default=20.0, help="without --burst: students open over this many s")
     ap.add_argument("--settle", type=float, default=10.0, help="s to wait after the sessions close before RSS")
     ap.add_argument("--no-warmup", action="store_true", help="skip the visit to every lesson before the class")
+    ap.add_argument("--real", action="store_true", help="half the students open their lesson on SmolLM2")
     args = ap.parse_args(argv)
     mode = "burst (all open within 1 s)" if args.burst else f"opening over {args.ramp:.0f} s"
     if args.url:
@@ -457,11 +472,13 @@ def main(argv: list[str] | None = None) -> Report:
         ctx = servers(args.replicas)
         where_txt = f"{args.replicas} replica(s)" + (" behind nginx" if args.replicas > 1 else "")
     with ctx as (url, pids, warm_urls):
-        label = (f"{args.students} students, {args.seconds:.0f} s, {mode}; {where_txt}; "
+        label = (f"{args.students} students{' (half on SmolLM2)' if args.real else ''}, {args.seconds:.0f} s, "
+                 f"{mode}; {where_txt}; "
                  f"server pids {pids}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
                  f"load before {os.getloadavg()[0]:.2f}")
         report = run_class(url, pids, args.students, args.seconds, args.burst, args.ramp,
-                           settle=args.settle, warm=not args.no_warmup, label=label, warm_urls=warm_urls)
+                           settle=args.settle, warm=not args.no_warmup, label=label, warm_urls=warm_urls,
+                           real=args.real)
     print(report.table())
     return report
 
