@@ -128,7 +128,9 @@ function exportName(gd) {
 
 function saveImage(gd, format) {
   const size = gd._fullLayout || {};
-  window.Plotly.downloadImage(gd, { format, width: size.width, height: size.height, filename: exportName(gd) });
+  // Twice the on-screen size: a figure pasted into slides stays sharp (618 x 420 looked soft).
+  window.Plotly.downloadImage(gd, { format, width: size.width, height: size.height, scale: format === "png" ? 2 : 1,
+    filename: exportName(gd) });
 }
 
 // A plotly array as a JS array: typed arrays arrive as {dtype, bdata (base64), shape}.

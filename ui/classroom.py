@@ -10,7 +10,11 @@ and a small component (ui/classroom.js) draws the presenter's bar and listens to
 
 - → or Page Down: the next section; after the last one, the next lesson;
 - ← or Page Up: the previous section; before the first one, the previous lesson;
-- Shift+→ / Shift+←: the next / previous lesson at once.
+- Shift+→ / Shift+←: the next / previous lesson at once, on its first slide;
+- O: the overview, a numbered list of the lesson's slides to jump to.
+
+Stepping past the last slide opens the next lesson on its first slide; stepping back past the
+first opens the previous lesson on its last.
 
 The state is in the URL (``present=1``, ``step=<n>``, ``lang``), so a link opens the same slide.
 Lessons change with ``st.switch_page`` inside this session (its answers and values are kept).
@@ -84,6 +88,7 @@ def bar(current, order: list) -> None:
         "present": tr("classroom.present"), "exit": tr("classroom.exit"), "prev": tr("classroom.prev"),
         "next": tr("classroom.next"), "prev_lesson": tr("classroom.prev_lesson"),
         "next_lesson": tr("classroom.next_lesson"), "keys": tr("classroom.keys"), "step_of": tr("classroom.step_of"),
+        "overview": tr("classroom.overview"),
     }
     data = {"present": on, "step": step(), "lesson": current.title, "labels": labels,
             "has_prev": at > 0, "has_next": at < len(order) - 1}
@@ -116,10 +121,12 @@ def _act(action: str, at: int, order: list) -> None:
             return
         st.query_params[STEP] = str(min(max(wanted, 1), MAX_STEP))
         st.rerun()   # before the page runs: the bar drawn above holds the old step
-    elif action in ("lesson:1", "lesson:-1") and presenting():
-        target = at + int(action[7:])
+    elif action in ("lesson:1", "lesson:-1", "lesson:-1:last") and presenting():
+        target = at + (1 if action == "lesson:1" else -1)
         if 0 <= target < len(order):
-            st.switch_page(order[target], query_params=_params())
+            # Back past the first slide: the previous lesson's last slide (the bar brings a step
+            # past the end back to the last one once the page has run).
+            st.switch_page(order[target], query_params=_params(MAX_STEP if action.endswith(":last") else 1))
 
 
 # --- The presenter's page ---------------------------------------------------------------------
