@@ -30,7 +30,7 @@ from ui.frame import lang, tr
 NAME = "anatomy_classroom"
 PRESENT = "present"                 # URL parameter: present=1
 STEP = "step"                       # URL parameter: the section shown, 1 = the lesson's opening
-_ON = "_classroom.present"          # this session's mode (the URL alone is lost on a page switch)
+_ON = "_classroom.present"          # this session's mode (the URL alone is lost on a page switch); ui.chart.PRESENTING
 MAX_STEP = 99
 _JS = (Path(__file__).parent / "classroom.js").read_text(encoding="utf-8")
 # Under 1200 px the bar drops the lesson's name (the title is on the first step), so it stays short.
@@ -153,13 +153,20 @@ def section_selector(n: int) -> str:
 
 
 def presenter_css(n: int) -> str:
-    """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``."""
+    """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``.
+    Prose 24 px (1.2 rem of 20), code 18 px, a code panel under its figure rather than beside it
+    (at 18 px, 80 columns need the whole width); charts draw their own type larger (ui/chart.js)."""
     return f"""<style>
 html {{ font-size: 20px; }}
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
 [data-testid="stMainBlockContainer"] {{ padding-top: 1.5rem; padding-bottom: 5rem; max-width: 100%; }}
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.15rem; }}
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.2rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
+[data-testid="stCode"] pre code, [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 18px !important; }}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"]) {{
+  flex-direction: column !important; flex-wrap: nowrap !important; }}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"]) > [data-testid="stColumn"] {{
+  width: 100% !important; flex: 1 1 auto !important; min-width: 0; }}
 {_BLOCK} > :not({section_selector(n)}, {_KEEP}) {{ display: none !important; }}
 </style>"""
