@@ -46,6 +46,57 @@ const whenIdle = window.requestIdleCallback
   ? (fn) => window.requestIdleCallback(fn, { timeout: 1000 })
   : (fn) => setTimeout(fn, 50);
 
+// --- Presenter mode (ui/classroom.py): type that carries to the back of a room. Every text of
+// the chart at least 18 px (ticks, axis titles, legend, annotations, colour bars), its title at
+// least 22 px, each a quarter larger than on a screen; the margins and the height grow with the
+// type. Done here, per browser, on the figure as parsed: the JSON stays the one every session
+// shares (ui/chart.py: figure_json).
+const PRESENT_MIN = 18;
+const PRESENT_TITLE = 22;
+const PRESENT_SCALE = 1.25;
+
+function bigger(font, least) {
+  const f = Object.assign({}, font || {});
+  f.size = Math.max(least, Math.round((f.size || 15) * PRESENT_SCALE));
+  return f;
+}
+
+function presenterFigure(figure) {
+  const layout = figure.layout || (figure.layout = {});
+  layout.font = bigger(layout.font, PRESENT_MIN);
+  if (layout.title) {
+    const title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
+    title.font = bigger(title.font, PRESENT_TITLE);
+    if (title.pad && title.pad.t) title.pad.t = Math.round(title.pad.t * PRESENT_SCALE);
+    layout.title = title;
+  }
+  for (const key of Object.keys(layout)) {
+    if (!/^[xy]axis\d*$/.test(key) || !layout[key]) continue;
+    const axis = layout[key];
+    axis.tickfont = bigger(axis.tickfont, PRESENT_MIN);
+    if (axis.title) {
+      const t = typeof axis.title === "string" ? { text: axis.title } : axis.title;
+      t.font = bigger(t.font, PRESENT_MIN);
+      axis.title = t;
+    }
+  }
+  if (layout.legend) layout.legend.font = bigger(layout.legend.font, PRESENT_MIN);
+  for (const note of layout.annotations || []) note.font = bigger(note.font, PRESENT_MIN);
+  if (layout.hoverlabel) layout.hoverlabel.font = bigger(layout.hoverlabel.font, PRESENT_MIN);
+  const margin = layout.margin || {};
+  for (const side of ["l", "r", "t", "b"]) if (margin[side] != null) margin[side] = Math.round(margin[side] * PRESENT_SCALE);
+  layout.height = Math.round((layout.height || 420) * PRESENT_SCALE);
+  for (const trace of figure.data || []) {
+    if (trace.colorbar) {
+      trace.colorbar.tickfont = bigger(trace.colorbar.tickfont, PRESENT_MIN);
+      const t = trace.colorbar.title;
+      if (t && typeof t === "object") t.font = bigger(t.font, PRESENT_MIN);
+    }
+    if (trace.textfont) trace.textfont = bigger(trace.textfont, 0);
+  }
+  return figure;
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   let host = parentElement.querySelector(":scope > .anatomy-chart");
@@ -64,13 +115,15 @@ export default function (component) {
     if (host.__resize) host.__resize.disconnect();
     if (window.Plotly) window.Plotly.purge(host);
   }, 0);
-  if (!data || host.dataset.spec === data.revision) return release;   // the same figure: nothing to draw
-  host.dataset.spec = data.revision;
+  const revision = data && data.revision + (data.present ? ":present" : "");
+  if (!data || host.dataset.spec === revision) return release;   // the same figure: nothing to draw
+  host.dataset.spec = revision;
   const figure = JSON.parse(data.figure);
+  if (data.present) presenterFigure(figure);
   host.style.minHeight = (figure.layout.height || 420) + "px";   // no jump while plotly loads
 
   const draw = (Plotly) => {
-    if (host.dataset.spec !== data.revision || !host.isConnected) return;   // a newer figure came
+    if (host.dataset.spec !== revision || !host.isConnected) return;   // a newer figure came
     host.__figure = figure;   // what the CSV button writes out (export, below)
     host.__exportName = data.export && data.export.file;
     Plotly.react(host, figure.data, figure.layout, exportConfig(data.export));
@@ -128,7 +181,9 @@ function exportName(gd) {
 
 function saveImage(gd, format) {
   const size = gd._fullLayout || {};
-  window.Plotly.downloadImage(gd, { format, width: size.width, height: size.height, filename: exportName(gd) });
+  // Twice the on-screen size: a figure pasted into slides stays sharp (618 x 420 looked soft).
+  window.Plotly.downloadImage(gd, { format, width: size.width, height: size.height, scale: format === "png" ? 2 : 1,
+    filename: exportName(gd) });
 }
 
 // A plotly array as a JS array: typed arrays arrive as {dtype, bdata (base64), shape}.

@@ -31,6 +31,7 @@ from streamlit import config
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 NAME = "anatomy_chart"
+PRESENTING = "_classroom.present"   # ui.classroom._ON: this session presents (kept apart: no import cycle)
 ROOT = Path(__file__).resolve().parent.parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 _JS = (Path(__file__).parent / "chart.js").read_text(encoding="utf-8")
@@ -124,7 +125,9 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
     events = {} if on_select is None else {"on_select_change": on_select}
     mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
-                "failed": failed_text, "export": export, "select": on_select is not None},
+                "failed": failed_text, "export": export, "select": on_select is not None,
+                # presenter mode (ui/classroom.py): the browser draws the type larger
+                "present": bool(st.session_state.get(PRESENTING))},
           key=key, width="stretch", height="content", **events)
 
 

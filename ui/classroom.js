@@ -55,8 +55,11 @@ async function copyLink() {
 }
 
 // One listener for the whole tab; it reads the latest state the component was given.
-const state = { present: false, step: 1, has_prev: false, has_next: false, send: null };
+const state = { present: false, step: 1, lesson: "", has_prev: false, has_next: false, send: null };
 
+// Shift+→ / Shift+← (and « ») open the next / previous lesson on its first slide. Stepping past
+// the last slide opens the next lesson on its first; stepping back past the first opens the
+// previous lesson on its *last* ("lesson:-1:last": the page clamps step 99 to its last slide).
 function go(delta, lesson) {
   if (!state.present || !state.send) return;
   const n = steps();
@@ -67,7 +70,82 @@ function go(delta, lesson) {
   const next = Math.min(state.step, n) + delta;
   if (next >= 1 && next <= n) state.send("action", "step:" + next);
   else if (next > n && state.has_next) state.send("action", "lesson:1");
-  else if (next < 1 && state.has_prev) state.send("action", "lesson:-1");
+  else if (next < 1 && state.has_prev) state.send("action", "lesson:-1:last");
+}
+
+// The slides' titles, for the overview: the lesson's name, then each section heading's text.
+function slideTitles() {
+  const block = document.querySelector(BLOCK);
+  const titles = [state.lesson];
+  if (!block) return titles;
+  for (const el of block.children) {
+    if (!isHead(el)) continue;
+    const h = el.querySelector(":is(h2, h3)");
+    titles.push(((h && h.textContent) || "").replace(/\s+/g, " ").trim());
+  }
+  return titles;
+}
+
+// The overview (key O): a numbered list of this lesson's slides; a click or the slide's number
+// (then Enter, for 10 and more) jumps there, Escape or O again closes it.
+let overview = null;
+let typed = "";
+function closeOverview() {
+  if (overview) overview.remove();
+  overview = null;
+  typed = "";
+}
+function openOverview() {
+  closeOverview();
+  const titles = slideTitles();
+  overview = document.createElement("div");
+  overview.className = "anatomy-overview";
+  overview.setAttribute("role", "dialog");
+  overview.style.cssText = "position:fixed; inset:0; z-index:999991; background:rgba(20,22,30,0.55);"
+    + " display:flex; align-items:center; justify-content:center;";
+  const panel = document.createElement("div");
+  panel.style.cssText = "background:white; border-radius:1rem; padding:1.2rem 1.6rem; max-height:85vh;"
+    + " overflow:auto; min-width:40vw; font-size:24px; color:#31333f; box-shadow:0 4px 24px rgba(0,0,0,0.3);";
+  const head = document.createElement("div");
+  head.textContent = state.labels.overview;
+  head.style.cssText = "font-size:20px; color:#5f6270; margin-bottom:0.6rem;";
+  const list = document.createElement("ol");
+  list.style.cssText = "margin:0; padding-left:2.2em; line-height:1.7;";
+  titles.forEach((title, i) => {
+    const item = document.createElement("li");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "anatomy-overview-item";
+    b.dataset.step = String(i + 1);
+    b.textContent = title;
+    b.style.cssText = "font:inherit; border:0; background:none; cursor:pointer; padding:0.05rem 0.3rem;"
+      + " border-radius:0.4rem; text-align:left;" + (i + 1 === Math.min(state.step, titles.length)
+        ? " background:#fde7e9; font-weight:600;" : "");
+    b.addEventListener("click", () => { closeOverview(); state.send("action", "step:" + (i + 1)); });
+    item.appendChild(b);
+    list.appendChild(item);
+  });
+  panel.append(head, list);
+  overview.appendChild(panel);
+  overview.addEventListener("click", (e) => { if (e.target === overview) closeOverview(); });
+  document.body.appendChild(overview);
+}
+function overviewKey(e) {
+  if (e.key === "Escape" || e.key === "o" || e.key === "O") { closeOverview(); return true; }
+  if (/^[0-9]$/.test(e.key)) {
+    typed += e.key;
+    const n = slideTitles().length;
+    const k = parseInt(typed, 10);
+    if (k >= 1 && k <= n && (k * 10 > n || typed.length >= 2)) { closeOverview(); state.send("action", "step:" + k); }
+    return true;
+  }
+  if (e.key === "Enter" && typed) {
+    const k = parseInt(typed, 10);
+    closeOverview();
+    if (k >= 1 && k <= slideTitles().length) state.send("action", "step:" + k);
+    return true;
+  }
+  return e.key !== "Tab";
 }
 
 // Keys act only when nothing that takes keys has focus (a slider moves with the arrows too).
@@ -77,8 +155,17 @@ const TAKES_KEYS = 'input, textarea, select, [contenteditable=""], [contentedita
 
 function onKey(e) {
   if (!state.present || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+  if (overview) {
+    if (overviewKey(e)) e.preventDefault();
+    return;
+  }
   const t = e.target;
   if (t && t.closest && t.closest(TAKES_KEYS)) return;
+  if ((e.key === "o" || e.key === "O") && !e.shiftKey) {
+    e.preventDefault();
+    openOverview();
+    return;
+  }
   let delta = 0;
   if (e.key === "ArrowRight" || e.key === "PageDown") delta = 1;
   else if (e.key === "ArrowLeft" || e.key === "PageUp") delta = -1;
@@ -115,8 +202,9 @@ export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   if (!data) return;
   const L = data.labels;
-  Object.assign(state, { present: data.present, step: data.step, has_prev: data.has_prev,
-    has_next: data.has_next, send: setTriggerValue });
+  Object.assign(state, { present: data.present, step: data.step, lesson: data.lesson, labels: L,
+    has_prev: data.has_prev, has_next: data.has_next, send: setTriggerValue });
+  if (!data.present) closeOverview();
   let root = parentElement.querySelector(":scope > .anatomy-classroom");
   if (!root) {
     root = document.createElement("div");
@@ -175,7 +263,10 @@ export default function (component) {
     where.replaceChildren(name, L.step_of.replace("{step}", Math.min(data.step, n)).replace("{n}", n));
     prev.disabled = data.step <= 1 && !data.has_prev;
     next.disabled = data.step >= n && !data.has_next;
-    if (!asked && !running() && n > 1 && data.step > n) {
+    // Only the newest bar corrects: an older one (the lesson before a switch) still watches the
+    // page, and corrected the new lesson to the old step's last slide (D3 -> D4 opened on step 3).
+    const current = state.step === data.step && state.lesson === data.lesson;
+    if (!asked && current && !running() && n > 1 && data.step > n) {
       asked = true;
       setTriggerValue("action", "step:" + n);
     }

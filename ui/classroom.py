@@ -10,7 +10,11 @@ and a small component (ui/classroom.js) draws the presenter's bar and listens to
 
 - → or Page Down: the next section; after the last one, the next lesson;
 - ← or Page Up: the previous section; before the first one, the previous lesson;
-- Shift+→ / Shift+←: the next / previous lesson at once.
+- Shift+→ / Shift+←: the next / previous lesson at once, on its first slide;
+- O: the overview, a numbered list of the lesson's slides to jump to.
+
+Stepping past the last slide opens the next lesson on its first slide; stepping back past the
+first opens the previous lesson on its last.
 
 The state is in the URL (``present=1``, ``step=<n>``, ``lang``), so a link opens the same slide.
 Lessons change with ``st.switch_page`` inside this session (its answers and values are kept).
@@ -26,7 +30,7 @@ from ui.frame import lang, tr
 NAME = "anatomy_classroom"
 PRESENT = "present"                 # URL parameter: present=1
 STEP = "step"                       # URL parameter: the section shown, 1 = the lesson's opening
-_ON = "_classroom.present"          # this session's mode (the URL alone is lost on a page switch)
+_ON = "_classroom.present"          # this session's mode (the URL alone is lost on a page switch); ui.chart.PRESENTING
 MAX_STEP = 99
 _JS = (Path(__file__).parent / "classroom.js").read_text(encoding="utf-8")
 # Under 1200 px the bar drops the lesson's name (the title is on the first step), so it stays short.
@@ -84,6 +88,7 @@ def bar(current, order: list) -> None:
         "present": tr("classroom.present"), "exit": tr("classroom.exit"), "prev": tr("classroom.prev"),
         "next": tr("classroom.next"), "prev_lesson": tr("classroom.prev_lesson"),
         "next_lesson": tr("classroom.next_lesson"), "keys": tr("classroom.keys"), "step_of": tr("classroom.step_of"),
+        "overview": tr("classroom.overview"),
     }
     data = {"present": on, "step": step(), "lesson": current.title, "labels": labels,
             "has_prev": at > 0, "has_next": at < len(order) - 1}
@@ -116,10 +121,12 @@ def _act(action: str, at: int, order: list) -> None:
             return
         st.query_params[STEP] = str(min(max(wanted, 1), MAX_STEP))
         st.rerun()   # before the page runs: the bar drawn above holds the old step
-    elif action in ("lesson:1", "lesson:-1") and presenting():
-        target = at + int(action[7:])
+    elif action in ("lesson:1", "lesson:-1", "lesson:-1:last") and presenting():
+        target = at + (1 if action == "lesson:1" else -1)
         if 0 <= target < len(order):
-            st.switch_page(order[target], query_params=_params())
+            # Back past the first slide: the previous lesson's last slide (the bar brings a step
+            # past the end back to the last one once the page has run).
+            st.switch_page(order[target], query_params=_params(MAX_STEP if action.endswith(":last") else 1))
 
 
 # --- The presenter's page ---------------------------------------------------------------------
@@ -146,13 +153,20 @@ def section_selector(n: int) -> str:
 
 
 def presenter_css(n: int) -> str:
-    """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``."""
+    """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``.
+    Prose 24 px (1.2 rem of 20), code 18 px, a code panel under its figure rather than beside it
+    (at 18 px, 80 columns need the whole width); charts draw their own type larger (ui/chart.js)."""
     return f"""<style>
 html {{ font-size: 20px; }}
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
 [data-testid="stMainBlockContainer"] {{ padding-top: 1.5rem; padding-bottom: 5rem; max-width: 100%; }}
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.15rem; }}
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.2rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
+[data-testid="stCode"] pre code, [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 18px !important; }}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"]) {{
+  flex-direction: column !important; flex-wrap: nowrap !important; }}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"]) > [data-testid="stColumn"] {{
+  width: 100% !important; flex: 1 1 auto !important; min-width: 0; }}
 {_BLOCK} > :not({section_selector(n)}, {_KEEP}) {{ display: none !important; }}
 </style>"""

@@ -91,10 +91,29 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     page.wait_for_url("**/heads?**", timeout=WAIT_MS)
     _wait_query(page, step="1", present="1", lang=lang)
     assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip() == i18n.t(lang, "b2.title")
-    # ← before the first section: the lesson before, B1, again.
+    # ← before the first section: the lesson before, B1, on its last slide (its questions).
     page.keyboard.press("ArrowLeft")
     page.wait_for_url("**/attention?**", timeout=WAIT_MS)
-    _wait_query(page, step="1", present="1", lang=lang)
+    page.wait_for_function("() => !['1', '99'].includes(new URLSearchParams(location.search).get('step'))",
+                           timeout=WAIT_MS)
+    settle(page)
+    assert page.evaluate(VISIBLE_H3) == [t("common.try_this")]
+
+    # O: the overview lists the slides (the lesson's name, then each section); a click jumps.
+    page.keyboard.press("o")
+    items = page.locator(".anatomy-overview .anatomy-overview-item")
+    items.first.wait_for(timeout=WAIT_MS)
+    titles = items.all_inner_texts()
+    assert titles[1] == t("b1.matrix_title") and titles[-1] == t("common.try_this")
+    page.screenshot(path=str(SHOTS / f"present-overview-b1-{lang}-1440.png"))
+    items.nth(2).click()
+    _wait_query(page, step="3")
+    assert page.locator(".anatomy-overview").count() == 0
+    assert page.evaluate(VISIBLE_H3) == [i18n.t(lang, "b1.scale_title")]
+    page.keyboard.press("o")
+    page.locator(".anatomy-overview").wait_for(timeout=WAIT_MS)
+    page.keyboard.press("Escape")
+    assert page.locator(".anatomy-overview").count() == 0
 
     # An old link past the last section is brought back to the last one.
     page.goto(f"{server_url}/attention?lang={lang}&present=1&step=40")
@@ -149,7 +168,8 @@ def test_export_png_svg_csv(chromium_browser, server_url, lang, tmp_path):
 
     png = _download(page, chart, t("classroom.png"))
     assert png.suggested_filename == "b1.weights.png"
-    assert _png_size(open(png.path(), "rb").read()) == (width, height)
+    # Twice the on-screen size: sharp on a slide.
+    assert _png_size(open(png.path(), "rb").read()) == (2 * width, 2 * height)
 
     svg = _download(page, chart, t("classroom.svg"))
     assert svg.suggested_filename == "b1.weights.svg"
@@ -203,3 +223,40 @@ def test_every_lesson_one_section_at_a_time(chromium_browser, server_url, slug):
     assert page.evaluate(TOP_HEADINGS, True) == [sections[0]]
     assert page.locator('[data-testid="stException"]').count() == 0
     page.close()
+
+
+# Stepping across lessons is exact (issue 23): → from a lesson's last slide opens the next lesson
+# on its first, ← from a lesson's first slide opens the one before on its last, whatever either
+# lesson's number of slides (D3 -> D4 and E1 -> E2 once opened on the next lesson's quiz).
+PAIRS = [(a.url_path, b.url_path) for a, b in zip(existing_lessons(), existing_lessons()[1:], strict=False)]
+
+
+def _slides(page) -> int:
+    return page.evaluate(TOP_HEADINGS, False).__len__()      # the title's step 1, then one a section
+
+
+@pytest.mark.parametrize("before,after", PAIRS, ids=[f"{a}>{b}" for a, b in PAIRS])
+def test_stepping_across_lessons(chromium_browser, server_url, before, after):
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(f"{server_url}/{before}?lang=en")
+        settle(page)
+        last = _slides(page)
+        page.goto(f"{server_url}/{before}?lang=en&present=1&step={last}")
+        settle(page)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_url(f"**/{after}?**", timeout=WAIT_MS)
+        _wait_query(page, step="1", present="1")
+        page.wait_for_timeout(500)                  # a late correction would move it now
+        settle(page)
+        assert _query(page)["step"] == "1"
+        assert page.locator('[data-testid="stMain"] h1').first.is_visible()
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_url(f"**/{before}?**", timeout=WAIT_MS)
+        page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{last}'",
+                               timeout=WAIT_MS)
+        settle(page)
+        assert page.evaluate(VISIBLE_H3) == [i18n.t("en", "common.try_this")]
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        page.close()
