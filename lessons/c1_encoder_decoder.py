@@ -30,7 +30,7 @@ from ui.frame import (
     try_this,
 )
 from viz.block import tensor_heatmap
-from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers
+from viz.encdec import alignment_map, forcing_grid, in_out, stacks_diagram, step_probs, sublayers, with_marks
 from viz.encdec import norm_stats as norm_chart
 
 NS = "c1"
@@ -166,6 +166,7 @@ def shape(a) -> str:
 slot = {"example": st.container()}
 st.subheader(tr(f"{NS}.stacks_title"))
 st.markdown(tr(f"{NS}.stacks_text"))
+st.caption(tr(f"{NS}.marks"))          # the key to the special tokens' marks on every axis below
 left, right = st.columns([1, 1])
 slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
 slot["detail"] = st.container()
@@ -186,6 +187,7 @@ code_panel(FeedForward, relu_off, height=None)
 
 st.subheader(tr(f"{NS}.decode_title"))
 st.markdown(tr(f"{NS}.decode_text"))
+st.caption(tr(f"{NS}.marks"))          # here they stand in the vocabulary, next to the digits
 slot["feed_controls"], slot["step_controls"] = st.container(), st.container()
 slot["decode"], slot["forcing"] = st.container(), st.container()
 slot["forcing_caption"] = st.container()
@@ -293,9 +295,9 @@ def ffn_section(text: str):
     hidden, rows = v["hidden"], v["rows"]
     with slot["ffn"]:
         st.markdown(f"**`{name}.hidden`** · {tr(f'{NS}.ffn_fig', f=hidden.shape[1])}")
-        figure(tensor_heatmap(hidden, rows, title=None,
-                              hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
-                              height=max(300, 22 * len(rows) + 120)), key=f"{NS}.ffn_fig")
+        figure(with_marks(tensor_heatmap(hidden, rows, title=None,
+                                         hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
+                                         height=max(300, 22 * len(rows) + 120))), key=f"{NS}.ffn_fig")
         st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=loaded[0].config.d_model, off=100 * v["off_all"],
                       lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
 

@@ -208,9 +208,11 @@ def tune_section() -> None:
 
     st.markdown(f"**{tr(f'{NS}.lines_title')}**")
     st.caption(tr(f"{NS}.lines_note"))
-    head = (f"| {tr(f'{NS}.opening')} | {tr(f'{NS}.real')} | {tr(f'{NS}.before')} | {tr(f'{NS}.after_col')} |\n"
-            "|---|---|---|---|\n")
-    rows = [f"| {o} | {real} | {plain(b) or '∅'} | {plain(a) or '∅'} |"
+    # Three columns, the opening and the poet's half in one (the half in bold, as the continuations
+    # below): with the opening and the poet's half apart, four columns of Chinese at 1024 px broke
+    # every half-line over two rows.
+    head = f"| {tr(f'{NS}.real')} | {tr(f'{NS}.before')} | {tr(f'{NS}.after_col')} |\n|---|---|---|\n"
+    rows = [f"| {o}**{real}** | {plain(b) or '∅'} | {plain(a) or '∅'} |"
             for (o, real), b, a in zip(lab.SONG_OPENINGS, base["lines"], res["lines"], strict=True)]
     st.markdown(head + "\n".join(rows))
     opening = prompt_controls()

@@ -44,6 +44,12 @@ def _trained(at, text, layer, model, head=None):
     assert labels[0] == (text[0] if text[0] != " " else "␣")
     rows = big["data"][0]["y"]
     assert rows[0] == "&lt;bos&gt;" and len(rows) == n
+    # On the axes <bos> and <eos> are one coloured glyph each (written out they met their neighbours);
+    # the categories (what the hover names) stay the tokens.
+    x_ticks, y_ticks = big["layout"]["xaxis"], big["layout"]["yaxis"]
+    assert x_ticks["tickvals"] == labels and y_ticks["tickvals"] == rows
+    assert "■" in x_ticks["ticktext"][-1] and x_ticks["ticktext"][:-1] == labels[:-1]
+    assert "►" in y_ticks["ticktext"][0] and y_ticks["ticktext"][1:] == rows[1:]
     return r
 
 
@@ -56,6 +62,7 @@ def test_b4_trained_model(lang, model):
     r = _trained(at, default, 0, model)
     assert r.output == "2026-11-30"
     assert at.success and not at.warning
+    assert any("■ (`<eos>`" in c.value or "■（`<eos>`" in c.value for c in at.caption)   # the marks' key
     heads = at.segmented_control(key="b4.head")
     assert heads.options[0] != "0" and heads.value == "avg"              # the average is not head 0
     for layer in (0, n_layers - 1):

@@ -192,3 +192,33 @@ def test_b5_malformed_url_params():
 def test_b5_query_from_url_past_n_is_clamped():
     at = open_lesson(PAGE, "en", {"b5.n": "16", "b5.query": "60"})
     _check_reach(at, 16, 15, 6)
+
+
+QUIET_RUN = """
+from tests.apptest_util import open_lesson
+at = open_lesson("b5_sparse.py", "en")
+at.select_slider(key="b5.largest").set_value(1024).run()
+at.button(key="b5.measure_btn").click().run()
+assert not at.exception and at.markdown, "the measurement did not run"
+print("measured", sum("| N |" in m.value for m in at.markdown))
+"""
+
+
+def test_b5_measurement_keeps_the_server_log_quiet():
+    """Review (server log): PyTorch's profiler, which measures the memory column, printed kineto's
+    lines to stderr at every measurement. Run in a fresh process, as a server is: kineto reads
+    its log level once, at the first profile, so an earlier test's profile in this process
+    would decide it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    run = subprocess.run([sys.executable, "-c", QUIET_RUN], cwd=Path(__file__).resolve().parent.parent, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "measured 2" in run.stdout                                       # time and memory tables
+    noise = [line for line in run.stderr.splitlines()
+             if any(mark in line for mark in ("STAGE:", "USDT:", "profiler_start", "registerClient", "libkineto"))]
+    assert not noise, noise[:5]

@@ -1,6 +1,8 @@
 """C1 in both languages: every control to its minimum and maximum; the figures hold the model's
 own tensors (checked against a run outside the app), LayerNorm's per-token statistics,
 rows of attention that sum to 1 and the softmax of each decoding step."""
+import re
+
 import numpy as np
 import pytest
 
@@ -114,6 +116,20 @@ def test_c1_decoding_steps(lang, reference):
     assert rows[0] == "&lt;bos&gt;" and "".join(rows[1:]).replace("\u200b", "") == ANSWER   # fed the right answer
     vocab = figure_by_key(at, "c1.forcing")["data"][0]["x"]
     assert any(v.startswith("&lt;eos&gt;") for v in vocab) and "eos" not in vocab                   # <eos> as elsewhere
+    # On the axis each special token is one coloured glyph (written out, <eos> met its neighbours);
+    # the hover keeps the full name (the category), the caption gives the key, in the page's language.
+    ticks = figure_by_key(at, "c1.forcing")["layout"]["xaxis"]
+    assert ticks["tickvals"] == vocab and len(ticks["ticktext"]) == 15
+    marks = {v: t for v, t in zip(vocab, ticks["ticktext"], strict=True) if v.startswith("&lt;")}
+    assert [re.sub("<[^>]+>", "", t) for t in marks.values()] == ["∅", "►", "■", "�"]
+    assert all(t.startswith("<span style=") for t in marks.values())
+    assert all(t == v for v, t in zip(vocab, ticks["ticktext"], strict=True) if v not in marks)
+    rows_ticks = figure_by_key(at, "c1.forcing")["layout"]["yaxis"]["ticktext"]
+    assert "►" in rows_ticks[0] and rows_ticks[1:] == rows[1:]
+    probs_ticks = figure_by_key(at, "c1.probs")["layout"]["xaxis"]["ticktext"]
+    assert probs_ticks == ticks["ticktext"]
+    key = [c.value for c in at.caption if "■" in c.value and "`<eos>`" in c.value]
+    assert len(key) == 2 and ("结束" in key[0]) is (lang == "zh")
     stepped = r.decoded.probs[0].numpy()
     assert stepped[6].max() < 0.9                                          # a real distribution
     np.testing.assert_allclose(forced[:7], stepped[:7], atol=1e-4)          # same prefix: the same rows

@@ -106,6 +106,12 @@ def test_e2_controls_and_figures(lang):
     for row, run in zip(rows, compare["runs"].values(), strict=True):
         assert f"| {run['song']:.2f} | {run['tang']:.2f} |" in row and f"{run['trainable']:,}" in row
     assert "1,387,136" in table                                      # the full fine-tune trains every weight
+    # The greedy lines: three columns (at 1024 px four broke every Chinese half-line over two rows),
+    # the opening with the poet's half in bold, then the continuations before and after.
+    lines = next(m.value for m in at.markdown if "\n|---|---|---|\n" in m.value)
+    cells = [r.strip("|").split(" | ") for r in lines.splitlines()[2:]]
+    assert [c[0].strip() for c in cells] == [f"{o}**{real}**" for o, real in lab.SONG_OPENINGS]
+    assert all(len(c) == 3 and c[1].strip() and c[2].strip() for c in cells)
     stats = json.loads((lab.ASSETS / lab.SONG_STATS).read_text(encoding="utf-8"))
     assert f"{stats['body']['characters']:,}" in caption and f"{stats['whole']['characters']:,}" in caption
     assert f"{stats['body']['unknown']}" in caption and f"{stats['whole']['unknown']}" in caption

@@ -5,21 +5,47 @@ from __future__ import annotations
 import numpy as np
 
 from viz.attention import token_font
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, make, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, label, make, unique_labels
 
 SELECTED = "#ff7f0e"
 COLORS = {"attn": "#fdf0e1", "norm": "#e8f1fa", "ffn": "#e9f6ea", "io": "#f2f2f2"}
+# The date model's special tokens as one glyph each on an axis, in a colour of their own: written
+# out ("<eos>", five characters) they met their one-character neighbours ("6", "∅"). The hover
+# still names them in full; the lessons' captions give the key (c1.marks, b4.marks).
+SPECIAL_MARKS = {"<bos>": "►", "<eos>": "■", "<pad>": "∅", "<unk>": "�"}
+MARK_COLOR = "#8e44ad"
+_MARKED = {label(token): mark for token, mark in SPECIAL_MARKS.items()}
 
 
-def _tick_size(labels: list[str]) -> int:
-    """Tick font for a category axis of one-character labels among which a few are long
-    (<bos>, <eos>, <pad>): one size smaller than ``token_font`` so a long one clears its
-    neighbours.
+def mark(value: str) -> str:
+    """One axis category as its tick text: a special token (as ``unique_labels`` writes it, maybe
+    with zero-width marks) becomes its coloured glyph, any other label stays as it is.
 
-    Example: _tick_size(list("30 Nov 2026") + ["<eos>"]) -> 13
+    Example: mark("&lt;eos&gt;") -> '<span style="color:#8e44ad">■</span>'; mark("6") -> "6"
     """
-    size = token_font(len(labels))
-    return max(9, size - 1) if any(len(label) > 3 for label in labels) else size
+    glyph = _MARKED.get(value.rstrip("\u200b"))
+    return value if glyph is None else f'<span style="color:{MARK_COLOR}">{glyph}</span>'
+
+
+def token_ticks(values: list[str], every: int = 1) -> dict:
+    """Axis settings that name every ``every``-th category of ``values`` (from ``unique_labels``),
+    the special tokens by their marks (``SPECIAL_MARKS``).
+
+    Example: token_ticks(["&lt;bos&gt;", "2"]) -> {"tickmode": "array", "tickvals": [...], "ticktext": ['<span ...>▸</span>', "2"]}
+    """
+    shown = list(values)[::max(1, every)]
+    return {"tickmode": "array", "tickvals": shown, "ticktext": [mark(v) for v in shown]}
+
+
+def with_marks(fig: Figure, axis: str = "yaxis") -> Figure:
+    """``fig`` (one category axis of tokens, from another module: viz.block's tensor_heatmap) with
+    the special tokens on ``axis`` drawn as their marks. A new layout; the data is shared."""
+    trace = fig["data"][0]
+    values = trace.get("y" if axis.startswith("y") else "x")
+    if not (isinstance(values, list) and values and isinstance(values[0], str)):
+        return fig                                 # pooled rows are numbered: no tokens to mark
+    layout = {**fig["layout"], axis: {**fig["layout"].get(axis, {}), **token_ticks(values)}}
+    return Figure(data=fig["data"], layout=layout)
 
 
 def sublayers(stack: str) -> list[str]:
@@ -162,7 +188,7 @@ def in_out(before, after, tokens: list[str], *, titles: tuple[str, str], hover_n
     layout = {"annotations": notes, "margin": {"t": 34},
               "xaxis": {"showticklabels": False, "ticks": "",   # hover names the dimension
                         "showgrid": False, "zeroline": False, "range": [-0.5, 2 * d + gap - 0.5]},
-              "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1, "tickfont": {"size": 13}}}
+              "yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 13}, **token_ticks(rows)}}
     return make(data, layout, None, height)
 
 
@@ -181,7 +207,8 @@ def norm_stats(tokens: list[str], stats: dict[str, np.ndarray], *, names: tuple[
                          "xaxis": "x" if panel == 0 else "x2", "yaxis": "y" if panel == 0 else "y2"})
     notes = [{"text": t, "x": 0.22 + 0.56 * i, "y": 1.0, "xref": "paper", "yref": "paper", "xanchor": "center",
               "yanchor": "bottom", "showarrow": False, "font": {"size": 15}} for i, t in enumerate(titles)]
-    axis = {"type": "category", "tickangle": 0, "tickfont": {"size": 11}}
+    # Every token named while they fit (one glyph in ~12 px at 32 tokens), else every other one.
+    axis = {"type": "category", "tickangle": 0, "tickfont": {"size": 11}, **token_ticks(x, 1 if len(x) <= 26 else 2)}
     layout = {"annotations": notes, "margin": {"t": 70},
               "legend": {"orientation": "h", "y": 1.12, "yanchor": "bottom"},
               "xaxis": {**axis, "domain": [0, 0.44]}, "xaxis2": {**axis, "domain": [0.56, 1], "anchor": "y2"},
@@ -199,7 +226,8 @@ def step_probs(vocab: list[str], probs, chosen: int, *, title: str | None, y_tit
     colors = [SELECTED if i == chosen else "#1f77b4" for i in range(len(p))]
     data = [{"type": "bar", "x": x, "y": p, "marker": {"color": colors}, "name": names[0],
              "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"}]
-    layout = {"xaxis": {"type": "category", "tickangle": 0, "dtick": 1, "tickfont": {"size": _tick_size(vocab)}},
+    layout = {"xaxis": {"type": "category", "tickangle": 0, "tickfont": {"size": token_font(len(x))},
+                        **token_ticks(x)},
               "yaxis": {"range": [0, 1.05], "title": {"text": y_title}},
               "bargap": 0.15, "showlegend": False}
     if forced is not None:
@@ -218,14 +246,16 @@ def forcing_grid(probs, rows: list[str], vocab: list[str], step: int, *, title: 
     z = array(probs)
     n, v = z.shape
     tok, ch, val = hover_names
-    data = [{"type": "heatmap", "z": z, "x": unique_labels(vocab), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+    x, y = unique_labels(vocab), unique_labels(rows)
+    data = [{"type": "heatmap", "z": z, "x": x, "y": y, "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{tok}: %{{y}}<br>{ch}: %{{x}}<br>{val}: %{{z:.4f}}<extra></extra>"}]
     frame = {"type": "rect", "xref": "x", "yref": "y", "x0": -0.5, "x1": v - 0.5, "y0": step - 0.5,
              "y1": step + 0.5, "line": {"color": SELECTED, "width": 3}}
-    layout = {"shapes": [frame], "xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1,
-                                           "tickfont": {"size": _tick_size(vocab)}},
-              "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1}, "margin": {"t": 120 if title else 70}}
+    layout = {"shapes": [frame], "xaxis": {"side": "top", "type": "category", "tickangle": 0,
+                                           "tickfont": {"size": token_font(len(x))}, **token_ticks(x)},
+              "yaxis": {"autorange": "reversed", "type": "category", **token_ticks(y)},
+              "margin": {"t": 120 if title else 70}}
     return make(data, layout, title, height)
 
 
@@ -248,12 +278,13 @@ def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tup
     the target characters down the left, the source characters along the top."""
     z = array(weights)
     q, k, val = hover_names
-    data = [{"type": "heatmap", "z": z, "x": unique_labels(cols), "y": unique_labels(rows), "zmin": 0, "zmax": 1,
+    x, y = unique_labels(cols), unique_labels(rows)
+    data = [{"type": "heatmap", "z": z, "x": x, "y": y, "zmin": 0, "zmax": 1,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{q}: %{{y}}<br>{k}: %{{x}}<br>{val}: %{{z:.3f}}<extra></extra>"}]
-    layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0, "dtick": 1,
-                        "tickfont": {"size": min(13, _tick_size(cols))}},
-              "yaxis": {"autorange": "reversed", "type": "category", "dtick": 1, "tickfont": {"size": 13}},
+    layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0,
+                        "tickfont": {"size": min(13, token_font(len(x)))}, **token_ticks(x)},
+              "yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 13}, **token_ticks(y)},
               "margin": {"t": 60}}
     return make(data, layout, None, height)
 

@@ -196,12 +196,7 @@ def test_lesson_fits(chromium_browser, server_url, slug, name, lang, width, heig
 
 # Overlaps found and not yet mended, by lesson: each pattern matches one problem line, with why it
 # is still open. An entry here is a defect, listed in the issue; it is not a rule.
-KNOWN_OPEN = {
-    # The date model's special tokens (<pad> <bos> <eos> <unk>) among one-character labels: five
-    # characters in a one-character column, at any tick size that stays readable.
-    "c1": (r'tick labels "(<\w+>|\S)" and "<\w+>" overlap', r'tick labels "<\w+>" and "(<\w+>|\S)" overlap'),
-    "b4": (r'tick labels "(<\w+>|\S)" and "<\w+>" overlap', r'tick labels "<\w+>" and "(<\w+>|\S)" overlap'),
-}
+KNOWN_OPEN: dict[str, tuple[str, ...]] = {}
 
 
 # The trained-model explorer starts closed: open it, with its grid of every head, in a lesson that
