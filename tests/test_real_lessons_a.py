@@ -102,8 +102,10 @@ def test_word_vectors_mean_and_pca_equal_svd_reference():
     assert torch.equal(x[0], table[4197])
     pca = pca_2d(x)
     xc = x - x.mean(dim=0)
-    u, s, v = torch.pca_lowrank(x, q=2, center=True, niter=20)
+    _, s, v = torch.pca_lowrank(x, q=6, center=True, niter=10)          # q = rank: exact
     ref = xc @ v[:, :2]
+    evals = torch.linalg.eigvalsh(xc.T.double() @ xc.double()).flip(0)   # covariance, another way
+    assert np.allclose(pca.explained.numpy(), (evals[:2] / evals.sum()).numpy(), atol=1e-4)
     signs = torch.sign((pca.coords * ref).sum(dim=0))                     # components: up to sign
     assert np.allclose(pca.coords.numpy(), (ref * signs).numpy(), atol=1e-4)
 
