@@ -7,7 +7,20 @@ from core.models.model import CourseModelUnavailable, load_course_tokenizer
 from core.text import byte_bpe
 from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
 from core.text.tokenizer import CharTokenizer
-from ui.frame import beside_code, choice, figure, fragment, header, plain, shapes_table, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    built_figure,
+    choice,
+    figure,
+    fragment,
+    header,
+    lang,
+    plain,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
 from ui.model import REAL, model_switch, real_model
 from viz.tokens import chips, counts, merge_curve, per_character
 
@@ -203,9 +216,11 @@ def real_ids(rv: dict, text: str) -> None:
     """SmolLM2's chips and ids of the text, each token with its bytes."""
     n = len(rv["ids"])
     drawn = min(n, MAX_CHIPS)
-    figure(chips(rv["tokens"][:drawn] or [""], rv["ids"][:drawn] or [""], rv["special"][:drawn] or [True],
-                 title=tr(f"{NS}.real_chips_fig", n=n),
-                 hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position"))), key=f"{NS}.chips")
+    # Built once per text and language for every session (ui.frame.built_figure).
+    figure(built_figure(("a1.real_chips", lang(), text), lambda: chips(
+        rv["tokens"][:drawn] or [""], rv["ids"][:drawn] or [""], rv["special"][:drawn] or [True],
+        title=tr(f"{NS}.real_chips_fig", n=n), hover_names=(tr(f"{NS}.token"), "id", tr(f"{NS}.position")))),
+        key=f"{NS}.chips")
     if drawn < n:
         st.caption(tr(f"{NS}.chips_cut", shown=drawn, n=n))
     st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(n), tr(f"{NS}.col_token"): list(map(visible, rv["tokens"])),
@@ -215,16 +230,16 @@ def real_ids(rv: dict, text: str) -> None:
                   (tr(f"{NS}.vocab"), f"V = {len(real_tok):,}")])
 
 
-def real_chars(rv: dict) -> None:
+def real_chars(rv: dict, text: str) -> None:
     """Tokens per character: the course model's 1 against SmolLM2's, with the UTF-8 bytes."""
     c = rv["count"]
     m = min(len(rv["chars"]), MAX_BARS)
     course_per = [1] * m                 # the course model: one id per character (<unk> included)
-    figure(per_character(rv["chars"][:m], [(tr(f"{NS}.bar_course"), course_per),
-                                           (tr(f"{NS}.bar_real"), rv["char_tokens"][:m]),
-                                           (tr(f"{NS}.bar_bytes"), rv["char_bytes"][:m])],
-                         title=tr(f"{NS}.real_char_fig", course=c["course_per_char"], real=c["smollm2_per_char"]),
-                         y_title=tr(f"{NS}.per_char_axis")), key=f"{NS}.per_char")
+    figure(built_figure(("a1.per_char", lang(), text), lambda: per_character(
+        rv["chars"][:m], [(tr(f"{NS}.bar_course"), course_per), (tr(f"{NS}.bar_real"), rv["char_tokens"][:m]),
+                          (tr(f"{NS}.bar_bytes"), rv["char_bytes"][:m])],
+        title=tr(f"{NS}.real_char_fig", course=c["course_per_char"], real=c["smollm2_per_char"]),
+        y_title=tr(f"{NS}.per_char_axis"))), key=f"{NS}.per_char")
     if m < len(rv["chars"]):
         st.caption(tr(f"{NS}.bars_cut", shown=m, n=len(rv["chars"])))
     st.markdown(tr(f"{NS}.real_count_line", chars=c["chars"], course=c["course"], real=c["smollm2"],
@@ -288,7 +303,7 @@ def lesson_body():
         with slot["ids"]:
             real_ids(rv, text)
         with slot["chars"]:
-            real_chars(rv)
+            real_chars(rv, text)
         real_merge_replay(rv)
 
     with slot["merges"]:

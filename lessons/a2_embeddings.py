@@ -17,12 +17,14 @@ from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui import real_embeddings
 from ui.frame import (
     beside_code,
+    built_figure,
     choice,
     code_panel,
     device,
     figure,
     fragment,
     header,
+    lang,
     plain,
     shapes_table,
     text_box,
@@ -215,8 +217,10 @@ def real_lesson(text: str) -> None:
     v, d = real_embeddings.table(smol).shape
     tokens, n = rows["tokens"], len(rows["ids"])
     with slot["lookup"]:
-        figure(matrix(rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=tr(f"{NS}.real_table")),
-                      hover_names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))), key=f"{NS}.matrix")
+        # Each SmolLM2 figure is built once per input and language for every session (built_figure).
+        figure(built_figure(("a2.real_matrix", lang(), text), lambda: matrix(
+            rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=tr(f"{NS}.real_table")),
+            hover_names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")))), key=f"{NS}.matrix")
         if len(tokens) < n:
             st.caption(tr(f"{NS}.rows_cut", shown=len(tokens), n=n))
         shapes_table([(tr(f"{NS}.ids"), f"({n},)"), (tr(f"{NS}.table"), f"({v:,}, {d})"),
@@ -227,9 +231,9 @@ def real_lesson(text: str) -> None:
     near = real_embeddings.neighbours(word, space, k, dev, smol, smol_tok)
     typed = ((" " + word) if space else word).replace(" ", "␣")
     with slot["near"]:
-        figure(neighbours(near["labels"], near["sims"], title=tr(f"{NS}.real_near_fig", k=len(near["labels"]),
-                                                                 word=label(typed)),
-                          x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
+        figure(built_figure(("a2.real_near", lang(), word, space, k), lambda: neighbours(
+            [t.replace(" ", "␣") for t in near["labels"]], near["sims"], title=tr(f"{NS}.real_near_fig", k=len(near["labels"]), word=label(typed)),
+            x_title=tr(f"{NS}.cosine"))), key=f"{NS}.neighbours")
         pieces = " + ".join(f"{plain(t.replace(' ', '␣'))} ({i})" for t, i in zip(near["tokens"], near["ids"], strict=True))
         key = f"{NS}.word_one" if len(near["ids"]) == 1 else f"{NS}.word_many"
         st.markdown(tr(key, word=plain(typed), pieces=pieces, n=len(near["ids"])))
@@ -241,9 +245,10 @@ def real_lesson(text: str) -> None:
     with slot["map"]:
         ex1, ex2 = wmap["explained"]
         hover = [f"{w}: {' + '.join(t).replace(' ', '␣')}" for w, t in zip(words, wmap["tokens"], strict=True)]
-        figure(word_map(wmap["coords"], words, counts, title=tr(f"{NS}.real_map_fig", n=len(words)),
-                        names=(tr(f"{NS}.map_one"), tr(f"{NS}.map_many")),
-                        axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"), hover=hover), key=f"{NS}.word_map")
+        figure(built_figure(("a2.word_map", lang(), tuple(words)), lambda: word_map(
+            wmap["coords"], words, counts, title=tr(f"{NS}.real_map_fig", n=len(words)),
+            names=(tr(f"{NS}.map_one"), tr(f"{NS}.map_many")), axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"),
+            hover=hover)), key=f"{NS}.word_map")
         many = [f"{plain(w)} = {' + '.join(plain(t.replace(' ', '␣')) for t in toks)}"
                 for w, toks, c in zip(words, wmap["tokens"], counts, strict=True) if c > 1]
         st.caption(tr(f"{NS}.map_many_caption", words="; ".join(many)) if many else tr(f"{NS}.map_all_one"))
@@ -308,4 +313,5 @@ def lesson_body():
 
 lesson_body()
 
-try_this(NS, [("try1", 1), ("try2", 0), ("try3", 1)])
+# On SmolLM2 its own questions (its table, its tokens); the course model's otherwise.
+try_this(NS, [("try4", 1), ("try5", 1), ("try6", 1)] if real is not None else [("try1", 1), ("try2", 0), ("try3", 1)])

@@ -150,6 +150,11 @@ def test_a1_and_a2_share_one_vocabulary():
 REAL = {"a2.lm": "smollm2"}
 
 
+def _visible(tokens):
+    """Neighbour labels as the figure writes them: a token's leading space as ␣."""
+    return [t.replace(" ", "␣") for t in tokens]
+
+
 def _reference_neighbours(table, query, exclude, k):
     """Cosine top-k with torch's own cosine_similarity, the query's tokens left out."""
     import torch
@@ -199,22 +204,22 @@ def test_a2_on_smollm2(lang):
 
     labels, sims = _neighbours(at)                                       # " king", k = 10
     ref_ids, ref_sims = _reference_neighbours(table, table[4197], [4197], 10)
-    assert labels == tok.tokens(ref_ids) and np.allclose(sims, ref_sims, atol=1e-5)
-    assert {" queen", " kings", " King"} <= set(labels)
+    assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
+    assert {"␣queen", "␣kings", "␣King"} <= set(labels) and labels[0] == "␣King"
 
     for k in (3, 20):
         at.slider(key="a2.k").set_value(k).run()
         assert_ok(at)
         labels, sims = _neighbours(at)
         ref_ids, ref_sims = _reference_neighbours(table, table[4197], [4197], k)
-        assert labels == tok.tokens(ref_ids) and np.allclose(sims, ref_sims, atol=1e-5)
+        assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
 
     at.toggle(key="a2.space").set_value(False).run()                     # "king", not " king"
     assert_ok(at)
     labels, sims = _neighbours(at)
     assert tok.encode("king") == [644]
     ref_ids, ref_sims = _reference_neighbours(table, table[644], [644], 20)
-    assert labels == tok.tokens(ref_ids) and np.allclose(sims, ref_sims, atol=1e-5)
+    assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
     at.toggle(key="a2.space").set_value(True).run()
 
     at.text_input(key="a2.word").set_value("tangerine").run()            # three tokens: their mean
@@ -223,7 +228,7 @@ def test_a2_on_smollm2(lang):
     assert len(pieces) == 3
     labels, sims = _neighbours(at)
     ref_ids, ref_sims = _reference_neighbours(table, table[pieces].mean(dim=0), pieces, 20)
-    assert labels == tok.tokens(ref_ids) and np.allclose(sims, ref_sims, atol=1e-5)
+    assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
     assert any("3" in m.value and "anger" in m.value for m in at.markdown)
 
     # the map of the default word list: the PCA of the words' vectors, tangerine at its mean
@@ -253,6 +258,8 @@ def test_a2_on_smollm2(lang):
     assert _same_up_to_sign(xy, _pca_reference(x)[[wanted.index(w.replace("&lt;", "<").replace("&gt;", ">"))
                                                     for w in words]])
     assert torch.isfinite(x).all()
+    questions = [r.label for r in at.radio]
+    assert any("49152" in q for q in questions) and not any("2582" in q for q in questions)
 
 
 @pytest.mark.parametrize("word", ["", "🙂", "<b>", "北京", "x" * 40, "  "])

@@ -147,5 +147,5 @@ def word_map(coords, words: list[str], n_tokens: list[int], *, title: str | None
     layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},
               "yaxis": {"title": {"text": axes[1]}, "zeroline": False},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
-              "margin": {"b": 120}}
-    return make(data, layout, title, height=600)
+              "margin": {"b": 96}}
+    return make(data, layout, title, height=560)

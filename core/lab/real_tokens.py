@@ -88,12 +88,12 @@ class CharTokens:
 def tokens_of_chars(
     text: str, tok: ByteBPE, ids: list[int]
 ) -> list[CharTokens]:
-    """For each character of ``text``, the tokens of ``ids``
+    r"""For each character of ``text``, the tokens of ``ids``
     (= tok.encode(text)) that hold one of its bytes. A token that spans
     two characters counts for both.
 
     Example (SmolLM2): tokens_of_chars("君a", tok, [16357, 245, 64]) ->
-        [CharTokens("君", b"\\xe5\\x90\\x9b", (0, 1)),
+        [CharTokens("君", b"\xe5\x90\x9b", (0, 1)),
          CharTokens("a", b"a", (2,))]
     """
     ends, at = [], 0
