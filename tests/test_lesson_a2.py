@@ -10,6 +10,8 @@ from core.models.model import CourseModelUnavailable, load_course_model
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "a2_embeddings.py"
+DEFAULT_WORDS = ("king queen man woman prince princess Paris France Rome Italy Tokyo Japan "
+                 "cat dog kitten puppy apple banana tangerine")
 
 try:
     MODEL, TOK = load_course_model()
@@ -142,3 +144,143 @@ def test_a1_and_a2_share_one_vocabulary():
     table = next(el for el in a1.dataframe if "id" in el.value.columns).value
     assert list(table["id"]) == TOK.encode("一二月", bos=True, eos=True)
     assert list(table["id"])[:2] == [TOK.bos_id, TOK.stoi["一"]]
+
+
+# --- on SmolLM2 (issue 24 §4) ----------------------------------------------------------------
+REAL = {"a2.lm": "smollm2"}
+
+
+def _visible(tokens):
+    """Neighbour labels as the figure writes them: a token's leading space as ␣."""
+    return [t.replace(" ", "␣") for t in tokens]
+
+
+def _reference_neighbours(table, query, exclude, k):
+    """Cosine top-k with torch's own cosine_similarity, the query's tokens left out."""
+    import torch
+
+    sims = torch.nn.functional.cosine_similarity(table, query[None], dim=-1)
+    sims[exclude] = -2
+    top = sims.topk(k)
+    return top.indices.tolist(), top.values.numpy()
+
+
+def _pca_reference(x):
+    """PCA coordinates by torch.pca_lowrank at full rank (exact), each axis up to its sign."""
+    import torch
+
+    q = min(x.shape) - 1
+    _, _, v = torch.pca_lowrank(x, q=q, center=True, niter=10)
+    return ((x - x.mean(dim=0)) @ v[:, :2]).numpy()
+
+
+def _same_up_to_sign(a, b, atol=1e-4):
+    signs = np.sign((a * b).sum(axis=0))
+    return np.allclose(a, b * signs, atol=atol)
+
+
+def _map_points(at):
+    fig = figure_by_key(at, "a2.word_map")
+    words = list(fig["data"][0]["text"]) + list(fig["data"][1]["text"])
+    xy = np.concatenate([np.stack([trace_array(fig, i, "x"), trace_array(fig, i, "y")], axis=1)
+                         for i in (0, 1) if len(fig["data"][i]["text"])])
+    return fig, words, xy
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a2_on_smollm2(lang):
+    import torch
+
+    from core.lab.embedding import word_list, word_vectors
+    from tests.real_util import real
+
+    model, tok = real()
+    table = model.embed.weight.detach()
+    at = open_lesson(PAGE, lang, REAL)
+    ids = tok.encode("君不见，黄河之水天上来")
+    z = trace_array(figure_by_key(at, "a2.matrix"), 0, "z")
+    assert z.shape == (22, 576)
+    assert np.allclose(z, table[ids].numpy(), atol=1e-6)                  # X = E[ids], SmolLM2's E
+
+    labels, sims = _neighbours(at)                                       # " king", k = 10
+    ref_ids, ref_sims = _reference_neighbours(table, table[4197], [4197], 10)
+    assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
+    assert {"␣queen", "␣kings", "␣King"} <= set(labels) and labels[0] == "␣King"
+
+    for k in (3, 20):
+        at.slider(key="a2.k").set_value(k).run()
+        assert_ok(at)
+        labels, sims = _neighbours(at)
+        ref_ids, ref_sims = _reference_neighbours(table, table[4197], [4197], k)
+        assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
+
+    at.toggle(key="a2.space").set_value(False).run()                     # "king", not " king"
+    assert_ok(at)
+    labels, sims = _neighbours(at)
+    assert tok.encode("king") == [644]
+    ref_ids, ref_sims = _reference_neighbours(table, table[644], [644], 20)
+    assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
+    at.toggle(key="a2.space").set_value(True).run()
+
+    at.text_input(key="a2.word").set_value("tangerine").run()            # three tokens: their mean
+    assert_ok(at)
+    pieces = tok.encode(" tangerine")
+    assert len(pieces) == 3
+    labels, sims = _neighbours(at)
+    ref_ids, ref_sims = _reference_neighbours(table, table[pieces].mean(dim=0), pieces, 20)
+    assert labels == _visible(tok.tokens(ref_ids)) and np.allclose(sims, ref_sims, atol=1e-5)
+    assert any("3" in m.value and "anger" in m.value for m in at.markdown)
+
+    # the map of the default word list: the PCA of the words' vectors, tangerine at its mean
+    fig, words, xy = _map_points(at)
+    default = word_list(DEFAULT_WORDS, 30)[0]   # the page's default list
+    assert sorted(words) == sorted(default) and list(fig["data"][1]["text"]) == ["tangerine"]
+    order = [default.index(w) for w in words]
+    x = word_vectors(table, [tok.encode(" " + w) for w in default])
+    assert _same_up_to_sign(xy, _pca_reference(x)[order])
+    king, queen, banana = (xy[words.index(w)] for w in ("king", "queen", "banana"))
+    assert np.linalg.norm(king - queen) < np.linalg.norm(king - banana)   # royals together
+
+    # the word list at its edges: 3 words (the fewest), 30 (the most), more, too few, empty, markup
+    for typed, n in (("cat dog horse", 3), (" ".join(f"w{i}" for i in range(30)), 30),
+                     (" ".join(f"w{i}" for i in range(45)), 30), ("cat dog", len(default)), ("", len(default)),
+                     ("<b>x</b> $y$ **z** 🙂 北京", 5)):
+        at.text_area(key="a2.words").set_value(typed).run()
+        assert_ok(at)
+        fig, words, xy = _map_points(at)
+        assert len(words) == n and np.isfinite(xy).all()
+        if n == 30 and "w44" in typed:
+            assert at.warning
+        if n == len(default):
+            assert at.info
+    wanted = word_list("<b>x</b> $y$ **z** 🙂 北京", 30)[0]
+    x = word_vectors(table, [tok.encode(" " + w) for w in wanted])
+    assert _same_up_to_sign(xy, _pca_reference(x)[[wanted.index(w.replace("&lt;", "<").replace("&gt;", ">"))
+                                                    for w in words]])
+    assert torch.isfinite(x).all()
+    questions = [r.label for r in at.radio]
+    assert any("49152" in q for q in questions) and not any("2582" in q for q in questions)
+
+
+@pytest.mark.parametrize("word", ["", "🙂", "<b>", "北京", "x" * 40, "  "])
+def test_a2_smollm2_odd_words(word):
+    at = open_lesson(PAGE, "zh", REAL)
+    at.text_input(key="a2.word").set_value(word).run()
+    assert_ok(at)
+    labels, sims = _neighbours(at)
+    assert len(labels) == 10 and (np.diff(sims) <= 1e-7).all()
+    if not word.strip():
+        assert at.info
+
+
+def test_a2_without_the_real_model(monkeypatch):
+    """Without SmolLM2's package: the install note, and the course model's lesson as before."""
+    import ui.model
+
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    for lang in ("en", "zh"):
+        at = open_lesson(PAGE, lang, REAL)
+        assert any("requirements-model.txt" in i.value for i in at.info)
+        assert trace_array(figure_by_key(at, "a2.matrix"), 0, "z").shape[0] == 11
+        with pytest.raises(KeyError):
+            figure_by_key(at, "a2.word_map")

@@ -123,3 +123,29 @@ def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], 
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 150}}
     return make(data, layout, title, height=640)
+
+
+def word_map(coords, words: list[str], n_tokens: list[int], *, title: str | None = None,
+             names: tuple[str, str] = ("one token", "several tokens, mean"), axes: tuple[str, str] = ("PC 1", "PC 2"),
+             hover: list[str] | None = None) -> Figure:
+    """Each word of a list as a labelled point of a 2-D PCA: a word that is one token a blue dot
+    (trace 0), a word cut into several tokens, drawn at the mean of their rows, an orange diamond
+    (trace 1). ``hover`` adds each word's tokens."""
+    xy = array(coords).reshape(-1, 2)
+    where = label_positions(xy, xy, box=(60, 24)) if len(xy) else []
+    hover = hover or words
+    data = []
+    for trace, (name, keep, colour, symbol) in enumerate(((names[0], lambda n: n == 1, "#4c78a8", "circle"),
+                                                          (names[1], lambda n: n > 1, "#f58518", "diamond"))):
+        rows = [i for i, n in enumerate(n_tokens) if keep(n)]
+        data.append({"type": "scatter", "x": xy[rows, 0] if rows else [], "y": xy[rows, 1] if rows else [],
+                     "mode": "markers+text", "name": name, "text": [label(words[i]) for i in rows],
+                     "textposition": [where[i] for i in rows], "customdata": [label(hover[i]) for i in rows],
+                     "textfont": {"size": 17, "color": "#1f4e99" if trace == 0 else "#b35806"},
+                     "hovertemplate": "%{customdata}<extra></extra>",
+                     "marker": {"size": 11, "color": colour, "symbol": symbol}})
+    layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},
+              "yaxis": {"title": {"text": axes[1]}, "zeroline": False},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+              "margin": {"b": 96}}
+    return make(data, layout, title, height=560)

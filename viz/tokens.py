@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viz.common import Figure, _text_width, array, label, make
+from viz.common import Figure, _text_width, array, label, make, unique_labels
 
 # Light fills so dark text stays readable on a projector; the last one is for specials.
 CHIP_COLOURS = ["#fde2a7", "#c9e4ff", "#d4f2c8", "#f9cfe0", "#e2d6ff", "#c8efea",
@@ -54,7 +54,7 @@ def chips(tokens: list[str], ids: list[int], special: list[bool], *, title: str 
 def counts(names: list[str], values: list[int], *, title: str | None = None, y_title: str = "") -> Figure:
     """One bar per tokenizer: how many tokens the same text needs."""
     trace = {"type": "bar", "x": names, "y": array(values), "text": [str(v) for v in values],
-             "textposition": "outside", "marker": {"color": ["#4c78a8", "#f58518", "#54a24b"][: len(names)]},
+             "textposition": "outside", "marker": {"color": ["#4c78a8", "#f58518", "#54a24b", "#b279a2"][: len(names)]},
              "cliponaxis": False}
     layout = {"yaxis": {"title": {"text": y_title}, "rangemode": "tozero"}, "margin": {"t": 80}}
     return make([trace], layout, title, height=360)
@@ -74,3 +74,20 @@ def merge_curve(lengths: list[int], step: int, *, title: str | None = None, x_ti
     ]
     layout = {"xaxis": {"title": {"text": x_title}}, "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"}}
     return make(data, layout, title, height=340)
+
+
+def per_character(chars: list[str], series: list[tuple[str, list[int]]], *, title: str | None = None,
+                  y_title: str = "", hover: str = "") -> Figure:
+    """Grouped bars, one group per character: how many tokens (or bytes) each scheme spends on it.
+    ``series`` is (name, one value per character) per bar of a group; ``hover`` names the value."""
+    x = unique_labels(chars)
+    colours = ["#4c78a8", "#b279a2", "#f58518"]
+    data = [{"type": "bar", "x": x, "y": array(values), "name": name,
+             "marker": {"color": colours[i % len(colours)]},
+             "hovertemplate": f"%{{x}} · {name}: %{{y}} {hover}<extra></extra>"}
+            for i, (name, values) in enumerate(series)]
+    top = max([max(v, default=0) for _, v in series] + [1])
+    layout = {"barmode": "group", "bargap": 0.25,
+              "xaxis": {"type": "category", "tickfont": {"size": 18}},
+              "yaxis": {"title": {"text": y_title}, "range": [0, top + 0.6], "dtick": 1}}
+    return make(data, layout, title, height=360)

@@ -6,9 +6,11 @@ Dimension legend
     D   model width (columns of the table)
     N   tokens in the prompt
     k   neighbours shown
+    W   words of a word list (each one token or several)
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -118,3 +120,69 @@ def kept_on_map(coords: torch.Tensor, chosen: torch.Tensor, neighbours: torch.Te
     far = far[far > 1e-9]                                    # the chosen row itself is not a neighbour
     radius = far.sort().values[min(k, len(far)) - 1]         # (): the k-th nearest point on the map
     return int(((neighbours - chosen).norm(dim=-1) <= radius + 1e-9).sum())
+
+
+# --- a trained model's whole table (SmolLM2: V = 49,152, D = 576) ---------------------------
+
+def unit_rows(table: torch.Tensor) -> torch.Tensor:
+    """Every row divided by its length: then a cosine is one dot product,
+    and the whole vocabulary one matrix-vector product. Made once per
+    process and shared by every student.
+
+    Example: unit_rows(torch.tensor([[3., 4.], [0., 2.]]))
+             -> [[0.6, 0.8], [0., 1.]]
+    """
+    norms = table.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (V, 1)
+    return table / norms                                        # (V, D)
+
+
+def nearest_to(
+    unit: torch.Tensor, query: torch.Tensor, k: int, exclude: list[int]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k rows of the unit table with the largest cosine to ``query``
+    (a row, or a mean of rows); the ids in ``exclude`` (the query's own
+    tokens) are left out.
+
+    Returns (ids, similarities), both (k,), most similar first (ties:
+    lower id first).
+    Example: nearest_to(unit_rows(torch.tensor([[1., 0.], [1., 1.],
+                                                [-1., 0.]])),
+                        torch.tensor([1., 0.]), 1, [0]) -> ([1], [0.707])
+    """
+    q = query / query.norm().clamp_min(1e-12)            # (D,)
+    sims = unit @ q                                      # (V,) all cosines
+    if exclude:
+        out = torch.tensor(exclude, device=unit.device)  # (n,)
+        sims = sims.index_fill(0, out, float("-inf"))
+    k = min(k, len(unit) - len(set(exclude)))
+    order = torch.sort(sims, descending=True, stable=True).indices[:k]
+    return order, sims[order]                            # (k,), (k,)
+
+
+def word_vectors(
+    table: torch.Tensor, pieces: list[list[int]]
+) -> torch.Tensor:
+    """One vector per word: its row when it is one token, the mean of its
+    tokens' rows when the tokenizer cut it into several (a common choice
+    for a word vector; the model itself never averages, it reads the
+    tokens one by one).
+
+    Example: word_vectors(torch.tensor([[0., 2.], [2., 0.], [4., 4.]]),
+                          [[2], [0, 1]]) -> [[4., 4.], [1., 1.]]
+    """
+    rows = [table[torch.tensor(ids, device=table.device)]  # (n, D) each
+            for ids in pieces]
+    return torch.stack([r.mean(dim=0) for r in rows])     # (W, D)
+
+
+_SEPARATORS = re.compile(r"[\s,，、;；]+")
+
+
+def word_list(text: str, limit: int) -> tuple[list[str], bool]:
+    """The words of a list typed with spaces, commas or 、 between them: each once, in order,
+    at most ``limit``. Returns (words, whether some were cut).
+
+    Example: word_list("king, queen king  man", 2) -> (["king", "queen"], True)
+    """
+    words = list(dict.fromkeys(w for w in _SEPARATORS.split(text) if w))
+    return words[:limit], len(words) > limit
