@@ -119,6 +119,7 @@ def course_body():
     """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
     are neither sent nor drawn again."""
     if loaded is not None:
+        st.markdown(tr(f"{NS}.course_intro"))
         prompt, bos = prompt_controls()
         step_row, sampling_row = st.container(), st.container()
         with sampling_row:
@@ -372,7 +373,7 @@ def real_body(model, tok):
         else:
             why = tr(f"{NS}.why_sampled", token=plain(visible_token(d["chosen_token"])), p=d["chosen_sample"],
                      rank=d["rank"], kept=d["kept"], best=plain(visible_token(d["best_token"])))
-        st.markdown(why + " " + tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
+        st.markdown(why if temperature > 0 else why + " " + tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
     else:
         real_bars(d, False, tr(f"{NS}.real_bars_next", pos=pos), log)
         st.markdown(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))

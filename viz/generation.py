@@ -79,8 +79,8 @@ def _bars_across(labels: list[str], model_probs: list[float], sample_probs: list
     layout = {"barmode": "overlay", "xaxis": {**xaxis, "title": {"text": model_name}},
               "yaxis": {"type": "category", "dtick": 1, "autorange": "reversed", "tickfont": {"size": 14}},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
-              "margin": {"b": 96}}
-    return make(data, layout, title, max(height, 150 + 24 * len(labels)))
+              "margin": {"b": 66}}    # ticks and the axis title; make() adds the legend's rows
+    return make(data, layout, title, max(height, 130 + 24 * len(labels)))
 
 
 # What a token's characters look like on an axis: a word-piece tokenizer's leading space shows.

@@ -240,6 +240,27 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
         page.close()
 
 
+# The lessons on SmolLM2-135M-Instruct (issue 24 §4), opened on the real model: its English word
+# tokens label the bars. Each lesson adds its own row.
+REAL_MODEL = [c for c in [("generation", "d1", "d1.lm=smollm2"), ("generation", "d1", "d1.lm=smollm2&d1.mode=chat")]
+              if c[0] in {slug for slug, _ in LESSONS}]
+
+
+@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name,params", REAL_MODEL, ids=[f"{c[1]}-{i}" for i, c in enumerate(REAL_MODEL)])
+def test_real_model_fits(chromium_browser, server_url, slug, name, params, lang, width, height):
+    from tests.real_util import need_package
+    need_package()
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    try:
+        tag = "chat-" if "mode=chat" in params else ""
+        _check(page, f"{server_url}/{slug}?lang={lang}&{params}", width, height, f"{name}-real-{tag}{lang}-{width}",
+               known=KNOWN_OPEN.get(name, ()))
+    finally:
+        page.close()
+
+
 # After a button press the figure it changed is on screen (issue 11: D1's Step left it below
 # the fold). The button is brought to the bottom of the window, as a lecturer scrolling down
 # to it would see it; after the press the whole chart must be in the window.
