@@ -256,7 +256,7 @@ def conversation(mode: str, source: str, answer: str, ended: str | None) -> str:
     end = f" `{ended}`" if ended else ""
     if mode == "chat":
         return (f"**{tr(f'{NS}.you')}** {shown(source) or '∅'}  \n"
-                f"**SmolLM2** {shown(answer, red=True)}{end}")
+                f"**{tr(f'{NS}.assistant')}** {shown(answer, red=True)}{end}")
     return f"{shown(source)}{shown(answer, red=True)}{end}"
 
 

@@ -396,7 +396,7 @@ def test_real_chat_answers_a_question(lang):
     assert "assistant" in template
     at.button(key="d1.generate_btn").click().run()
     assert_ok(at)
-    answer = next(m.value for m in at.markdown if m.value.startswith("**") and "SmolLM2**" in m.value)
+    answer = next(m.value for m in at.markdown if ":red[" in m.value and "**SmolLM2" in m.value)
     assert "Paris" in answer and ":red[" in answer
     assert at.slider(key="d1.real_step").max <= 8
 

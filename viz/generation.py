@@ -6,6 +6,7 @@ import math
 from viz.common import Figure, array, make, unique_labels
 
 CHOSEN, OTHER, CUT, DRAW = "#d62728", "#4c78a8", "#c7c7c7", "rgba(0,0,0,0.55)"
+POWER_STANDOFF = 16   # px between a horizontal chart's power ticks and its axis title
 
 
 def _log_axis(probs: list[float]) -> dict:
@@ -76,10 +77,12 @@ def _bars_across(labels: list[str], model_probs: list[float], sample_probs: list
     ]
     data += _legend_entries(legend, {"y": [labels[0]], "x": [None]})
     xaxis = _log_axis(model_probs) if log else {"range": [0, 1]}
-    layout = {"barmode": "overlay", "xaxis": {**xaxis, "title": {"text": model_name}},
+    # The title stands further from power ticks (10⁻¹) than make's standoff: their exponents
+    # reached it at 1024 px.
+    layout = {"barmode": "overlay", "xaxis": {**xaxis, "title": {"text": model_name, "standoff": POWER_STANDOFF}},
               "yaxis": {"type": "category", "dtick": 1, "autorange": "reversed", "tickfont": {"size": 14}},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
-              "margin": {"b": 66}}    # ticks and the axis title; make() adds the legend's rows
+              "margin": {"b": 76}}    # ticks and the axis title; make() adds the legend's rows
     return make(data, layout, title, max(height, 130 + 24 * len(labels)))
 
 
@@ -152,7 +155,8 @@ def _strip_across(tokens: list[str], by_temperature: dict[str, list[float]], *, 
                      "marker": {"color": OTHER}, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "showlegend": False,
                      "hovertemplate": f"{name}<br>{tok_name}: %{{y}}<br>{p_name}: %{{x:.3g}}<extra></extra>"})
         layout[f"xaxis{suffix}"] = {**xaxis, "domain": [x0, x0 + width], "anchor": f"y{suffix}",
-                                    "title": {"text": name, "font": {"size": 15}}}
+                                    "title": {"text": name, "font": {"size": 15}, "standoff": POWER_STANDOFF}}
         layout[f"yaxis{suffix}"] = {"type": "category", "dtick": 1, "autorange": "reversed", "anchor": f"x{suffix}",
                                     "tickfont": {"size": 14}, "showticklabels": i == 0}
+    layout["margin"] = {"b": 72}                       # power ticks, then each panel's T
     return make(data, layout, title, max(height, 130 + 24 * len(labels)))
