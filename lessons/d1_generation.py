@@ -1,11 +1,37 @@
 """D1 · Autoregressive generation: predict, pick, append, repeat."""
+import time
+
 import streamlit as st
 
+from core.lab.real_generation import (
+    PROMPT_TOKENS,
+    chat_ids,
+    next_logits,
+    printable,
+    step_numbers,
+    stop_ids,
+    strip_numbers,
+    text_ids,
+)
 from core.models.generate import Generation, at_temperature, sampling_probs
-from ui.frame import bring_into_view, code_panel, device, figure, fragment, header, plain, text_box, tr, try_this
-from ui.model import course_model
+from ui.frame import (
+    bring_into_view,
+    choice,
+    code_panel,
+    device,
+    figure,
+    fragment,
+    header,
+    plain,
+    ranged_slider,
+    send_now,
+    text_box,
+    tr,
+    try_this,
+)
+from ui.model import REAL, course_model, model_switch, real_model
 from ui.prompt import openings
-from viz.generation import probability_bars, temperature_strip
+from viz.generation import probability_bars, temperature_strip, visible_token
 
 NS = "d1"
 DEFAULT_PROMPT = "君不见，黄河之水"
@@ -16,7 +42,9 @@ STRIP = (0.5, 1.0, 2.0)   # the temperature strip: the same step at these temper
 STRIP_SHOW = 10           # candidates in each of its panels
 
 header(NS)
-loaded = course_model(device())
+# The course model (唐诗) stays the default; SmolLM2-135M-Instruct writes English (?d1.lm=smollm2).
+real = real_model(device()) if model_switch(NS) == REAL else None
+loaded = course_model(device()) if real is None else None
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -87,10 +115,11 @@ def sampling_controls():
 
 
 @fragment
-def lesson_body():
+def course_body():
     """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
     are neither sent nor drawn again."""
     if loaded is not None:
+        st.markdown(tr(f"{NS}.course_intro"))
         prompt, bos = prompt_controls()
         step_row, sampling_row = st.container(), st.container()
         with sampling_row:
@@ -156,6 +185,210 @@ def lesson_body():
         code_panel(sampling_probs, at_temperature, Generation.step)
 
 
-lesson_body()
+# --- SmolLM2-135M-Instruct: real generation, streamed (issue 24 §4) ----------------------------
+REAL_SHOW = 20                # candidates drawn as bars
+REAL_MAX_NEW, REAL_NEW = 128, 48
+REAL_CHARS = 4000             # what the box keeps; the model reads the last PROMPT_TOKENS tokens of it
+MODES = ("text", "chat")
+REAL_EXAMPLES = {   # id: (its name's key, the text); English: SmolLM2 knows English, not Chinese
+    "text": {"story": (f"{NS}.example_text_story", "Once upon a time, in a small village by the sea,"),
+             "fact": (f"{NS}.example_text_fact", "The capital of France is"),
+             "code": (f"{NS}.example_text_code", "def fibonacci(n):")},
+    "chat": {"fact": (f"{NS}.example_chat_fact", "What is the capital of France?"),
+             "explain": (f"{NS}.example_chat_explain", "Explain in two sentences why the sky is blue."),
+             "haiku": (f"{NS}.example_chat_haiku", "Write a haiku about the sea.")},
+}
+REAL_DEFAULT = {mode: next(iter(REAL_EXAMPLES[mode].values()))[1] for mode in MODES}
+MODE_KEYS = {"text": f"{NS}.mode_text", "chat": f"{NS}.mode_chat"}
+BOX_KEYS = {"text": (f"{NS}.text_label", f"{NS}.text_empty"), "chat": (f"{NS}.chat_label", f"{NS}.chat_empty")}
+RUNS = f"{NS}.real_runs"      # this session's generations, latest last (session state: never shared)
+HISTORY = 4                   # earlier generations listed under the latest
+TEMPLATE_SHOWN = 400          # characters of the chat prompt shown in its caption
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def real_logits(ids: tuple[int, ...], dev: str, _model):
+    """The logits (V,) of the token after ``ids``: one forward, shared by every student."""
+    return next_logits(_model, ids)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def real_step(ids: tuple[int, ...], temperature: float, top_k: int, top_p: float, chosen: int | None, dev: str,
+              _model, _tok) -> dict:
+    """The bars of the token after ``ids`` at these settings (``chosen``: the token drawn there)."""
+    return step_numbers(real_logits(ids, dev, _model), _tok, temperature, top_k or None,
+                        top_p if top_p < 1 else None, REAL_SHOW, chosen)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def real_strip(ids: tuple[int, ...], shown: tuple[int, ...], top_k: int, top_p: float, dev: str, _model) -> dict:
+    """The same step at the STRIP temperatures (the strip does not depend on the slider's T)."""
+    return strip_numbers(real_logits(ids, dev, _model), shown, STRIP, top_k or None, top_p if top_p < 1 else None)
+
+
+def real_example(mode: str, box: str):
+    """Pills (translated names) that copy an example into the prompt box ``box``."""
+    def use():
+        picked = st.session_state.get(f"{NS}.real_example")
+        if picked in REAL_EXAMPLES[mode]:
+            st.session_state[box] = REAL_EXAMPLES[mode][picked][1]
+            st.session_state[f"{box}_set"] = True   # ui.frame.text_box passes no default then
+    st.pills(tr(f"{NS}.real_examples"), list(REAL_EXAMPLES[mode]), key=f"{NS}.real_example", on_change=use,
+             format_func=lambda i: tr(REAL_EXAMPLES[mode][i][0]), help=tr(f"{NS}.real_examples_help"))
+
+
+def shown(text: str, red: bool = False) -> str:
+    """Typed or generated text for st.markdown: control characters drawn, markup escaped
+    (ui.frame.plain), each line its own line; ``red``: what the model wrote."""
+    out = []
+    for line in printable(text).split("\n"):
+        core = line.strip(" ")
+        if red and core:
+            lead, trail = line[: len(line) - len(line.lstrip(" "))], line[len(line.rstrip(" ")):]
+            out.append(f"{lead}:red[{plain(core)}]{trail}")
+        else:
+            out.append(plain(line))
+    return "  \n".join(out)
+
+
+def conversation(mode: str, source: str, answer: str, ended: str | None) -> str:
+    """The prompt and what the model wrote after it, as one markdown text."""
+    end = f" `{ended}`" if ended else ""
+    if mode == "chat":
+        return (f"**{tr(f'{NS}.you')}** {shown(source) or '∅'}  \n"
+                f"**{tr(f'{NS}.assistant')}** {shown(answer, red=True)}{end}")
+    return f"{shown(source)}{shown(answer, red=True)}{end}"
+
+
+def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot) -> dict:
+    """One generation, each token shown as it is drawn; returns what the page keeps of it (the
+    ids, not the distributions: a step's bars are computed again when it is looked at)."""
+    temperature, top_k, top_p, seed = settings[2:]
+    stop = stop_ids(tok)
+    gen = Generation(model, tok, "", max_new, temperature, top_k or None, top_p if top_p < 1 else None, seed,
+                     use_cache=True, show=1, ids=prompt.ids, stop=stop)
+    send_now()                                   # what the fragment held goes now: the bar shows
+    total = gen.prompt.max_new_tokens
+    bar = st.progress(0.0, text=tr(f"{NS}.writing", n=0, total=total))
+    times = []
+    while not gen.done:
+        start = time.perf_counter()
+        gen.step()                               # the model, the cut, the draw (KV cache: one token fed)
+        times.append(time.perf_counter() - start)
+        slot.markdown(conversation(mode, source, tok.decode([i for i in gen.new_ids if i not in stop]), None))
+        rate = (len(times) - 1) / sum(times[1:]) if len(times) > 1 else 0.0
+        bar.progress(len(times) / total, text=tr(f"{NS}.writing", n=len(times), total=total) + f" · {rate:.1f} tok/s")
+    bar.empty()
+    last = gen.new_ids[-1] if gen.new_ids else None
+    return {"settings": settings, "mode": mode, "source": source, "new_ids": list(gen.new_ids),
+            "text": tok.decode([i for i in gen.new_ids if i not in stop]),
+            "ended": tok.tokens([last])[0] if last in stop else None,
+            "prefill_s": times[0] if times else 0.0, "prompt_tokens": len(prompt.ids),
+            "decode_tps": (len(times) - 1) / sum(times[1:]) if len(times) > 1 else None}
+
+
+def real_bars(d: dict, drawn: bool, title: str, log: bool):
+    """The bars of one step (``d`` from core.lab.real_generation), the drawn token red."""
+    tokens = [visible_token(t) for t in d["tokens"]]
+    model_p, sample_p = list(d["model"]), list(d["sample"])
+    chosen = None
+    if drawn:
+        if d["chosen"] in d["ids"]:
+            chosen = d["ids"].index(d["chosen"])
+        else:                                    # drawn from outside the top list: add it at the end
+            tokens.append(visible_token(d["chosen_token"]))
+            model_p.append(d["chosen_model"])
+            sample_p.append(d["chosen_sample"])
+            chosen = len(tokens) - 1
+    names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
+    legend = (tr(f"{NS}.legend_chosen"), tr(f"{NS}.legend_kept"), tr(f"{NS}.legend_cut"), names[1])
+    figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
+                            hover_names=(tr(f"{NS}.token"), *names), legend=legend, log=log, horizontal=True),
+           key=f"{NS}.real_bars")
+
+
+@fragment
+def real_body(model, tok):
+    """The lesson on SmolLM2: a text to continue or a question to answer, Generate streams the
+    answer, then every step's distribution can be looked at."""
+    dev = device()
+    st.markdown(tr(f"{NS}.real_intro"))
+    mode = choice(tr(f"{NS}.mode"), MODES, f"{NS}.mode", {m: tr(MODE_KEYS[m]) for m in MODES},
+                  widget="segmented")
+    box = f"{NS}.{mode}"
+    real_example(mode, box)
+    label, empty = BOX_KEYS[mode]
+    typed = text_box(box, REAL_DEFAULT[mode], REAL_CHARS, tr(label), area=True, empty_key=empty)
+    source = "" if typed.empty else typed.text
+    prompt = chat_ids(tok, source) if mode == "chat" else text_ids(tok, source)
+    if prompt.cut:
+        st.warning(tr(f"{NS}.real_cut", n=prompt.own, limit=PROMPT_TOKENS))
+    if mode == "chat":
+        seen = printable(tok.decode(prompt.ids))
+        if len(seen) > TEMPLATE_SHOWN:
+            seen = seen[: TEMPLATE_SHOWN // 2] + " … " + seen[-TEMPLATE_SHOWN // 2:]
+        st.caption(tr(f"{NS}.chat_template", n=len(prompt.ids), text=plain(seen)))
+    else:
+        st.caption(tr(f"{NS}.text_tokens", n=len(prompt.ids)))
+    temperature, top_k, top_p, seed = sampling_controls()
+    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    max_new = c1.slider(tr(f"{NS}.max_new"), 1, REAL_MAX_NEW, REAL_NEW, key=f"{NS}.max_new", bind="query-params",
+                        help=tr(f"{NS}.max_new_help"))
+    go = c2.button(tr(f"{NS}.generate"), type="primary", key=f"{NS}.generate_btn", use_container_width=True)
+    settings = (mode, tuple(prompt.ids), float(temperature), int(top_k), float(top_p), int(seed))
+    slot = st.empty()
+    runs = st.session_state.setdefault(RUNS, [])
+    if go:
+        runs.append(stream(model, tok, mode, source, prompt, settings, max_new, slot))
+        del runs[: -(HISTORY + 1)]
+    current = runs[-1] if runs and runs[-1]["settings"] == settings else None
+    if current:
+        slot.markdown(conversation(mode, source, current["text"], current["ended"]))
+        st.caption(tr(f"{NS}.speed", n=len(current["new_ids"]), prompt=current["prompt_tokens"],
+                      prefill=current["prefill_s"] * 1000, tps=current["decode_tps"] or 0.0))
+    else:
+        slot.markdown(conversation(mode, source, "", None))
+        st.caption(tr(f"{NS}.press_generate"))
+    earlier = [r for r in reversed(runs) if r is not current]
+    if earlier:
+        st.markdown(f"**{tr(f'{NS}.earlier')}**  \n" + "  \n".join(
+            tr(f"{NS}.earlier_item", t=r["settings"][2], k=r["settings"][3], p=r["settings"][4], seed=r["settings"][5],
+               source=plain(printable(r["source"][:40])) + ("…" if len(r["source"]) > 40 else ""),
+               text=plain(printable(r["text"][:160])) + ("…" if len(r["text"]) > 160 else ""))
+            for r in earlier))
+
+    drawn = current["new_ids"] if current else []
+    at = ranged_slider(tr(f"{NS}.inspect"), 1, len(drawn), 1, key=f"{NS}.real_step") if len(drawn) > 1 else 1
+    log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
+                    help=tr(f"{NS}.log_help"))
+    before = settings[1] + tuple(drawn[: at - 1])            # what the model had read at this step
+    pos = len(before)                                        # positions count from 0
+    with st.spinner(tr(f"{NS}.reading")):        # a new prefix: one forward of the model (<= 1 s)
+        d = real_step(before, temperature, top_k, top_p, drawn[at - 1] if drawn else None, dev, model, tok)
+        strip_p = real_strip(before, tuple(d["ids"][:STRIP_SHOW]), top_k, top_p, dev, model)
+    if drawn:
+        real_bars(d, True, tr(f"{NS}.bars_title", pos=pos), log)
+        if temperature <= 0:
+            why = tr(f"{NS}.why_greedy", token=plain(visible_token(d["chosen_token"])), p=d["chosen_model"])
+        else:
+            why = tr(f"{NS}.why_sampled", token=plain(visible_token(d["chosen_token"])), p=d["chosen_sample"],
+                     rank=d["rank"], kept=d["kept"], best=plain(visible_token(d["best_token"])))
+        st.markdown(why if temperature > 0 else why + " " + tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
+    else:
+        real_bars(d, False, tr(f"{NS}.real_bars_next", pos=pos), log)
+        st.markdown(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
+    strip = {tr(f"{NS}.strip_panel", t=t): strip_p[t] for t in STRIP}
+    figure(temperature_strip([visible_token(t) for t in d["tokens"][:STRIP_SHOW]], strip,
+                             title=tr(f"{NS}.strip_title", pos=pos), y_title=tr(f"{NS}.sample_prob"),
+                             hover_names=(tr(f"{NS}.token"), tr(f"{NS}.sample_prob")), log=log, horizontal=True),
+           key=f"{NS}.real_strip")
+    st.caption(tr(f"{NS}.strip_caption"))
+    code_panel(chat_ids, sampling_probs, Generation.step)
+
+
+if real is not None:
+    real_body(*real)
+elif loaded is not None:
+    course_body()
 
 try_this(NS, [("try1", 0), ("try2", 1), ("try3", 2)])

@@ -13,6 +13,7 @@ The same ``Generation`` drives the D1 probability bars and the D2 cache lesson.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -49,6 +50,17 @@ def prepare_prompt(tokenizer: CharTokenizer, prompt: str, max_new_tokens: int, m
     room = max_seq_len - max_new
     dropped = max(0, len(ids) - room)
     return Prompt(ids=ids[dropped:], dropped=dropped, unknown=unknown, max_new_tokens=max_new)
+
+
+def prepare_ids(ids: Sequence[int], max_new_tokens: int, max_seq_len: int) -> Prompt:
+    """``prepare_prompt`` for ids the caller already made: the last ones that fit.
+
+    Example (max_seq_len 4): ids [5, 6, 7, 8, 9], 2 new tokens -> ids [8, 9], dropped=3
+    """
+    max_new = max(0, min(max_new_tokens, max_seq_len - 1))
+    ids = list(ids)
+    dropped = max(0, len(ids) - (max_seq_len - max_new))
+    return Prompt(ids=ids[dropped:], dropped=dropped, unknown=0, max_new_tokens=max_new)
 
 
 def sampling_probs(
@@ -151,9 +163,13 @@ class Generation:
     def __init__(self, model: torch.nn.Module, tokenizer: CharTokenizer, prompt: str,
                  max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
                  top_p: float | None = None, seed: int = 0, use_cache: bool = True, show: int = 10,
-                 bos: bool = False):
+                 bos: bool = False, *, ids: Sequence[int] | None = None, stop: Iterable[int] = ()):
         self.model, self.tokenizer = model, tokenizer
-        self.prompt = prepare_prompt(tokenizer, prompt, max_new_tokens, model.config.max_seq_len, bos)
+        if ids is None:
+            self.prompt = prepare_prompt(tokenizer, prompt, max_new_tokens, model.config.max_seq_len, bos)
+        else:   # token ids made by the caller (SmolLM2's chat template): fed as they are
+            self.prompt = prepare_ids(ids, max_new_tokens, model.config.max_seq_len)
+        self.stop = {tokenizer.eos_id, *stop}     # ids that end the generation (EOS, <|im_end|>)
         self.temperature, self.top_k, self.top_p, self.show = temperature, top_k, top_p, show
         self.device = next(model.parameters()).device
         self.rng = torch.Generator(device=self.device).manual_seed(seed)
@@ -192,7 +208,7 @@ class Generation:
 
         self.ids.append(chosen)
         self.new_ids.append(chosen)
-        self.done = chosen == self.tokenizer.eos_id or len(self.new_ids) >= self.prompt.max_new_tokens
+        self.done = chosen in self.stop or len(self.new_ids) >= self.prompt.max_new_tokens
         return Step(
             index=len(self.new_ids) - 1, fed=fed, model_probs=model_probs, probs=probs, top=top,
             chosen=chosen, chosen_token=self.tokenizer.tokens([chosen])[0],

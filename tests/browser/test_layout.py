@@ -235,9 +235,10 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
         page.close()
 
 
-# Lessons on the real model (issue 24 §4): the same checks with the switch on SmolLM2
-# (skipped without its package). Screenshots: layout-real-<lesson>-<lang>-<width>.png.
-REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2", "a2.lm=smollm2")]
+# Lessons on the real model (issue 24 §4): the same checks with the switch on SmolLM2 (skipped
+# without its package). Each lesson adds its own rows. Screenshots: layout-real-<id>-<lang>-<width>.png.
+REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2", "a2.lm=smollm2"),
+                          ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
 
@@ -245,10 +246,9 @@ REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2"
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("slug,name,query", REAL_MODEL, ids=[c[1] for c in REAL_MODEL])
 def test_real_model_fits(chromium_browser, server_url, slug, name, query, lang, width, height):
-    from ui.model import real_model_available
+    from tests.real_util import need_package
 
-    if not real_model_available():
-        pytest.skip("SmolLM2 is not installed")
+    need_package()
     page = chromium_browser.new_page(viewport={"width": width, "height": height})
     try:
         _check(page, f"{server_url}/{slug}?lang={lang}&{query}", width, height, f"real-{name}-{lang}-{width}",
