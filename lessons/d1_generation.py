@@ -1,5 +1,7 @@
 """D1 · Autoregressive generation: predict, pick, append, repeat."""
+import threading
 import time
+from collections import OrderedDict
 
 import streamlit as st
 
@@ -287,6 +289,52 @@ def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new:
             "decode_tps": (len(times) - 1) / sum(times[1:]) if len(times) > 1 else None}
 
 
+# A class follows the lecturer: many students press Generate with the same prompt, settings and
+# seed, and a seeded generation is the same every time. Each distinct one is decoded once for the
+# whole server; a student who asks for one already made (or being made) gets its result. Only
+# ids, text and timings are kept (a few KB each), the newest SHARED_MAX.
+SHARED_MAX = 256
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_runs() -> tuple[OrderedDict, dict, threading.Lock]:
+    """(finished runs by key, events of the runs in progress, their lock): one per process."""
+    return OrderedDict(), {}, threading.Lock()
+
+
+def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot, dev: str) -> dict:
+    """``stream``, once per distinct (settings, length, device) for every session; later asks get
+    the finished run, marked ``shared``."""
+    done, running, lock = _shared_runs()
+    key = (settings, max_new, dev)
+    with lock:
+        found = done.get(key)
+        mine = found is None and key not in running
+        if mine:
+            running[key] = threading.Event()
+        wait = None if found is not None or mine else running[key]
+    if wait is not None:                          # another student is writing this very text
+        with st.spinner(tr(f"{NS}.writing", n=0, total=max_new)):
+            wait.wait(timeout=300)
+        with lock:
+            found = done.get(key)
+    if found is not None:
+        with lock:
+            done.move_to_end(key)
+        return {**found, "source": source, "shared": True}
+    try:
+        run = stream(model, tok, mode, source, prompt, settings, max_new, slot)
+        with lock:
+            done[key] = run
+            while len(done) > SHARED_MAX:
+                done.popitem(last=False)
+        return run
+    finally:
+        if mine:
+            with lock:
+                running.pop(key).set()
+
+
 def real_bars(d: dict, drawn: bool, title: str, log: bool):
     """The bars of one step (``d`` from core.lab.real_generation), the drawn token red."""
     tokens = [visible_token(t) for t in d["tokens"]]
@@ -339,13 +387,14 @@ def real_body(model, tok):
     slot = st.empty()
     runs = st.session_state.setdefault(RUNS, [])
     if go:
-        runs.append(stream(model, tok, mode, source, prompt, settings, max_new, slot))
+        runs.append(shared_stream(model, tok, mode, source, prompt, settings, max_new, slot, dev))
         del runs[: -(HISTORY + 1)]
     current = runs[-1] if runs and runs[-1]["settings"] == settings else None
     if current:
         slot.markdown(conversation(mode, source, current["text"], current["ended"]))
         st.caption(tr(f"{NS}.speed", n=len(current["new_ids"]), prompt=current["prompt_tokens"],
-                      prefill=current["prefill_s"] * 1000, tps=current["decode_tps"] or 0.0))
+                      prefill=current["prefill_s"] * 1000, tps=current["decode_tps"] or 0.0)
+                   + (" " + tr(f"{NS}.shared_run") if current.get("shared") else ""))
     else:
         slot.markdown(conversation(mode, source, "", None))
         st.caption(tr(f"{NS}.press_generate"))

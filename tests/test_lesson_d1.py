@@ -3,6 +3,7 @@ sub-distribution, every control at its extremes, bad prompts get a notice."""
 import numpy as np
 import pytest
 
+import i18n
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
 
 PAGE = "d1_generation.py"
@@ -453,3 +454,22 @@ def test_real_greedy_step_bars_put_the_drawn_token_first_and_zh_controls_are_chi
         at = open_lesson(PAGE, "zh", {**REAL, "d1.mode": mode})
         bad = [(key, what, text) for key, what, text in shown_texts(at) if english_words(text)]
         assert not bad, bad
+
+
+def test_real_generation_is_made_once_for_the_class():
+    """Two students, the same prompt, settings and seed: the second gets the first's run (marked
+    as shared), not a second decode; another seed is decoded anew."""
+    _real()
+    query = {**REAL, "d1.max_new": "4", "d1.temperature": "1", "d1.seed": "4321"}
+    texts, shared = [], []
+    for _ in range(2):
+        at = open_lesson(PAGE, "en", query)
+        at.button(key="d1.generate_btn").click().run()
+        assert_ok(at)
+        texts.append(next(m.value for m in at.markdown if ":red[" in m.value))
+        shared.append(any(i18n.t("en", "d1.shared_run") in c.value for c in at.caption))
+    assert texts[0] == texts[1] and shared == [False, True]
+    at.number_input(key="d1.seed").set_value(4322).run()
+    at.button(key="d1.generate_btn").click().run()
+    assert_ok(at)
+    assert not any(i18n.t("en", "d1.shared_run") in c.value for c in at.caption)
