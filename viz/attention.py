@@ -550,3 +550,82 @@ def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int
 def _label_width(text: str) -> int:
     """Half-em units of a label, CJK counted twice. Example: _label_width("头 0") -> 4"""
     return sum(2 if ord(ch) >= 0x1100 else 1 for ch in text)
+
+
+# --- Every head of a real model at once (issue 24 §4: SmolLM2's 30 layers × 9 heads) ---------
+def layer_head_map(
+    values,
+    *,
+    selected: tuple[int, int],
+    title: str | None = None,
+    axis_titles: tuple[str, str] = ("layer", "head"),
+    hover_names: tuple[str, str, str] = ("layer", "head", "mean weight"),
+    colorbar_title: str | None = None,
+    zmax: float = 1.0,
+    height: int = 330,
+) -> Figure:
+    """One number per head, ``values`` (L, H), as an H × L heatmap: layers left to right (the
+    model's depth reads like a line of text), heads top to bottom, both counted from 0. The
+    ``selected`` (layer, head) is outlined. Each cell's customdata is "layer,head" (a click on
+    it can pick that head, ``ui.chart(on_select=...)``). NaN (no query to average over) is blank.
+
+    Example: layer_head_map(np.zeros((30, 9)), selected=(16, 0)) -> one heatmap of z shape (9, 30)
+    """
+    v = array(values)                                                     # (L, H)
+    n_layers, n_heads = v.shape
+    z = np.where(np.isfinite(v), v, np.nan).T.astype(np.float32)          # (H, L)
+    layer_name, head_name, value_name = hover_names
+    trace = {"type": "heatmap", "z": z, "x0": 0, "dx": 1, "y0": 0, "dy": 1, "zmin": 0.0, "zmax": float(zmax),
+             "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
+             "customdata": [[f"{i},{j}" for i in range(n_layers)] for j in range(n_heads)],
+             "colorbar": weights_bar(float(zmax), colorbar_title),
+             "hovertemplate": f"{layer_name} %{{x}} · {head_name} %{{y}}<br>{value_name}: %{{z:.3f}}<extra></extra>"}
+    layer, head = selected
+    box = {"type": "rect", "xref": "x", "yref": "y", "x0": layer - 0.5, "x1": layer + 0.5,
+           "y0": head - 0.5, "y1": head + 0.5, "line": {"color": "#d62728", "width": 3}}
+    layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
+                        "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
+              "yaxis": {"title": {"text": axis_titles[1]}, "dtick": 1, "autorange": "reversed",
+                        "showgrid": False, "zeroline": False},
+              "shapes": [box], "margin": {"b": 60}}
+    return make([trace], layout, title, height)
+
+
+def head_mosaic(
+    thumbs,
+    *,
+    title: str | None = None,
+    axis_titles: tuple[str, str] = ("layer", "head"),
+    hover_names: tuple[str, str, str] = ("layer", "head", "weight"),
+    colorbar_title: str | None = None,
+    zmax: float = 1.0,
+    tile_px: int = 40,
+) -> Figure:
+    """Every head's pattern small, ``thumbs`` (L, H, m, m) (e.g. core.lab.real_attention.thumbnails),
+    laid out as ``layer_head_map`` lays out its cells: layer l's column, head h's row, one blank
+    cell between tiles. One heatmap trace for all of them (270 traces would be 270 images to
+    lay out on every redraw). Hover names the layer and the head (the tile's position, rounded).
+
+    Example: head_mosaic(np.zeros((30, 9, 12, 12))) -> z of shape (9 * 13 - 1, 30 * 13 - 1)
+    """
+    t = array(thumbs)
+    n_layers, n_heads, m = t.shape[0], t.shape[1], t.shape[2]
+    step = m + 1
+    z = np.full((n_heads * step - 1, n_layers * step - 1), np.nan, dtype=np.float32)
+    for i in range(n_layers):
+        for j in range(n_heads):
+            z[j * step: j * step + m, i * step: i * step + m] = t[i, j]
+    # Cell k of tile i sits at i - 0.5 + (k + 0.5) / step: inside (i - 0.5, i + 0.5), so the
+    # hover's rounded x is the layer and the ticks at whole numbers stand under the tiles.
+    layer_name, head_name, value_name = hover_names
+    trace = {"type": "heatmap", "z": z, "x0": -0.5 + 0.5 / step, "dx": 1 / step, "y0": -0.5 + 0.5 / step,
+             "dy": 1 / step, "zmin": 0.0, "zmax": float(zmax), "colorscale": WEIGHTS_SCALE,
+             "colorbar": weights_bar(float(zmax), colorbar_title),
+             "hovertemplate": f"{layer_name} %{{x:.0f}} · {head_name} %{{y:.0f}}<br>{value_name}: %{{z:.3f}}"
+                              "<extra></extra>"}
+    layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
+                        "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
+              "yaxis": {"title": {"text": axis_titles[1]}, "dtick": 1, "range": [n_heads - 0.5, -0.5],
+                        "showgrid": False, "zeroline": False},
+              "margin": {"b": 60}}
+    return make([trace], layout, title, (90 if title else 30) + 70 + tile_px * n_heads)
