@@ -90,8 +90,10 @@ def real_heads(text: str, typed: bool, dev: str, loaded) -> None:
     weights = data["weights"][layer, :, :n, :n].astype(np.float32)        # (H, n, n)
     top = weight_top(weights)
     tokens = ["bos" if i == 0 else t for i, t in enumerate(data["tokens"][:n])]   # <|im_start|>, short
+    # A row a group of heads sharing a key/value head: three columns, up to 9 tokens; beyond,
+    # two (at 1024 px a third of the chart is narrower than a column of turned word labels).
     figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_kv", i=i, kv=i // group) for i in range(cfg.n_heads)],
-                     cols=group, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
+                     cols=group if n <= 9 else 2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
                      height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
            key=f"{NS}.trained")
     st.caption(tr(f"{NS}.read_trained_real", layer=layer, heads=cfg.n_heads, kv=cfg.n_kv_heads, group=group,
