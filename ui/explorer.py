@@ -199,17 +199,19 @@ def real_explorer(ns: str, dev: str, loaded) -> None:
     tokens, weights = data["tokens"], data["weights"]                   # weights (L, H, N, N) float16
     if data["n_ids"] > len(tokens):
         st.warning(tr("explorer.real_cut", n=data["n_ids"], limit=len(tokens)))
-    c1, c2, c3, c4 = st.columns([3, 2, 2, 1])
+    # Two rows: four options and a toggle's label do not fit beside two sliders at 1024 px.
+    c1, c4 = st.columns([5, 2], vertical_alignment="bottom")
     with c1:
         stat = choice(tr("explorer.real_stat"), REAL_STATS, f"{ns}.ex_stat",
                       {k: tr(REAL_KEYS[k][0]) for k in REAL_STATS}, widget="segmented")
+    with c4:
+        grid = st.toggle(tr("explorer.grid_label", n=n_layers * n_heads), value=False, key=f"{ns}.ex_grid",
+                         bind="query-params")
+    c2, c3 = st.columns(2)
     with c2:
         layer = ranged_slider(tr("explorer.layer"), 0, n_layers - 1, REAL_DEFAULT[0], key=f"{ns}.ex_layer")
     with c3:
         head = ranged_slider(tr("explorer.head"), 0, n_heads - 1, REAL_DEFAULT[1], key=f"{ns}.ex_head")
-    with c4:
-        grid = st.toggle(tr("explorer.grid_label", n=n_layers * n_heads), value=False, key=f"{ns}.ex_grid",
-                         bind="query-params")
 
     values = data["scores"][stat]                                         # (L, H)
     words = (tr("explorer.layer_word"), tr("explorer.head_word"))
