@@ -5,6 +5,7 @@ import streamlit as st
 
 from core.lab import toy
 from core.lab.attention_lab import cell_arithmetic, course_attention_steps
+from core.lab.real_attention import model_attention_steps, prompt_ids
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from core.parts.masks import causal_mask
 from ui.explorer import explorer
@@ -15,20 +16,24 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    plain,
     ranged_slider,
     shapes_table,
     text_box,
     tr,
     try_this,
 )
-from ui.model import course_model
+from ui.model import course_model, real_model
 from viz.attention import batch_grid, heatmap, histogram, lines, steps_grid, weight_top
 
 NS = "b1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 ENTROPY_KEYS = 64            # keys per row in the entropy curve (the caption's maximum is ln of it)
-SOURCES = ["random", "course"]
+SOURCES = ["random", "course", "smollm2"]   # ids in the URL (b1.source=smollm2); "course" links still work
+REAL_TEXT = "The cat sat on the mat because it was tired."   # SmolLM2 reads English: its example
+REAL_TOKENS = 48             # tokens SmolLM2 reads here at most: every one named on the six panels
+TRAINED = ("course", "smollm2")
 BATCH = ["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"]   # three lines of one length: a batch of B = 3
 D = 32                       # width of the random embedding (the course model's is its config's d_model)
 PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores", f"{NS}.panel_weights",
@@ -37,15 +42,17 @@ PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores
 header(NS)
 
 
-def text_controls() -> tuple[str, int, st.delta_generator.DeltaGenerator]:
-    """The text and the seed (a change redraws the page) and a slot for d_k and d_v (its fragment's)."""
+def text_controls() -> tuple[str, bool, int, st.delta_generator.DeltaGenerator]:
+    """The text (and whether it is the student's own, not the example), the seed (a change redraws
+    the page) and a slot for d_k and d_v (its fragment's)."""
     c1, c2, c3 = st.columns([3, 2, 1])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
     with c3:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
                                bind="query-params", help=tr("common.seed_help"))
-    return (text.text if not text.empty else DEFAULT_TEXT), int(seed), c2.container()
+    typed = not text.empty and text.text != DEFAULT_TEXT
+    return (text.text if not text.empty else DEFAULT_TEXT), typed, int(seed), c2.container()
 
 
 def width_controls(slot) -> tuple[int, int]:
@@ -75,7 +82,7 @@ def scale_demo(width: int, seed: int) -> dict:
 # The page's fixed parts (prose, the code) are laid out once; each fragment below refills only
 # its own slots, so a slider move re-sends its figures, not the page. The text and the seed
 # change both sections: they rerun the page.
-text, seed, d_k_slot = text_controls()
+text, typed, seed, d_k_slot = text_controls()
 dev = device()
 slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
@@ -92,48 +99,72 @@ slot["batch"] = beside_code(toy.batch_attention, height=420)
 
 @st.cache_data(max_entries=64)
 def steps_demo(text: str, source: str, d_k: int, d_v: int, layer: int, head: int, seed: int, dev: str) -> dict:
-    """Every step of one attention call as numpy: random weights, or the course model's real Q, K, V
-    (with its causal mask, ``masked`` True where a query may not look)."""
+    """Every step of one attention call as numpy: random weights, or a trained model's real Q, K, V
+    (the course model's, or SmolLM2's cut to REAL_TOKENS tokens; with the causal mask, ``masked``
+    True where a query may not look). ``n_ids``: the tokens of the text before a cut."""
     masked = None
     if source == "course":
         model, tok = course_model(dev)
         steps = course_attention_steps(model, tok, text, layer, head, dev)
-        masked = ~causal_mask(len(steps.tokens)).cpu().numpy()
+    elif source == "smollm2":
+        model, tok = real_model(dev)
+        steps, n_ids = model_attention_steps(model, tok, text, layer, head, dev, limit=REAL_TOKENS)
     else:
         steps = toy.attention_steps(text, D, d_k, seed, dev, d_v=d_v)
+    if source in TRAINED:
+        masked = ~causal_mask(len(steps.tokens)).cpu().numpy()
     a = steps.attn
     return {"tokens": steps.tokens, "steps": steps, "masked": masked,
+            "n_ids": n_ids if source == "smollm2" else len(steps.tokens),
             **{name: t.cpu().numpy() for name, t in {"q": steps.q, "k": steps.k, "v": steps.v, "scores": a.scores,
                                                      "weights": a.weights, "output": a.output}.items()}}
 
 
-def source_controls(n: int):
+def trained(source: str):
+    """The (model, tokenizer) of a trained source, or None (ui.model has said why)."""
+    return real_model(dev) if source == "smollm2" else course_model(dev)
+
+
+def source_text(source: str, text: str, typed: bool) -> tuple[str, int]:
+    """The text a source reads and its token count. SmolLM2 knows English: on the page's Chinese
+    example (the box untouched or empty) it reads its own English one."""
+    if source != "smollm2":
+        return text, len(text)
+    text = text if typed else REAL_TEXT
+    return text, min(len(prompt_ids(trained(source)[1], text, REAL_TOKENS, bos=False)[0]), REAL_TOKENS)
+
+
+def source_controls(text: str, typed: bool):
     """Where Q, K, V come from, and which cell to work out."""
-    c1, c2, c3, c4 = st.columns([2, 1, 1, 2])
+    c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
     with c1:
         source = choice(tr(f"{NS}.source_label"), SOURCES, f"{NS}.source",
-                        {"random": tr(f"{NS}.source_random"), "course": tr(f"{NS}.source_course")},
-                        widget="segmented")
-    layer = head = 0
-    if source == "course" and course_model(dev) is not None:
-        cfg = course_model(dev)[0].config
-        with c2:
-            layer = st.slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
-        with c3:
-            head = st.slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head", bind="query-params")
-    elif source == "course":
+                        {"random": tr(f"{NS}.source_random"), "course": tr(f"{NS}.source_course"),
+                         "smollm2": tr(f"{NS}.source_real")}, widget="segmented")
+    if source == "smollm2" and trained(source) is None:
+        source = "course"                        # ui.model's note said why; the course model instead
+    if source == "course" and trained(source) is None:
         source = "random"
+    layer = head = 0
+    if source in TRAINED:
+        cfg = trained(source)[0].config
+        # The range follows the model (4 × 4 or 30 × 9): ranged_slider clamps a value beyond it.
+        with c2:
+            layer = ranged_slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer")
+        with c3:
+            head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head")
+    text, n = source_text(source, text, typed)
     with c4:
         # A new text length clamps the chosen cell, and a longer one brings it back (ranged_slider).
         r = ranged_slider(tr(f"{NS}.row_label"), 0, n - 1, min(3, n - 1), key=f"{NS}.r")
         c = ranged_slider(tr(f"{NS}.col_label"), 0, n - 1, 0, key=f"{NS}.c")
-    return source, layer, head, r, c
+    return source, text, layer, head, r, c
 
 
 def shape_rows(source: str, n: int, d_model: int, d_k: int, d_v: int) -> list[tuple[str, str]]:
     """The tensors of one call with their shapes, from the widths actually used (the model's
     config in course mode: one head's slice of each projection)."""
-    if source == "course":
+    if source in TRAINED:
         w = [(tr(f"{NS}.shape_wq_head"), f"({d_model}, {d_k})"), (tr(f"{NS}.shape_wkv_head"), f"({d_model}, {d_k})")]
     else:
         w = [("W_q, W_k", f"({d_model}, {d_k})"), ("W_v", f"({d_model}, {d_v})")]
@@ -142,13 +173,14 @@ def shape_rows(source: str, n: int, d_model: int, d_k: int, d_v: int) -> list[tu
 
 
 @fragment
-def matrix_section(text: str, seed: int, dev: str):
+def matrix_section(text: str, typed: bool, seed: int, dev: str):
     """Section 1; reruns alone when d_k or d_v moves."""
     with slot["source"]:
-        source, layer, head, r, c = source_controls(len(text))
-        st.caption(tr(f"{NS}.course_intro" if source == "course" else f"{NS}.random_intro"))
-    if source == "course":
-        cfg = course_model(dev)[0].config
+        source, text, layer, head, r, c = source_controls(text, typed)
+        st.caption(tr({"random": f"{NS}.random_intro", "course": f"{NS}.course_intro",
+                       "smollm2": f"{NS}.real_intro"}[source]))
+    if source in TRAINED:
+        cfg = trained(source)[0].config
         d_model = cfg.d_model
         with d_k_slot:     # the model fixes the widths: no slider that would do nothing
             st.caption(tr(f"{NS}.course_widths", d_head=cfg.d_head))
@@ -156,13 +188,22 @@ def matrix_section(text: str, seed: int, dev: str):
     else:
         d_model = D
         d_k, d_v = width_controls(d_k_slot)
-    demo = steps_demo(text, source, d_k, d_v, layer, head, seed, dev)
+    if source == "smollm2":
+        with st.spinner(tr(f"{NS}.real_running")):
+            demo = steps_demo(text, source, d_k, d_v, layer, head, seed, dev)
+        if not typed:
+            slot["source"].caption(tr(f"{NS}.real_example", text=plain(REAL_TEXT)))
+        if demo["n_ids"] > len(demo["tokens"]):
+            slot["source"].warning(tr(f"{NS}.real_cut", n=demo["n_ids"], limit=len(demo["tokens"])))
+    else:
+        demo = steps_demo(text, source, d_k, d_v, layer, head, seed, dev)
     tokens = demo["tokens"]
     r, c = min(r, len(tokens) - 1), min(c, len(tokens) - 1)
     with slot["matrix"]:
         hover = (tr("common.query"), tr("common.key"), tr(f"{NS}.value"))
         names = [tr(key) for key in PANELS]
         title = (tr(f"{NS}.steps_fig_course", layer=layer, head=head) if source == "course"
+                 else tr(f"{NS}.steps_fig_real", layer=layer, head=head) if source == "smollm2"
                  else tr(f"{NS}.weights_fig", d_k=d_k, d_v=d_v))
         figure(steps_grid(demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"], demo["output"], tokens,
                           titles=names, cell=(r, c), hover=hover, title=title, masked=demo["masked"],
@@ -178,7 +219,7 @@ def matrix_section(text: str, seed: int, dev: str):
         cell = cell_arithmetic(demo["steps"], r, c)
         st.markdown(tr(f"{NS}.cell_steps", r=r, c=c, dot=cell["dot"], root=cell["sqrt_d_k"], d_k=d_k,
                        score=cell["score"], e=cell["exp"], total=cell["row_sum"], weight=cell["weight"]))
-        if source == "course":
+        if source in TRAINED:
             st.caption(tr(f"{NS}.course_note", d_head=d_k, d=d_model, heads=cfg.n_heads, kv=cfg.n_kv_heads))
         shapes_table(shape_rows(source, len(tokens), d_model, d_k, d_v))
 
@@ -230,7 +271,7 @@ def batch_section(seed: int, dev: str):
                       (tr(f"{NS}.output"), f"({len(BATCH)}, {len(BATCH[0])}, {d_k})")])
 
 
-matrix_section(text, seed, dev)
+matrix_section(text, typed, seed, dev)
 scale_section(seed)
 batch_section(seed, dev)
 

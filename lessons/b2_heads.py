@@ -1,4 +1,5 @@
 """B2 · Multi-head attention."""
+import numpy as np
 import streamlit as st
 import torch
 
@@ -6,15 +7,28 @@ from core.lab import toy
 from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
 from core.lab.multi_head import multi_head_attention
 from core.parts.mha import merge_heads, split_heads
-from ui.explorer import explorer, traced
-from ui.frame import beside_code, device, figure, fragment, header, shapes_table, text_box, tr, try_this
-from ui.model import course_model
+from ui.explorer import REAL_PROMPT, explorer, traced, traced_real
+from ui.frame import (
+    beside_code,
+    device,
+    figure,
+    fragment,
+    header,
+    plain,
+    ranged_slider,
+    shapes_table,
+    text_box,
+    tr,
+    try_this,
+)
+from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import head_bands, head_grid, head_param_bars, head_split, weight_top
 
 NS = "b2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 HEADS = [1, 2, 4, 8]
 WIDTHS = [16, 32, 64, 128]
+REAL_TOKENS = 48           # tokens of SmolLM2's layer shown (the causal rows of a longer text are the same)
 
 header(NS)
 
@@ -30,7 +44,8 @@ def text_controls():
     with c4:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
                                bind="query-params", help=tr("common.seed_help"))
-    return (text.text if not text.empty else DEFAULT_TEXT), int(h), int(d), int(seed)
+    typed = not text.empty and text.text != DEFAULT_TEXT
+    return (text.text if not text.empty else DEFAULT_TEXT), typed, int(h), int(d), int(seed)
 
 
 @st.cache_data(max_entries=64)
@@ -56,16 +71,49 @@ def shape(t: tuple) -> str:
     return "(" + ", ".join(str(v) for v in t) + ")"
 
 
-def trained_heads(text: str, dev: str) -> None:
-    """Every head of one layer of the trained course model on the same text, on one colour scale:
+def real_heads(text: str, typed: bool, dev: str, loaded) -> None:
+    """The 9 query heads of one layer of SmolLM2 on the same text (or, on the page's Chinese
+    example, on an English one): three groups of three heads, each group reading one key/value head."""
+    cfg = loaded[0].config
+    group = cfg.n_heads // cfg.n_kv_heads
+    # The range follows the model switch: ranged_slider clamps a value beyond it. Layer 16 has a
+    # previous-token head (head 0).
+    layer = ranged_slider(tr(f"{NS}.real_layer"), 0, cfg.n_layers - 1, 16, key=f"{NS}.trained_layer")
+    if not typed:
+        st.caption(tr(f"{NS}.real_example", text=plain(REAL_PROMPT)))
+    with st.spinner(tr(f"{NS}.real_running")):
+        data = traced_real(text if typed else REAL_PROMPT, dev, loaded)
+    n = min(len(data["tokens"]), REAL_TOKENS)
+    if data["n_ids"] > n:
+        st.warning(tr(f"{NS}.real_cut", n=data["n_ids"], limit=n))
+    # Causal: the first n rows of a longer text's weights are those of its first n tokens alone.
+    weights = data["weights"][layer, :, :n, :n].astype(np.float32)        # (H, n, n)
+    top = weight_top(weights)
+    tokens = ["bos" if i == 0 else t for i, t in enumerate(data["tokens"][:n])]   # <|im_start|>, short
+    # A row a group of heads sharing a key/value head: three columns, up to 9 tokens; beyond,
+    # two (at 1024 px a third of the chart is narrower than a column of turned word labels).
+    figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_kv", i=i, kv=i // group) for i in range(cfg.n_heads)],
+                     cols=group if n <= 9 else 2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
+                     height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
+           key=f"{NS}.trained")
+    st.caption(tr(f"{NS}.read_trained_real", layer=layer, heads=cfg.n_heads, kv=cfg.n_kv_heads, group=group,
+                  d_head=cfg.d_head, top=top))
+
+
+def trained_heads(text: str, typed: bool, dev: str) -> None:
+    """Every head of one layer of a trained model on the same text, on one colour scale:
     beside the random heads above, these do differ (some look back one character, some at the
-    punctuation)."""
+    punctuation). The course model by default; SmolLM2 on the switch (b2.lm)."""
+    if model_switch(NS) == REAL:
+        loaded = real_model(dev)        # None: ui.model has said why; the course model follows
+        if loaded is not None:
+            real_heads(text, typed, dev, loaded)
+            return
     loaded = course_model(dev)          # None: ui.model has said why
     if loaded is None:
         return
     cfg = loaded[0].config
-    layer = st.slider(tr(f"{NS}.trained_layer"), 0, cfg.n_layers - 1, 1, key=f"{NS}.trained_layer",
-                      bind="query-params")
+    layer = ranged_slider(tr(f"{NS}.trained_layer"), 0, cfg.n_layers - 1, 1, key=f"{NS}.trained_layer")
     data = traced(text, dev)
     weights = data["weights"][layer]                                         # (H, N, N)
     top = weight_top(weights)
@@ -98,7 +146,7 @@ def lesson_body():
     """Reruns alone when one of its controls moves (st.fragment), and writes only into the
     slots above: the code panels, the prose, the explorer and the questions stay put."""
     with controls:
-        text, h, d, seed = text_controls()
+        text, typed, h, d, seed = text_controls()
     dev = device()
     demo = heads_demo(text, d, h, seed, dev)
     tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
@@ -114,7 +162,7 @@ def lesson_body():
                key=f"{NS}.grid")
         st.caption(tr(f"{NS}.read_grid", top=top))
     with trained_slot:
-        trained_heads(text, dev)
+        trained_heads(text, typed, dev)
     s = demo["shapes"]
     with split_slot:
         figure(head_split(demo["w_q"], demo["q_flat"], demo["q"], tokens, head_names=heads,

@@ -199,3 +199,68 @@ def test_b1_try3_text_has_the_repeat_it_names():
     at.text_input(key="b1.text").set_value("君不见，君不见").run()
     w = _weights(at)
     assert np.allclose(w[0], w[4]) and not np.allclose(w[0], w[1])
+
+
+# --- SmolLM2-135M as the source of Q, K, V (issue 24 §4) ------------------------------------
+REAL_TEXT = "The cat sat on the mat because it was tired."
+
+
+def _real_weights(text: str, layer: int, head: int) -> np.ndarray:
+    import torch
+
+    from core.parts.trace import Trace
+    from tests.real_util import real
+    model, tok = real()
+    trace = Trace()
+    model(torch.tensor([tok.encode(text)[:48]]), trace=trace)
+    return trace[f"blocks.{layer}.attn.weights"][0, head].numpy()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b1_on_smollm2(lang):
+    from tests.real_util import real
+    _, tok = real()
+    at = open_lesson(PAGE, lang, {"b1.source": "smollm2"})
+    n = len(tok.encode(REAL_TEXT))
+    assert (at.slider(key="b1.layer").min, at.slider(key="b1.layer").max) == (0, 29)
+    assert (at.slider(key="b1.head").min, at.slider(key="b1.head").max) == (0, 8)
+    for layer, head in ((0, 0), (29, 8), (16, 0)):
+        at.slider(key="b1.layer").set_value(layer).run()
+        at.slider(key="b1.head").set_value(head).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "b1.weights")
+        w = _weights(at)
+        assert w.shape == (n, n) and np.allclose(w, _real_weights(REAL_TEXT, layer, head), atol=1e-5)
+        assert np.allclose(w.sum(1), 1, atol=1e-5) and np.allclose(np.triu(w, 1), 0)
+        assert trace_array(fig, 0, "z").shape == (n, 64)                          # Q: d_head = 64
+        assert "SmolLM2-135M" in fig["layout"]["title"]["text"] and str(layer) in fig["layout"]["title"]["text"]
+    assert np.diag(_weights(at), -1).mean() > 0.5                                 # layer 16 head 0: previous token
+    captions = " ".join(c.value for c in at.caption)
+    assert "The cat sat" in captions                                              # the English example, said so
+    assert not [s for s in at.slider if s.key in ("b1.d_k", "b1.d_v")]
+    table = next(m.value for m in at.markdown if "| X |" in m.value and f"({n}, 576)" in m.value)
+    assert "`(576, 64)`" in table
+
+    at.text_input(key="b1.text").set_value("Hello world, hello!").run()            # the student's own text
+    assert_ok(at)
+    assert np.allclose(_weights(at), _real_weights("Hello world, hello!", 16, 0), atol=1e-5)
+    at.text_input(key="b1.text").set_value("🙂" * 40).run()                        # 40 chars, > 48 tokens
+    assert_ok(at)
+    assert _weights(at).shape == (48, 48) and at.warning
+    at.text_input(key="b1.text").set_value("<script>alert(1)</script>").run()
+    assert_ok(at)
+
+
+def test_b1_course_links_still_work():
+    at = open_lesson(PAGE, "en", {"b1.source": "course", "b1.layer": "3", "b1.head": "3"})
+    assert _weights(at).shape == (11, 11) and "course model" in figure_by_key(at, "b1.weights")["layout"]["title"]["text"]
+
+
+def test_b1_without_smollm2(monkeypatch):
+    """Without the package: the install note, and the course model in its place (no traceback)."""
+    import ui.model
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    at = open_lesson(PAGE, "zh", {"b1.source": "smollm2"})
+    assert any("pip install" in i.value for i in at.info)
+    assert "课程模型" in figure_by_key(at, "b1.weights")["layout"]["title"]["text"]
+    assert np.allclose(_weights(at).sum(1), 1, atol=1e-5)

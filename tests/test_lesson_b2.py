@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import core.models.model
-from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, chart_keys, chart_spec, charts, figure_by_key, open_lesson, trace_array
 from ui import explorer as explorer_ui
 from ui import model as model_ui
 from viz.attention import weight_top
@@ -36,8 +36,9 @@ def _check(at, n, h, d):
     assert w_q.shape == (d, d) and q.shape == (n, d) and stacked.shape == (h * n, d // h)
     for i in range(h):                                                   # head i = column block i of Q
         assert np.allclose(stacked[i * n:(i + 1) * n], q[:, i * (d // h):(i + 1) * (d // h)], atol=1e-6)
-    rows = split["layout"]["yaxis3"]["ticktext"]
-    assert rows[:n] == list(split["layout"]["yaxis2"].get("ticktext") or split["data"][1]["y"])[:n]  # tokens named
+    rows, at_rows = split["layout"]["yaxis3"]["ticktext"], split["layout"]["yaxis3"]["tickvals"]
+    names = list(split["layout"]["yaxis2"].get("ticktext") or split["data"][1]["y"])[:n]
+    assert rows == [names[j % n] for j in at_rows]                       # rows named by their tokens
     trained = figure_by_key(at, "b2.trained")
     assert len(trained["data"]) == 4                                     # every head of one trained layer
     for i in range(4):
@@ -166,3 +167,110 @@ def test_b2_the_text_decides_the_heads():
     assert_ok(at)
     second = np.stack([trace_array(figure_by_key(at, "b2.grid"), i, "z") for i in range(4)])
     assert first.shape == second.shape == (4, 11, 11) and np.abs(first - second).max() > 0.01
+
+
+# --- SmolLM2-135M: the trained layer and the explorer on the model switch (issue 24 §4) ------
+REAL_PROMPT = "The cat sat on the mat because it was tired."
+
+
+def _core(text: str):
+    from core.lab.real_attention import prompt_attention
+    from tests.real_util import real
+    model, tok = real()
+    return prompt_attention(model, tok, text)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b2_trained_layer_on_smollm2(lang):
+    ref = _core(REAL_PROMPT).weights.numpy()                              # (30, 9, 12, 12)
+    at = open_lesson(PAGE, lang, {"b2.lm": "smollm2"})
+    slider = at.slider(key="b2.trained_layer")
+    assert (slider.min, slider.max, slider.value) == (0, 29, 16)
+    for layer in (0, 29):
+        at.slider(key="b2.trained_layer").set_value(layer).run()
+        assert_ok(at)
+        fig = figure_by_key(at, "b2.trained")
+        assert len(fig["data"]) == 9                                      # 9 query heads
+        for h in range(9):
+            assert np.allclose(trace_array(fig, h, "z"), ref[layer, h], atol=1e-3)   # float16 cache
+        names = [a["text"] for a in fig["layout"]["annotations"]][:9]
+        assert names[4] == ("head 4 · KV 1" if lang == "en" else "头 4 · 键值头 1")   # GQA: 4 // 3
+    at.slider(key="b2.trained_layer").set_value(16).run()
+    assert np.diag(trace_array(figure_by_key(at, "b2.trained"), 0, "z"), -1).mean() > 0.5   # previous-token head
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_explorer_on_smollm2(lang):
+    from core.lab.head_analysis import head_scores
+    got = _core(REAL_PROMPT)
+    ref, n = got.weights.numpy(), len(got.tokens)
+    scores = {k: v.numpy() for k, v in head_scores(got.weights, got.tokens).items()}
+    at = open_lesson(PAGE, lang, {**OPEN, "b2.ex.lm": "smollm2"})
+    assert (at.slider(key="b2.ex_layer").min, at.slider(key="b2.ex_layer").max) == (0, 29)
+    assert (at.slider(key="b2.ex_head").min, at.slider(key="b2.ex_head").max) == (0, 8)
+    assert (at.slider(key="b2.ex_layer").value, at.slider(key="b2.ex_head").value) == (16, 0)
+    for layer, head in ((0, 0), (29, 8), (0, 8), (29, 0)):
+        at.slider(key="b2.ex_layer").set_value(layer).run()
+        at.slider(key="b2.ex_head").set_value(head).run()
+        assert_ok(at)
+        big = figure_by_key(at, "b2.ex_fig_head")
+        w = trace_array(big, 0, "z")
+        assert w.shape == (n, n) and np.allclose(w, ref[layer, head], atol=1e-3)
+        assert np.allclose(w.sum(1), 1, atol=1e-2) and (np.triu(w, 1) == 0).all()
+        assert big["data"][0]["y"][0] == "&lt;|im_start|&gt;"                 # labelled with the tokens
+        m = figure_by_key(at, "b2.ex_fig_map")
+        assert np.allclose(trace_array(m, 0, "z"), scores["previous"].T, atol=1e-5, equal_nan=True)   # (9, 30)
+        box = m["layout"]["shapes"][0]
+        assert (box["x0"] + 0.5, box["y0"] + 0.5) == (layer, head)            # the shown head, outlined
+    assert trace_array(m, 0, "z").shape == (9, 30)
+    at.segmented_control(key="b2.ex_stat").set_value("first").run()
+    assert_ok(at)
+    sink = trace_array(figure_by_key(at, "b2.ex_fig_map"), 0, "z")
+    assert np.allclose(sink, scores["first"].T, atol=1e-5) and np.nanmax(sink) > 0.9   # an attention sink
+    text = "\n".join(md.value for md in at.markdown)
+    assert "<|im_start|>" in text                                             # the sink is named
+    at.toggle(key="b2.ex_grid").set_value(True).run()
+    assert_ok(at)
+    mosaic = trace_array(figure_by_key(at, "b2.ex_fig_grid"), 0, "z")
+    assert mosaic.shape == (9 * 13 - 1, 30 * 13 - 1)
+    assert np.allclose(mosaic[13 * 2: 13 * 2 + 12, 13 * 5: 13 * 5 + 12], ref[5, 2], atol=1e-5)  # layer 5, head 2
+    sizes = {el.proto.id.rsplit("-", 1)[-1]: len(chart_spec(el)) for el in charts(at)}
+    assert max(sizes.values()) <= 300_000, sizes                             # ≤ 300 KB of chart data each
+
+
+def test_explorer_on_smollm2_long_and_odd_text():
+    at = open_lesson(PAGE, "en", {**OPEN, "b2.ex.lm": "smollm2"})
+    long = "the" + " the" * 299                                                # 300 tokens + start token
+    at.text_input(key="b2.ex_rtext").set_value(long).run()
+    assert_ok(at)
+    assert any("301 tokens" in w.value and "256" in w.value for w in at.warning)
+    big = trace_array(figure_by_key(at, "b2.ex_fig_head"), 0, "z")
+    assert big.shape == (128, 128)                                            # 256 × 256 pooled by 2
+    at.toggle(key="b2.ex_grid").set_value(True).run()
+    sizes = [len(chart_spec(el)) for el in charts(at)]
+    assert max(sizes) <= 300_000, sizes
+    for text in ["", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽", "\x00\x1b[31m"]:
+        at.text_input(key="b2.ex_rtext").set_value(text).run()
+        assert_ok(at)
+        w = trace_array(figure_by_key(at, "b2.ex_fig_head"), 0, "z")
+        assert np.allclose(np.nansum(w, 1)[: min(len(w), 2)], 1, atol=1e-2) or w.shape == (128, 128)
+
+
+def test_explorer_map_click_picks_the_head(monkeypatch):
+    state = {"b2.ex_fig_map": {"select": "21,7"}}
+    monkeypatch.setattr(explorer_ui.st, "session_state", state)
+    explorer_ui._picked("b2")
+    assert (state["b2.ex_layer"], state["b2.ex_head"]) == (21, 7)
+    state["b2.ex_fig_map"] = {"select": "<b>,1"}                            # anything else: nothing moves
+    explorer_ui._picked("b2")
+    assert (state["b2.ex_layer"], state["b2.ex_head"]) == (21, 7)
+
+
+def test_explorer_and_layer_without_smollm2(monkeypatch):
+    """Without the package: the install note in both places, the course model in its place."""
+    monkeypatch.setattr(model_ui, "real_model_available", lambda: False)
+    at = open_lesson(PAGE, "zh", {**OPEN, "b2.ex.lm": "smollm2", "b2.lm": "smollm2"})
+    assert sum("pip install" in i.value for i in at.info) >= 2
+    assert trace_array(figure_by_key(at, "b2.ex_fig_scores"), 0, "z").shape == (16, 5)   # the course model's heads
+    assert len(figure_by_key(at, "b2.trained")["data"]) == 4
+    assert at.slider(key="b2.ex_layer").max == 3

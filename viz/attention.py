@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, line_mode, make, pool, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, _text_px, array, line_mode, make, pool, unique_labels
 
 
 def hover(query: str, key: str, value: str, fmt: str = ".3f") -> str:
@@ -27,6 +27,21 @@ def token_axis(n: int) -> dict:
     """Axis settings that name every one of ``n`` tokens (plotly skips labels that would crowd
     on a category axis), up to MAX_NAMED; beyond that plotly picks which to show."""
     return {"dtick": 1, "tickfont": {"size": token_font(n)}} if n <= MAX_NAMED else {}
+
+
+def word_label_px(labels: list[str], size: float) -> float:
+    """0 for characters and numbers (they sit upright side by side); for words (SmolLM2's byte-level
+    BPE tokens: Latin letters, no CJK, some 3 or more characters long) the width in px of the
+    longest at ``size``: such column labels are turned (tickangle -90) and need that much room,
+    or "because" and "it" overlap in a 30 px column. CJK is never turned.
+
+    Example: word_label_px(["君", "不", "&lt;bos&gt;"], 12) -> 0.0; word_label_px(["The", " cat"], 12) > 0
+    """
+    if any(any(ord(ch) >= 0x1100 for ch in t) for t in labels):
+        return 0.0
+    if not any(len(t.strip("\u200b")) >= 3 and any(ch.isalpha() for ch in t) for t in labels):
+        return 0.0
+    return max(_text_px(t, size) for t in labels)
 
 
 def masked_layer(blocked, x, y, text: str | None = None, text_size: int = 16, **axes) -> dict:
@@ -111,10 +126,14 @@ def heatmap(
         n = max(z.shape)
         layout["xaxis"].update(token_axis(n))
         layout["yaxis"].update(token_axis(n))
-        height = max(height, (90 if title else 40) + 40 + (token_font(n) + 4) * z.shape[0])
+        words = word_label_px(x, token_font(n)) if n <= MAX_NAMED else 0.0
+        height = max(height, round((90 if title else 40) + 40 + words + (token_font(n) + 4) * z.shape[0]))
+        if words:                     # word tokens above the columns read upwards (see word_label_px)
+            layout["xaxis"]["tickangle"] = -90
+            layout["margin"] = {"t": round((60 if title else 10) + words + 12)}
         if masked is not None:
             data.append(masked_layer(masked, x, y))
-    if title:
+    if title and "margin" not in layout:
         layout["margin"] = {"t": 90}
     return make(data, layout, title, height)
 
@@ -165,10 +184,11 @@ def head_grid(
         notes.append({"text": titles[i], "x": c * step + (n - 1) / 2, "y": r * step - 0.6, "xref": "x", "yref": "y",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
     show = len(tokens) <= MAX_NAMED
+    words = word_label_px(labels, min(11, token_font(n))) if show else 0.0     # turned below the grid
     ticks_x = [c * step + j for c in range(cols) for j in range(n)] if show else []
     ticks_y = [r * step + j for r in range(rows) for j in range(n)] if show else []
     layout = {
-        "xaxis": {"tickvals": ticks_x, "ticktext": labels * cols if show else [], "tickangle": 0,
+        "xaxis": {"tickvals": ticks_x, "ticktext": labels * cols if show else [], "tickangle": -90 if words else 0,
                   "tickfont": {"size": min(11, token_font(n))}, "showgrid": False, "zeroline": False,
                   "range": [-0.5, cols * step - gap - 0.5]},
         "yaxis": {"tickvals": ticks_y, "ticktext": labels * rows if show else [],
@@ -177,7 +197,7 @@ def head_grid(
         "annotations": notes,
         "margin": {"t": 20},
     }
-    return make(data, layout, None, height_per_row * rows + 60)
+    return make(data, layout, None, height_per_row * rows + 60 + round(words))
 
 
 def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
@@ -375,9 +395,20 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     r, c = cell
     panels = [array(p) for p in (q, k, v, scores, weights, output)]
     closed = None if masked is None else np.asarray(masked, dtype=bool)
-    cols = 3 if n <= 24 else 2
+    axis_font = min(12, token_font(n))
+    # Word tokens over the square panels read upwards (see word_label_px), in three rows of two
+    # (a column of a third of a 660 px chart is narrower than a turned label); the gaps between
+    # the rows hold the turned labels and a panel's title.
+    words = word_label_px(labels, axis_font) if n <= 24 else 0.0
+    cols = 3 if n <= 24 and not words else 2
     rows = -(-6 // cols)
     gap_x, gap_y = 0.15 if cols == 3 else 0.17, 0.12 if cols == 3 else 0.08   # a colour bar and the next panel's tokens
+    if words:
+        height = max(height, 3 * (90 + (axis_font + 4) * n)) + 2 * round(words)   # rows 2 and 3 hold squares
+        gap_y = max(gap_y, (words + 48) / (height - (100 if title else 50) - 40))
+        # the gap beside a panel holds its colour bar and the next panel's row labels (words too),
+        # in the narrowest chart this is drawn in: the page's width at 1024 px, ~660 px
+        gap_x = max(gap_x, (words + 80) / 640)
     width = (1 - gap_x * (cols - 1)) / cols - 0.04 / cols       # room for the last colour bar
     tall = (1 - gap_y * (rows - 1)) / rows
     signed = float(max(np.abs(p[np.isfinite(p)]).max(initial=0) for p in (panels[0], panels[1], panels[2],
@@ -386,7 +417,6 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     limit = float(np.abs(panels[3][allowed]).max(initial=0)) or 1.0
     top = weight_top(panels[4])
     data, layout, shapes, notes, extra = [], {}, [], [], []
-    axis_font = min(12, token_font(n))
     for i, z in enumerate(panels):
         z = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
         square = i in (3, 4)
@@ -417,7 +447,7 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
         named = token_axis(n) if n <= MAX_NAMED else {}
         layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}",
                                     "type": "category" if square else "linear", "showticklabels": square,
-                                    "tickangle": 0, "side": "top", "showgrid": False,
+                                    "tickangle": -90 if square and words else 0, "side": "top", "showgrid": False,
                                     # beyond 24 tokens the columns are too narrow to name each: plotly picks
                                     **({**(named if n <= 24 else {}), "tickfont": {"size": axis_font}}
                                        if square else {})}
@@ -425,7 +455,7 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
                                     "autorange": "reversed", "showticklabels": col == 0 or square,
                                     **named, "tickfont": {"size": axis_font}}
         notes.append({"text": titles[i], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
-                      "yanchor": "bottom", "yshift": (axis_font + 14) if square else 6, "showarrow": False,
+                      "yanchor": "bottom", "yshift": ((words or axis_font) + 14) if square else 6, "showarrow": False,
                       "font": {"size": 15}})
         frame = {"type": "rect", "xref": f"x{suffix}", "yref": f"y{suffix}", "line": {"color": "#d62728", "width": 3},
                  "fillcolor": "rgba(0,0,0,0)"}
@@ -550,3 +580,82 @@ def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int
 def _label_width(text: str) -> int:
     """Half-em units of a label, CJK counted twice. Example: _label_width("头 0") -> 4"""
     return sum(2 if ord(ch) >= 0x1100 else 1 for ch in text)
+
+
+# --- Every head of a real model at once (issue 24 §4: SmolLM2's 30 layers × 9 heads) ---------
+def layer_head_map(
+    values,
+    *,
+    selected: tuple[int, int],
+    title: str | None = None,
+    axis_titles: tuple[str, str] = ("layer", "head"),
+    hover_names: tuple[str, str, str] = ("layer", "head", "mean weight"),
+    colorbar_title: str | None = None,
+    zmax: float = 1.0,
+    height: int = 330,
+) -> Figure:
+    """One number per head, ``values`` (L, H), as an H × L heatmap: layers left to right (the
+    model's depth reads like a line of text), heads top to bottom, both counted from 0. The
+    ``selected`` (layer, head) is outlined. Each cell's customdata is "layer,head" (a click on
+    it can pick that head, ``ui.chart(on_select=...)``). NaN (no query to average over) is blank.
+
+    Example: layer_head_map(np.zeros((30, 9)), selected=(16, 0)) -> one heatmap of z shape (9, 30)
+    """
+    v = array(values)                                                     # (L, H)
+    n_layers, n_heads = v.shape
+    z = np.where(np.isfinite(v), v, np.nan).T.astype(np.float32)          # (H, L)
+    layer_name, head_name, value_name = hover_names
+    trace = {"type": "heatmap", "z": z, "x0": 0, "dx": 1, "y0": 0, "dy": 1, "zmin": 0.0, "zmax": float(zmax),
+             "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
+             "customdata": [[f"{i},{j}" for i in range(n_layers)] for j in range(n_heads)],
+             "colorbar": weights_bar(float(zmax), colorbar_title),
+             "hovertemplate": f"{layer_name} %{{x}} · {head_name} %{{y}}<br>{value_name}: %{{z:.3f}}<extra></extra>"}
+    layer, head = selected
+    box = {"type": "rect", "xref": "x", "yref": "y", "x0": layer - 0.5, "x1": layer + 0.5,
+           "y0": head - 0.5, "y1": head + 0.5, "line": {"color": "#d62728", "width": 3}}
+    layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
+                        "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
+              "yaxis": {"title": {"text": axis_titles[1]}, "dtick": 1, "autorange": "reversed",
+                        "showgrid": False, "zeroline": False},
+              "shapes": [box], "margin": {"b": 60}}
+    return make([trace], layout, title, height)
+
+
+def head_mosaic(
+    thumbs,
+    *,
+    title: str | None = None,
+    axis_titles: tuple[str, str] = ("layer", "head"),
+    hover_names: tuple[str, str, str] = ("layer", "head", "weight"),
+    colorbar_title: str | None = None,
+    zmax: float = 1.0,
+    tile_px: int = 40,
+) -> Figure:
+    """Every head's pattern small, ``thumbs`` (L, H, m, m) (e.g. core.lab.real_attention.thumbnails),
+    laid out as ``layer_head_map`` lays out its cells: layer l's column, head h's row, one blank
+    cell between tiles. One heatmap trace for all of them (270 traces would be 270 images to
+    lay out on every redraw). Hover names the layer and the head (the tile's position, rounded).
+
+    Example: head_mosaic(np.zeros((30, 9, 12, 12))) -> z of shape (9 * 13 - 1, 30 * 13 - 1)
+    """
+    t = array(thumbs)
+    n_layers, n_heads, m = t.shape[0], t.shape[1], t.shape[2]
+    step = m + 1
+    z = np.full((n_heads * step - 1, n_layers * step - 1), np.nan, dtype=np.float32)
+    for i in range(n_layers):
+        for j in range(n_heads):
+            z[j * step: j * step + m, i * step: i * step + m] = t[i, j]
+    # Cell k of tile i sits at i - 0.5 + (k + 0.5) / step: inside (i - 0.5, i + 0.5), so the
+    # hover's rounded x is the layer and the ticks at whole numbers stand under the tiles.
+    layer_name, head_name, value_name = hover_names
+    trace = {"type": "heatmap", "z": z, "x0": -0.5 + 0.5 / step, "dx": 1 / step, "y0": -0.5 + 0.5 / step,
+             "dy": 1 / step, "zmin": 0.0, "zmax": float(zmax), "colorscale": WEIGHTS_SCALE,
+             "colorbar": weights_bar(float(zmax), colorbar_title),
+             "hovertemplate": f"{layer_name} %{{x:.0f}} · {head_name} %{{y:.0f}}<br>{value_name}: %{{z:.3f}}"
+                              "<extra></extra>"}
+    layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
+                        "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
+              "yaxis": {"title": {"text": axis_titles[1]}, "dtick": 1, "range": [n_heads - 0.5, -0.5],
+                        "showgrid": False, "zeroline": False},
+              "margin": {"b": 60}}
+    return make([trace], layout, title, (90 if title else 30) + 70 + tile_px * n_heads)
