@@ -216,29 +216,6 @@ def test_explorer_fits(chromium_browser, server_url, slug, name, lang, width, he
         page.close()
 
 
-# Lessons on the real model, SmolLM2-135M (issue 24 §4): each lesson's switch and its explorer on
-# SmolLM2, with every head shown. Screenshots: tests/screenshots/layout-real-<lesson>-<lang>-<width>.png.
-REAL_MODEL = [c for c in [
-    ("attention", "b1", "b1.source=smollm2&b1.ex_open=true&b1.ex.lm=smollm2&b1.ex_grid=true"),
-    ("heads", "b2", "b2.lm=smollm2&b2.ex_open=true&b2.ex.lm=smollm2&b2.ex_grid=true"),
-] if c[0] in {slug for slug, _ in LESSONS}]
-
-
-@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("slug,name,params", REAL_MODEL, ids=[c[1] for c in REAL_MODEL])
-def test_real_model_fits(chromium_browser, server_url, slug, name, params, lang, width, height):
-    from core.models import gguf_llama
-    if not gguf_llama.available():
-        pytest.skip(f"{gguf_llama.PACKAGE} is not installed ({gguf_llama.INSTALL})")
-    page = chromium_browser.new_page(viewport={"width": width, "height": height})
-    try:
-        _check(page, f"{server_url}/{slug}?lang={lang}&{params}", width, height, f"real-{name}-{lang}-{width}",
-               known=KNOWN_OPEN.get(name, ()))
-    finally:
-        page.close()
-
-
 # The longest text each token-labelled lesson takes (its box cuts the rest): every token is
 # still named, upright, without overlap, on the laptop screen (issue 11: labels up to 48 tokens).
 LONG = "君不见黄河之水天上来奔流到海不复回君不见高堂明镜悲白发朝如青丝暮成雪人生得意须尽欢莫使金樽空对月天生我材必有用千金散尽还复来"
@@ -261,6 +238,8 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
 # Lessons on the real model (issue 24 §4): the same checks with the switch on SmolLM2 (skipped
 # without its package). Each lesson adds its own rows. Screenshots: layout-real-<id>-<lang>-<width>.png.
 REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2", "a2.lm=smollm2"),
+                          ("attention", "b1", "b1.source=smollm2&b1.ex_open=true&b1.ex.lm=smollm2&b1.ex_grid=true"),
+                          ("heads", "b2", "b2.lm=smollm2&b2.ex_open=true&b2.ex.lm=smollm2&b2.ex_grid=true"),
                           ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
