@@ -88,7 +88,15 @@ def warm_real(device: str = "cpu") -> None:
                 gguf_llama.build_cache()
             except gguf_llama.RealModelUnavailable:
                 return                             # real_model() will say why
-    _load_real(device)
+    loaded = _load_real(device)
+    if isinstance(loaded, tuple):
+        # One short forward: PyTorch's first call of each kernel shape sets itself up (~2 s for
+        # the first student's text otherwise). Nothing is kept; the model is not changed.
+        import torch
+
+        model, tok = loaded
+        with torch.inference_mode():
+            model(torch.tensor([tok.encode("The cat sat on the mat.")], device=device))
 
 
 def real_model(device: str):
