@@ -1,4 +1,4 @@
-"""C3 · RoPE, rotary position embedding."""
+"""C3 · RoPE, rotary position embedding; at the end a trained model's own q and k under two bases."""
 import numpy as np
 import streamlit as st
 import torch
@@ -7,9 +7,12 @@ from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
     pair_path,
+    real_query_key,
     rope_both_forms,
     rope_score_bound,
     rope_score_matrix,
+    rope_wavelengths,
+    score_by_distance,
     toeplitz_error,
 )
 from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
@@ -22,11 +25,14 @@ from ui.frame import (
     ranged_slider,
     section_with_controls,
     shapes_table,
+    text_box,
     tr,
     try_this,
 )
+from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import heatmap
-from viz.rope import by_distance, pair_plane, per_pair
+from viz.common import label
+from viz.rope import by_distance, pair_plane, per_pair, score_curves
 
 NS = "c3"
 WIDTHS = [8, 16, 32, 64, 128]
@@ -34,6 +40,12 @@ BASES = [100, 1000, 10000, 500000, 1000000]
 COMPARE = (10000, 500000)                    # LLaMA-2 and Llama-3
 REFERENCE = {10000: f"{NS}.base_llama2", 500000: f"{NS}.base_llama3"}
 DISTANCES = np.unique(np.round(np.geomspace(1, 65536, 200))).astype(np.int64)
+# The real-model section: SmolLM2's base against LLaMA-2's, on a trained model's own q and k.
+REAL_BASES = (10000, 100000)
+OWN = {10000: f"{NS}.base_llama2", 100000: f"{NS}.base_smollm2"}
+COURSE_TEXT, COURSE_CHARS = "君不见，黄河之水天上来，奔流到海不复回。", 64
+REAL_TEXT = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog again."
+REAL_CHARS, REAL_TOKENS = 1200, 256
 
 header(NS)
 
@@ -82,6 +94,36 @@ def matrix_controls():
     return st.slider(tr(f"{NS}.n_label"), 4, 64, 24, key=f"{NS}.n", bind="query-params")
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def real_qk(lm: str, text: str, layer: int, dev: str, _loaded) -> dict:
+    """q and k of block ``layer`` before and after RoPE, for the model ``lm`` (its weights in
+    ``_loaded``, not hashed); numpy, at most 256 tokens (~1.5 MB for SmolLM2)."""
+    model, tok = _loaded
+    out = real_query_key(model, tok, text, layer, REAL_TOKENS if lm == REAL else COURSE_CHARS, dev)
+    return {k: v.cpu().numpy() if isinstance(v, torch.Tensor) else v for k, v in out.items()}
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def real_curves(lm: str, text: str, layer: int, head: int, query: int, key: int, context: int, dev: str,
+                _loaded) -> dict:
+    """The chosen query and key tokens' score at every distance 1 … context − 1, re-rotated with
+    each base of REAL_BASES, and the score the model itself computed at their true distance."""
+    qk = real_qk(lm, text, layer, dev, _loaded)
+    n_rep = qk["q_pre"].shape[0] // qk["k_pre"].shape[0]
+    q, k = torch.from_numpy(qk["q_pre"][head, query]), torch.from_numpy(qk["k_pre"][head // n_rep, key])
+    distances = torch.arange(1, context)                                    # (R,)
+    out = {f"score_{b}": score_by_distance(q, k, distances, float(b)).numpy() for b in REAL_BASES}
+    d = q.shape[-1]
+    out["traced"] = float(qk["q"][head, query] @ qk["k"][head // n_rep, key]) / d ** 0.5
+    out["own"] = {b: float(score_by_distance(q, k, torch.tensor([query - key]), float(b))[0]) for b in REAL_BASES}
+    for b in REAL_BASES:
+        far = out[f"score_{b}"][context // 8 - 1:]                        # distances context/8 … context − 1
+        out[f"far_{b}"] = float(np.abs(far).mean())
+        out[f"wave_{b}"] = rope_wavelengths(d, float(b)).numpy()
+    out["distances"] = distances.numpy()
+    return out
+
+
 @st.cache_data(max_entries=64)
 def score_matrix(d: int, base: float, n: int, seed: int, dev: str) -> dict:
     q, k = fixed_query_key(d, seed, dev)
@@ -106,6 +148,16 @@ st.subheader(tr(f"{NS}.complex_title"))
 st.markdown(tr(f"{NS}.complex_text"))
 st.info(tr(f"{NS}.pairing_note"))
 slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)
+
+# ---------------------------------------------------------------- a trained model's q and k
+st.subheader(tr(f"{NS}.real_title"))
+real = real_model(device()) if model_switch(NS) == REAL else None
+loaded = real or course_model(device())
+st.markdown(tr(f"{NS}.real_text"))
+if loaded:
+    slot["real_controls"] = st.container()
+    slot["real_dist"] = beside_code(score_by_distance, real_query_key, height=560)
+    slot["real_wave"] = beside_code(rope_wavelengths, height=None)
 
 
 @fragment
@@ -169,5 +221,77 @@ def lesson_body():
 
 
 lesson_body()
+
+
+def real_controls(cfg):
+    """Text, block, head, and the query and key tokens whose score is drawn (the key at or before
+    the query: what a causal model compares); the ranges follow the model and the text."""
+    c1, c2, c3 = st.columns([3, 1, 1])
+    with c1:
+        if real:
+            text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
+        else:
+            text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
+    with c2:
+        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer")
+    with c3:
+        head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head",
+                             help=tr(f"{NS}.head_help"))
+    return text.text if not text.empty else (REAL_TEXT if real else COURSE_TEXT), layer, head
+
+
+@fragment
+def real_section():
+    """Reruns alone when one of its controls moves and writes into its own slots."""
+    lm = REAL if real else "course"
+    model, _ = loaded
+    cfg = model.config
+    with slot["real_controls"]:
+        text, layer, head = real_controls(cfg)
+        with st.spinner(tr(f"{NS}.running")):        # a new text or block: one forward pass, < 1 s
+            qk = real_qk(lm, text, layer, device(), loaded)
+        if real and qk["n_all"] > REAL_TOKENS:
+            st.warning(tr(f"{NS}.tokens_cut", limit=REAL_TOKENS, n=qk["n_all"]))
+        tokens = qk["tokens"]
+        n = len(tokens)
+        c1, c2 = st.columns(2)
+        with c1:
+            query = ranged_slider(tr(f"{NS}.query_label"), 0, n - 1, 10_000, key=f"{NS}.query")
+        with c2:
+            key = ranged_slider(tr(f"{NS}.rkey_label"), 0, query, 0, key=f"{NS}.rkey")
+    curves = real_curves(lm, text, layer, head, query, key, cfg.max_seq_len, device(), loaded)
+    own = int(cfg.rope_base)
+    names = {b: tr(OWN[b], base=f"{b:,}") for b in REAL_BASES}
+    with slot["real_dist"]:
+        r = query - key
+        figure(score_curves(curves["distances"], {names[b]: curves[f"score_{b}"] for b in REAL_BASES},
+                            title=tr(f"{NS}.real_fig", layer=layer, head=head, q=label(tokens[query]),
+                                     k=label(tokens[key])),
+                            x_title=tr(f"{NS}.distance_axis_real"), y_title=tr(f"{NS}.score_axis"),
+                            mark=(r, curves["traced"], tr(f"{NS}.traced_name", r=r)) if r >= 1 else None,
+                            chosen=names[own]), key=f"{NS}.real")
+        other = next(b for b in REAL_BASES if b != own)
+        st.caption(tr(f"{NS}.real_caption", r=r, own=f"{own:,}", again=curves["own"][own], traced=curves["traced"],
+                      other=f"{other:,}", at_other=curves["own"][other], far_a=curves[f"far_{REAL_BASES[0]}"],
+                      far_b=curves[f"far_{REAL_BASES[1]}"], start=cfg.max_seq_len // 8,
+                      end=cfg.max_seq_len - 1))
+        d = cfg.d_head
+        shapes_table([(f"blocks.{layer}.attn.q", f"(1, {cfg.n_heads}, {n}, {d})"),
+                      (f"blocks.{layer}.attn.k", f"(1, {cfg.n_kv_heads}, {n}, {d})"),
+                      (tr(f"{NS}.one_q"), f"({d},)"), (tr(f"{NS}.scores_name"), f"({cfg.max_seq_len - 1},)")])
+    with slot["real_wave"]:
+        waves = {names[b]: curves[f"wave_{b}"] for b in REAL_BASES}
+        figure(per_pair(waves, title=tr(f"{NS}.wave_fig", d=cfg.d_head), x_title=tr(f"{NS}.pair_axis"),
+                        y_title=tr(f"{NS}.wave_axis"), chosen=names[own],
+                        level=(cfg.max_seq_len, tr(f"{NS}.context_name", n=f"{cfg.max_seq_len:,}"))),
+               key=f"{NS}.wave")
+        never = {b: int((curves[f"wave_{b}"] > cfg.max_seq_len).sum()) for b in REAL_BASES}
+        st.caption(tr(f"{NS}.wave_caption", p=cfg.d_head // 2, n=f"{cfg.max_seq_len:,}", a=never[REAL_BASES[0]],
+                      b=never[REAL_BASES[1]], slow_a=float(curves[f"wave_{REAL_BASES[0]}"][-1]),
+                      slow_b=float(curves[f"wave_{REAL_BASES[1]}"][-1])))
+
+
+if loaded:
+    real_section()
 
 try_this(NS, [("try1", 1), ("try2", 0), ("try3", 2)])
