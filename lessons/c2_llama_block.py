@@ -7,24 +7,21 @@ import torch
 from core.calc import configs
 from core.calc.params import PARTS, count_params, expert_params, model_stages, numel, param_breakdown
 from core.calc.timing import time_norms
-from core.lab import toy
 from core.lab.block_anatomy import (
     BLOCK_PARTS,
     HEAD_PARTS,
     compare_norms,
     gate_effect,
     part_matrix,
-    residual_sizes,
     strip_stages,
-    trace_block,
-    trace_prompt,
 )
 from core.models.model import Block
-from core.parts.activations import activation_curves, gelu, relu
+from core.parts.activations import gelu, relu
 from core.parts.ffn import SwiGLU, silu
 from core.parts.mha import MultiHeadAttention
 from core.parts.norms import layer_norm, rms_norm
 from core.parts.trace import Trace
+from ui.c2_block import REAL_TOKENS, curves_demo, norm_demo, traced, traced_real
 from ui.frame import (
     beside_code,
     choice,
@@ -53,7 +50,7 @@ NS = "c2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 MAX_CHARS = 48
 REAL_TEXT = "The quick brown fox jumps over the lazy dog."
-REAL_CHARS, REAL_TOKENS = 1200, 256   # SmolLM2 reads byte-level BPE tokens: a text is cut at 256 of them
+REAL_CHARS = 1200     # SmolLM2 reads byte-level BPE tokens: a text is cut at REAL_TOKENS (256) of them
 PART_TEXT = f"{NS}.part"          # c2.part.<trace name>: what each part of the block is
 STAGES = {"ids": f"{NS}.stage_ids", "embed": f"{NS}.stage_embed", "block": f"{NS}.stage_block",
           "final_norm": f"{NS}.stage_final_norm", "output": f"{NS}.stage_output", "softmax": f"{NS}.stage_softmax"}
@@ -69,34 +66,10 @@ LABELS = {
 CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn_out": (Block.forward,),
         "resid_mid": (Block.forward,), "ffn_norm": (rms_norm,), "ffn_out": (SwiGLU.forward,),
         "resid_post": (Block.forward,), "ffn.gate": (SwiGLU.forward, silu), "ffn.up": (SwiGLU.forward,)}
-KEEP = ("resid_pre", "attn_norm", "attn.q", "attn.k", "attn.v", "attn.weights", "attn_out", "resid_mid",
-        "ffn_norm", "ffn.gate", "ffn.up", "ffn_out", "resid_post")
 
 header(NS)
 dev = device()
 course = configs.get("course")
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def traced(text: str, dev: str) -> dict:
-    """Every intermediate of one forward pass of the course model, as numpy."""
-    model, tok = course_model(dev)
-    tokens, trace = trace_prompt(model, tok, text, dev)
-    sizes = residual_sizes(trace, model.config.n_layers)
-    tensors = {name: t.cpu().numpy() for name, t in trace.tensors.items() if name.split(".", 2)[-1] in KEEP}
-    return {"tokens": tokens, "n_all": len(tokens), "tensors": tensors,
-            **{k: v.cpu().numpy() for k, v in sizes.items()}}
-
-
-@st.cache_data(max_entries=16, show_spinner=False)
-def traced_real(text: str, layer: int, dev: str, _loaded) -> dict:
-    """One forward pass of SmolLM2 on ``text``: every part of block ``layer``, and the residual
-    stream's size after every sub-layer of all 30 blocks (a full trace would be ~60 MB a text)."""
-    model, tok = _loaded
-    tokens, n_all, trace = trace_block(model, tok, text, layer, REAL_TOKENS, dev)
-    sizes = residual_sizes(trace, model.config.n_layers)
-    tensors = {f"blocks.{layer}.{p}": trace[f"blocks.{layer}.{p}"].cpu().numpy() for p in KEEP}
-    return {"tokens": tokens, "n_all": n_all, "tensors": tensors, **{k: v.cpu().numpy() for k, v in sizes.items()}}
 
 
 def block_controls(arch):
@@ -117,23 +90,6 @@ def block_controls(arch):
                                 bind="query-params", required=True)
     default = REAL_TEXT if real else DEFAULT_TEXT
     return (text.text if not text.empty else default), layer, head, part or "attn_norm"
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def norm_demo(text: str, layer: int, shift: float, source: str, dev: str, _loaded=None) -> dict:
-    """LayerNorm and RMSNorm of the residual stream entering ``layer`` of the course model or
-    SmolLM2 (``source`` "course" / "smollm2"), or of random vectors ("toy")."""
-    if source != "toy":
-        data = traced_real(text, layer, dev, _loaded) if source == REAL else traced(text, dev)
-        vectors = torch.from_numpy(data["tensors"][f"blocks.{layer}.resid_pre"][0])             # (N, D)
-    else:
-        vectors = toy.embed_text(text, course.d_model, 0, dev)[1].cpu()                           # (N, D)
-    return {k: v.cpu().numpy() for k, v in compare_norms(vectors, shift).items()}
-
-
-@st.cache_data(show_spinner=False)
-def curves_demo() -> dict:
-    return {k: v.numpy() for k, v in activation_curves().items()}
 
 
 def norm_controls():
@@ -235,7 +191,7 @@ def block_sections():
             if data["n_all"] > REAL_TOKENS:
                 st.warning(tr(f"{NS}.tokens_cut", limit=REAL_TOKENS, n=data["n_all"]))
         else:
-            data = traced(text, dev) if loaded else None
+            data = traced(text, dev, loaded) if loaded else None
     with slot["strip"]:
         # 30 blocks do not fit a strip: the first, the chosen and the last, the runs between as one box.
         stages = strip_stages(model_stages(arch), layer)
@@ -288,7 +244,7 @@ def block_sections():
     with slot["norm_controls"]:
         shift = norm_controls()
     source = "toy" if data is None else REAL if real else "course"
-    norms = norm_demo(text, layer, shift, source, dev, real)
+    norms = norm_demo(text, layer, shift, source, dev, loaded)
     vectors = norms["input"]
     source = tr({"toy": f"{NS}.vectors_toy", REAL: f"{NS}.vectors_real"}.get(source, f"{NS}.vectors_model"),
                 layer=layer)

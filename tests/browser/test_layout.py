@@ -240,6 +240,24 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
         page.close()
 
 
+# Lessons on the real model (issue 24 §4): the model switch on SmolLM2, both sizes and languages;
+# screenshots tests/screenshots/layout-real-<lesson>-<lang>-<width>.png.
+REAL_MODEL = [c for c in [("llama-block", "c2", "c2.lm=smollm2"), ("rope", "c3", "c3.lm=smollm2")]
+              if c[0] in {slug for slug, _ in LESSONS}]
+
+
+@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name,params", REAL_MODEL, ids=[c[1] for c in REAL_MODEL])
+def test_real_model_fits(chromium_browser, server_url, slug, name, params, lang, width, height):
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    try:
+        _check(page, f"{server_url}/{slug}?lang={lang}&{params}", width, height, f"real-{name}-{lang}-{width}",
+               known=KNOWN_OPEN.get(name, ()))
+    finally:
+        page.close()
+
+
 # After a button press the figure it changed is on screen (issue 11: D1's Step left it below
 # the fold). The button is brought to the bottom of the window, as a lecturer scrolling down
 # to it would see it; after the press the whole chart must be in the window.
