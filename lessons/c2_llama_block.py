@@ -238,7 +238,8 @@ def block_sections():
             stages = ["in"] + [f"{i}·{s}" for i in range(arch.n_layers) for s in ("attn", "ffn")]
             figure(stream_sizes(stages, data["stream"], data["added"],
                                 names=(tr(f"{NS}.stream_name"), tr(f"{NS}.added_name")),
-                                title=tr(f"{NS}.stream_fig", n=n), y_title="RMS"), key=f"{NS}.stream")
+                                title=tr(f"{NS}.stream_fig", n=n), y_title="RMS",
+                                x_title=tr(f"{NS}.stream_axis")), key=f"{NS}.stream")
             st.caption(tr(f"{NS}.stream_caption", first=float(data["stream"][0]), last=float(data["stream"][-1])))
 
     with slot["norm_controls"]:
