@@ -377,3 +377,20 @@ def test_c2_without_the_real_model(monkeypatch):
     assert any(gguf_llama.INSTALL in i.value for i in at.info)
     assert _tensor(at).shape == (11, 128)
     assert at.slider(key="c2.layer").max == 3
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_switch_to_smollm2_and_back(lang):
+    """The switch itself: the course model by default, SmolLM2 on a click (its 30 blocks, its
+    text box), the course model again, each with its own text."""
+    at = open_lesson(PAGE, lang)
+    assert at.segmented_control(key="c2.lm").value == "course" and at.slider(key="c2.layer").max == 3
+    at.segmented_control(key="c2.lm").set_value("smollm2").run()
+    assert_ok(at)
+    assert at.slider(key="c2.layer").max == 29 and at.text_input(key="c2.rtext").value == REAL_TEXT
+    at.slider(key="c2.layer").set_value(29).run()
+    assert "blocks.29.attn_norm" in figure_by_key(at, "c2.tensor")["layout"]["title"]["text"]
+    at.segmented_control(key="c2.lm").set_value("course").run()
+    assert_ok(at)
+    assert at.slider(key="c2.layer").value == 3                      # 29 clamped to the course model's last block
+    assert _tensor(at).shape == (11, 128)

@@ -288,3 +288,16 @@ def test_c3_without_the_real_model(monkeypatch):
     at = open_lesson(PAGE, "zh", {"c3.lm": "smollm2"})
     assert any(gguf_llama.INSTALL in i.value for i in at.info)
     assert len(trace_array(figure_by_key(at, "c3.wave"), 0, "y")) == 16            # the course model's d = 32
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_switch_to_smollm2_and_back(lang):
+    at = open_lesson(PAGE, lang)
+    assert at.segmented_control(key="c3.lm").value == "course"
+    at.segmented_control(key="c3.lm").set_value("smollm2").run()
+    assert_ok(at)
+    assert len(trace_array(figure_by_key(at, "c3.wave"), 0, "y")) == 32
+    assert len(trace_array(figure_by_key(at, "c3.real"), 0, "x")) == 8191
+    at.segmented_control(key="c3.lm").set_value("course").run()
+    assert_ok(at)
+    assert len(trace_array(figure_by_key(at, "c3.real"), 0, "x")) == 255
