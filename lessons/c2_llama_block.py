@@ -24,12 +24,14 @@ from core.parts.trace import Trace
 from ui.c2_block import REAL_TOKENS, curves_demo, norm_demo, traced, traced_real
 from ui.frame import (
     beside_code,
+    built_figure,
     choice,
     code_panel,
     device,
     figure,
     fragment,
     header,
+    lang,
     model_labels,
     ranged_slider,
     section_with_controls,
@@ -146,8 +148,8 @@ loaded = real or course_model(dev)
 arch = configs.get(configs.SMOLLM2) if real else course
 if real:
     st.markdown(tr(f"{NS}.real_text"))
-    st.caption(tr(f"{NS}.real_check", counted=numel(real[0]), formula=count_params(arch),
-                  output=arch.vocab_size * arch.d_model, twice=numel(real[0]) + arch.vocab_size * arch.d_model))
+    counted, tied = numel(real[0]), arch.vocab_size * arch.d_model    # the tied (V, D) matrix once
+    st.caption(tr(f"{NS}.real_check", counted=counted, formula=count_params(arch), output=tied, twice=counted + tied))
 # The whole model first (the chosen block framed), then the diagram, then the controls right above
 # the tensor view they drive (block, head, part).
 slot = {"strip": st.container(), "diagram": st.container(), "controls": st.container()}
@@ -169,14 +171,32 @@ st.markdown(tr(f"{NS}.swiglu_text"))
 curves = curves_demo()
 left, right = st.columns([1, 1])
 with left:
-    figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
-                 title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
+    figure(built_figure((f"{NS}.act", lang()), lambda: lines(
+        curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
+        title=tr(f"{NS}.act_fig"), x_title="x", markers=False)), key=f"{NS}.act")
     st.caption(tr(f"{NS}.act_caption", low=float(curves["silu_min"]), at=float(curves["silu_argmin"])))
 with right:
     code_panel(silu, gelu, relu, height=360)
 if loaded:
     slot["gate_controls"] = st.container()
     slot["gate"] = beside_code(SwiGLU.forward, gate_effect, height=420)
+
+
+def whole_model(layer: int):
+    """The whole model as a strip, the shown block framed. 30 blocks do not fit a strip: the
+    first, the chosen and the last, the runs between as one box."""
+    stages = strip_stages(model_stages(arch), layer)
+    names = [tr(f"{NS}.stage_gap", a=s["first"], b=s["last"]) if s["name"] == "gap"
+             else tr(STAGES[s["name"]], i=s["layer"]) for s in stages]
+    chosen = next(i for i, s in enumerate(stages) if s["name"] == "block" and s["layer"] == layer)
+    # The output is (N, V); the softmax the model samples from is its last row, the next token's.
+    shapes = [s["shape"] if s["name"] != "softmax" else f"(N, {arch.vocab_size})" for s in stages]
+    notes = [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"]
+             else tr(f"{NS}.strip_last") if s["name"] == "softmax"
+             else tr(f"{NS}.strip_tied") if s["name"] == "output" and arch.tied_embeddings else ""
+             for s in stages]
+    return model_strip([s["name"] for s in stages], names, shapes, notes, selected=chosen,
+                       title=tr(f"{NS}.strip_fig", n=count_params(arch)))
 
 
 @fragment
@@ -193,23 +213,13 @@ def block_sections():
         else:
             data = traced(text, dev, loaded) if loaded else None
     with slot["strip"]:
-        # 30 blocks do not fit a strip: the first, the chosen and the last, the runs between as one box.
-        stages = strip_stages(model_stages(arch), layer)
-        names = [tr(f"{NS}.stage_gap", a=s["first"], b=s["last"]) if s["name"] == "gap"
-                 else tr(STAGES[s["name"]], i=s["layer"]) for s in stages]
-        chosen = next(i for i, s in enumerate(stages) if s["name"] == "block" and s["layer"] == layer)
-        # The output is (N, V); the softmax the model samples from is its last row, the next token's.
-        shapes = [s["shape"] if s["name"] != "softmax" else f"(N, {arch.vocab_size})" for s in stages]
-        notes = [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"]
-                 else tr(f"{NS}.strip_last") if s["name"] == "softmax"
-                 else tr(f"{NS}.strip_tied") if s["name"] == "output" and arch.tied_embeddings else ""
-                 for s in stages]
-        figure(model_strip([s["name"] for s in stages], names, shapes, notes, selected=chosen,
-                           title=tr(f"{NS}.strip_fig", n=count_params(arch))), key=f"{NS}.strip")
+        figure(built_figure((f"{NS}.strip", arch.name, layer, lang()), lambda: whole_model(layer)), key=f"{NS}.strip")
     with slot["diagram"]:
-        figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
+        figure(built_figure((f"{NS}.diagram", part, lang()), lambda: block_diagram(
+            part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")})),
                key=f"{NS}.diagram")
         st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
+
 
     if data is not None:
         trace = Trace({k: torch.from_numpy(v) for k, v in data["tensors"].items()})

@@ -27,10 +27,12 @@ from ui.c3_rope import (
 )
 from ui.frame import (
     beside_code,
+    built_figure,
     device,
     figure,
     fragment,
     header,
+    lang,
     ranged_slider,
     section_with_controls,
     shapes_table,
@@ -208,37 +210,55 @@ def real_section():
             query = ranged_slider(tr(f"{NS}.query_label"), 0, n - 1, 10_000, key=f"{NS}.query")
         with c2:
             key = ranged_slider(tr(f"{NS}.rkey_label"), 0, query, 0, key=f"{NS}.rkey")
-    curves = real_curves(lm, text, layer, head, query, key, cfg.max_seq_len, device(), loaded)
-    own = int(cfg.rope_base)
-    names = {b: tr(OWN[b], base=f"{b:,}") for b in REAL_BASES}
+    # Figures and captions built once per setting for every session (ui.frame.built_figure):
+    # a rerun at the same values neither unpickles 16,382 scores nor builds the figures again.
+    dist_fig, dist_text = built_figure((f"{NS}.real", lm, text, layer, head, query, key, lang()),
+                                       lambda: distance_view(lm, text, layer, head, query, key, tokens, cfg))
+    wave_fig, wave_text = built_figure((f"{NS}.wave", lm, lang()), lambda: wave_view(cfg))
     with slot["real_dist"]:
-        r = query - key
-        figure(score_curves(curves["distances"], {names[b]: curves[f"score_{b}"] for b in REAL_BASES},
-                            title=tr(f"{NS}.real_fig", layer=layer, head=head, q=label(tokens[query]),
-                                     k=label(tokens[key])),
-                            x_title=tr(f"{NS}.distance_axis_real"), y_title=tr(f"{NS}.score_axis"),
-                            mark=(r, curves["traced"], tr(f"{NS}.traced_name", r=r)) if r >= 1 else None,
-                            chosen=names[own]), key=f"{NS}.real")
-        other = next(b for b in REAL_BASES if b != own)
-        st.caption(tr(f"{NS}.real_caption", r=r, own=f"{own:,}", again=curves["own"][own], traced=curves["traced"],
-                      other=f"{other:,}", at_other=curves["own"][other], far_a=curves[f"far_{REAL_BASES[0]}"],
-                      far_b=curves[f"far_{REAL_BASES[1]}"], start=cfg.max_seq_len // 8,
-                      end=cfg.max_seq_len - 1))
+        figure(dist_fig, key=f"{NS}.real")
+        st.caption(dist_text)
         d = cfg.d_head
         shapes_table([(f"blocks.{layer}.attn.q", f"(1, {cfg.n_heads}, {n}, {d})"),
                       (f"blocks.{layer}.attn.k", f"(1, {cfg.n_kv_heads}, {n}, {d})"),
                       (tr(f"{NS}.one_q"), f"({d},)"), (tr(f"{NS}.scores_name"), f"({cfg.max_seq_len - 1},)")])
     with slot["real_wave"]:
-        waves = {names[b]: curves[f"wave_{b}"] for b in REAL_BASES}
-        figure(per_pair(waves, title=tr(f"{NS}.wave_fig", d=cfg.d_head), x_title=tr(f"{NS}.pair_axis"),
-                        y_title=tr(f"{NS}.wave_axis"), chosen=names[own],
-                        level=(cfg.max_seq_len, tr(f"{NS}.context_name", n=f"{cfg.max_seq_len:,}"))),
-               key=f"{NS}.wave")
-        never = {b: int((curves[f"wave_{b}"] > cfg.max_seq_len).sum()) for b in REAL_BASES}
-        st.caption(tr(f"{NS}.wave_caption", p=cfg.d_head // 2, n=f"{cfg.max_seq_len:,}", a=never[REAL_BASES[0]],
-                      b=never[REAL_BASES[1]], slow_a=float(curves[f"wave_{REAL_BASES[0]}"][-1]),
-                      slow_b=float(curves[f"wave_{REAL_BASES[1]}"][-1])))
+        figure(wave_fig, key=f"{NS}.wave")
+        st.caption(wave_text)
 
+
+def base_names() -> dict[int, str]:
+    return {b: tr(OWN[b], base=f"{b:,}") for b in REAL_BASES}
+
+
+def distance_view(lm, text, layer, head, query, key, tokens, cfg):
+    """The score-against-distance figure of one query and key token, and its caption."""
+    curves = real_curves(lm, text, layer, head, query, key, cfg.max_seq_len, device(), loaded)
+    own, names, r = int(cfg.rope_base), base_names(), query - key
+    fig = score_curves(curves["distances"], {names[b]: curves[f"score_{b}"] for b in REAL_BASES},
+                       title=tr(f"{NS}.real_fig", layer=layer, head=head, q=label(tokens[query]),
+                                k=label(tokens[key])),
+                       x_title=tr(f"{NS}.distance_axis_real"), y_title=tr(f"{NS}.score_axis"),
+                       mark=(r, curves["traced"], tr(f"{NS}.traced_name", r=r)) if r >= 1 else None,
+                       chosen=names[own])
+    other = next(b for b in REAL_BASES if b != own)
+    caption = tr(f"{NS}.real_caption", r=r, own=f"{own:,}", again=curves["own"][own], traced=curves["traced"],
+              other=f"{other:,}", at_other=curves["own"][other], far_a=curves[f"far_{REAL_BASES[0]}"],
+              far_b=curves[f"far_{REAL_BASES[1]}"], start=cfg.max_seq_len // 8, end=cfg.max_seq_len - 1)
+    return fig, caption
+
+
+def wave_view(cfg):
+    """The wavelength of every pair under both bases, the model's context as a line, and its caption."""
+    waves = {b: rope_wavelengths(cfg.d_head, float(b)).numpy() for b in REAL_BASES}
+    names, n = base_names(), cfg.max_seq_len
+    fig = per_pair({names[b]: waves[b] for b in REAL_BASES}, title=tr(f"{NS}.wave_fig", d=cfg.d_head),
+                   x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.wave_axis"), chosen=names[int(cfg.rope_base)],
+                   level=(n, tr(f"{NS}.context_name", n=f"{n:,}")))
+    never = {b: int((waves[b] > n).sum()) for b in REAL_BASES}
+    caption = tr(f"{NS}.wave_caption", p=cfg.d_head // 2, n=f"{n:,}", a=never[REAL_BASES[0]], b=never[REAL_BASES[1]],
+              slow_a=float(waves[REAL_BASES[0]][-1]), slow_b=float(waves[REAL_BASES[1]][-1]))
+    return fig, caption
 
 if loaded:
     real_section()

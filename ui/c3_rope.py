@@ -18,7 +18,6 @@ from core.lab.rope_analysis import (
     rope_both_forms,
     rope_score_bound,
     rope_score_matrix,
-    rope_wavelengths,
     score_by_distance,
     toeplitz_error,
 )
@@ -76,7 +75,6 @@ def real_curves(lm: str, text: str, layer: int, head: int, query: int, key: int,
     for b in REAL_BASES:
         far = out[f"score_{b}"][context // 8 - 1:]                        # distances context/8 … context − 1
         out[f"far_{b}"] = float(np.abs(far).mean())
-        out[f"wave_{b}"] = rope_wavelengths(d, float(b)).numpy()
     out["distances"] = distances.numpy()
     return out
 
