@@ -1,4 +1,5 @@
-"""C2 · Inside the LLaMA block: RMSNorm, attention with RoPE and GQA, SwiGLU, parameter counts."""
+"""C2 · Inside the LLaMA block: RMSNorm, attention with RoPE and GQA, SwiGLU, parameter counts.
+The block walkthrough runs on the course model or, by the switch, on SmolLM2-135M."""
 import numpy as np
 import streamlit as st
 import torch
@@ -6,30 +7,31 @@ import torch
 from core.calc import configs
 from core.calc.params import PARTS, count_params, expert_params, model_stages, numel, param_breakdown
 from core.calc.timing import time_norms
-from core.lab import toy
 from core.lab.block_anatomy import (
     BLOCK_PARTS,
     HEAD_PARTS,
     compare_norms,
     gate_effect,
     part_matrix,
-    residual_sizes,
-    trace_prompt,
+    strip_stages,
 )
 from core.models.model import Block
-from core.parts.activations import activation_curves, gelu, relu
+from core.parts.activations import gelu, relu
 from core.parts.ffn import SwiGLU, silu
 from core.parts.mha import MultiHeadAttention
 from core.parts.norms import layer_norm, rms_norm
 from core.parts.trace import Trace
+from ui.c2_block import REAL_TOKENS, curves_demo, norm_demo, traced, traced_real
 from ui.frame import (
     beside_code,
+    built_figure,
     choice,
     code_panel,
     device,
     figure,
     fragment,
     header,
+    lang,
     model_labels,
     ranged_slider,
     section_with_controls,
@@ -39,7 +41,7 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.model import course_model
+from ui.model import REAL, course_model, model_switch, real_model, real_model_available
 from viz.attention import heatmap, lines
 from viz.block import block_diagram, gate_bars, norm_scatter, stream_sizes, tensor_heatmap
 from viz.common import label
@@ -49,6 +51,8 @@ from viz.strip import compact, model_strip
 NS = "c2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 MAX_CHARS = 48
+REAL_TEXT = "The quick brown fox jumps over the lazy dog."
+REAL_CHARS = 1200     # SmolLM2 reads byte-level BPE tokens: a text is cut at REAL_TOKENS (256) of them
 PART_TEXT = f"{NS}.part"          # c2.part.<trace name>: what each part of the block is
 STAGES = {"ids": f"{NS}.stage_ids", "embed": f"{NS}.stage_embed", "block": f"{NS}.stage_block",
           "final_norm": f"{NS}.stage_final_norm", "output": f"{NS}.stage_output", "softmax": f"{NS}.stage_softmax"}
@@ -64,53 +68,30 @@ LABELS = {
 CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn_out": (Block.forward,),
         "resid_mid": (Block.forward,), "ffn_norm": (rms_norm,), "ffn_out": (SwiGLU.forward,),
         "resid_post": (Block.forward,), "ffn.gate": (SwiGLU.forward, silu), "ffn.up": (SwiGLU.forward,)}
-KEEP = ("resid_pre", "attn_norm", "attn.q", "attn.k", "attn.v", "attn.weights", "attn_out", "resid_mid",
-        "ffn_norm", "ffn.gate", "ffn.up", "ffn_out", "resid_post")
 
 header(NS)
 dev = device()
-loaded = course_model(dev)
 course = configs.get("course")
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def traced(text: str, dev: str) -> dict:
-    """Every intermediate of one forward pass of the course model, as numpy."""
-    model, tok = course_model(dev)
-    tokens, trace = trace_prompt(model, tok, text, dev)
-    sizes = residual_sizes(trace, model.config.n_layers)
-    tensors = {name: t.cpu().numpy() for name, t in trace.tensors.items() if name.split(".", 2)[-1] in KEEP}
-    return {"tokens": tokens, "tensors": tensors, **{k: v.cpu().numpy() for k, v in sizes.items()}}
-
-
-def block_controls():
+def block_controls(arch):
+    """Text, block, head and part; the block's and head's ranges follow the model (the course
+    model's 4 blocks and 4 heads, SmolLM2's 30 and 9), each model keeps its own text."""
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
-        text = text_box(f"{NS}.text", DEFAULT_TEXT, MAX_CHARS, tr(f"{NS}.text_label"))
+        if real:
+            text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
+        else:
+            text = text_box(f"{NS}.text", DEFAULT_TEXT, MAX_CHARS, tr(f"{NS}.text_label"))
     with c2:
-        layer = st.slider(tr(f"{NS}.layer_label"), 0, course.n_layers - 1, 0, key=f"{NS}.layer",
-                          bind="query-params")
+        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, arch.n_layers - 1, 0, key=f"{NS}.layer")
     with c3:
-        head = st.slider(tr(f"{NS}.head_label"), 0, course.n_heads - 1, 0, key=f"{NS}.head",
-                         bind="query-params", help=tr(f"{NS}.head_help"))
+        head = ranged_slider(tr(f"{NS}.head_label"), 0, arch.n_heads - 1, 0, key=f"{NS}.head",
+                             help=tr(f"{NS}.head_help"))
     part = st.segmented_control(tr(f"{NS}.part_label"), BLOCK_PARTS, default="attn_norm", key=f"{NS}.part",
                                 bind="query-params", required=True)
-    return (text.text if not text.empty else DEFAULT_TEXT), layer, head, part or "attn_norm"
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def norm_demo(text: str, layer: int, shift: float, use_model: bool, dev: str) -> dict:
-    """LayerNorm and RMSNorm of the residual stream entering ``layer`` (or of random vectors)."""
-    if use_model:
-        vectors = torch.from_numpy(traced(text, dev)["tensors"][f"blocks.{layer}.resid_pre"][0])  # (N, D)
-    else:
-        vectors = toy.embed_text(text, course.d_model, 0, dev)[1].cpu()                           # (N, D)
-    return {k: v.cpu().numpy() for k, v in compare_norms(vectors, shift).items()}
-
-
-@st.cache_data(show_spinner=False)
-def curves_demo() -> dict:
-    return {k: v.numpy() for k, v in activation_curves().items()}
+    default = REAL_TEXT if real else DEFAULT_TEXT
+    return (text.text if not text.empty else default), layer, head, part or "attn_norm"
 
 
 def norm_controls():
@@ -160,6 +141,15 @@ def timing_section():
 # out once; the fragment below refills only the slots that depend on its controls, so moving
 # the block, the part, the shift or the token re-sends the figures, not the whole page.
 st.subheader(tr(f"{NS}.block_title"))
+# The course model by default; SmolLM2 by the switch (?c2.lm=smollm2), the same walkthrough on
+# the real model's own tensors. Without its package the switch says how to install it.
+real = real_model(dev) if model_switch(NS) == REAL else None
+loaded = real or course_model(dev)
+arch = configs.get(configs.SMOLLM2) if real else course
+if real:
+    st.markdown(tr(f"{NS}.real_text"))
+    counted, tied = numel(real[0]), arch.vocab_size * arch.d_model    # the tied (V, D) matrix once
+    st.caption(tr(f"{NS}.real_check", counted=counted, formula=count_params(arch), output=tied, twice=counted + tied))
 # The whole model first (the chosen block framed), then the diagram, then the controls right above
 # the tensor view they drive (block, head, part).
 slot = {"strip": st.container(), "diagram": st.container(), "controls": st.container()}
@@ -181,8 +171,9 @@ st.markdown(tr(f"{NS}.swiglu_text"))
 curves = curves_demo()
 left, right = st.columns([1, 1])
 with left:
-    figure(lines(curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
-                 title=tr(f"{NS}.act_fig"), x_title="x", markers=False), key=f"{NS}.act")
+    figure(built_figure((f"{NS}.act", lang()), lambda: lines(
+        curves["x"], {"ReLU": curves["relu"], "GELU": curves["gelu"], "SiLU": curves["silu"]},
+        title=tr(f"{NS}.act_fig"), x_title="x", markers=False)), key=f"{NS}.act")
     st.caption(tr(f"{NS}.act_caption", low=float(curves["silu_min"]), at=float(curves["silu_argmin"])))
 with right:
     code_panel(silu, gelu, relu, height=360)
@@ -191,32 +182,49 @@ if loaded:
     slot["gate"] = beside_code(SwiGLU.forward, gate_effect, height=420)
 
 
+def whole_model(layer: int):
+    """The whole model as a strip, the shown block framed. 30 blocks do not fit a strip: the
+    first, the chosen and the last, the runs between as one box."""
+    stages = strip_stages(model_stages(arch), layer)
+    names = [tr(f"{NS}.stage_gap", a=s["first"], b=s["last"]) if s["name"] == "gap"
+             else tr(STAGES[s["name"]], i=s["layer"]) for s in stages]
+    chosen = next(i for i, s in enumerate(stages) if s["name"] == "block" and s["layer"] == layer)
+    # The output is (N, V); the softmax the model samples from is its last row, the next token's.
+    shapes = [s["shape"] if s["name"] != "softmax" else f"(N, {arch.vocab_size})" for s in stages]
+    notes = [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"]
+             else tr(f"{NS}.strip_last") if s["name"] == "softmax"
+             else tr(f"{NS}.strip_tied") if s["name"] == "output" and arch.tied_embeddings else ""
+             for s in stages]
+    return model_strip([s["name"] for s in stages], names, shapes, notes, selected=chosen,
+                       title=tr(f"{NS}.strip_fig", n=count_params(arch)))
+
+
 @fragment
 def block_sections():
     """The block, the norms and the SwiGLU gate share the prompt and the layer. They rerun
     alone (st.fragment) when one of their controls moves, and write only into the slots above."""
     with slot["controls"]:
-        text, layer, head, part = block_controls()
+        text, layer, head, part = block_controls(arch)
+        if real:
+            with st.spinner(tr(f"{NS}.running")):      # a new text or block: one forward pass, < 1 s
+                data = traced_real(text, layer, dev, real)
+            if data["n_all"] > REAL_TOKENS:
+                st.warning(tr(f"{NS}.tokens_cut", limit=REAL_TOKENS, n=data["n_all"]))
+        else:
+            data = traced(text, dev, loaded) if loaded else None
     with slot["strip"]:
-        stages = model_stages(course)
-        names = [tr(STAGES[s["name"]], i=s["layer"]) for s in stages]
-        chosen = next(i for i, s in enumerate(stages) if s["layer"] == layer)
-        # The output is (N, V); the softmax the model samples from is its last row, the next token's.
-        shapes = [s["shape"] if s["name"] != "softmax" else f"(N, {course.vocab_size})" for s in stages]
-        notes = [tr(f"{NS}.strip_params", n=compact(s["params"])) if s["params"]
-                 else tr(f"{NS}.strip_last") if s["name"] == "softmax" else "" for s in stages]
-        figure(model_strip([s["name"] for s in stages], names, shapes, notes, selected=chosen,
-                           title=tr(f"{NS}.strip_fig", n=count_params(course))), key=f"{NS}.strip")
+        figure(built_figure((f"{NS}.strip", arch.name, layer, lang()), lambda: whole_model(layer)), key=f"{NS}.strip")
     with slot["diagram"]:
-        figure(block_diagram(part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}),
+        figure(built_figure((f"{NS}.diagram", part, lang()), lambda: block_diagram(
+            part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")})),
                key=f"{NS}.diagram")
         st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
 
-    data = traced(text, dev) if loaded else None
+
     if data is not None:
         trace = Trace({k: torch.from_numpy(v) for k, v in data["tensors"].items()})
         tokens, n = data["tokens"], len(data["tokens"])
-        n_rep = course.n_heads // course.n_kv_heads
+        n_rep = arch.n_heads // arch.n_kv_heads
         matrix = part_matrix(trace, layer, part, head, n_rep)
         with slot["tensor"]:
             title = tr(f"{NS}.tensor_fig", name=f"blocks.{layer}.{part}", shape=tuple(matrix.shape))
@@ -230,24 +238,27 @@ def block_sections():
             figure(fig, key=f"{NS}.tensor")
             if part in HEAD_PARTS:
                 kv = head // n_rep
-                st.caption(tr(f"{NS}.gqa_caption", head=head, kv=kv, n_rep=n_rep, h=course.n_heads,
-                              h_kv=course.n_kv_heads))
+                st.caption(tr(f"{NS}.gqa_caption", head=head, kv=kv, n_rep=n_rep, h=arch.n_heads,
+                              h_kv=arch.n_kv_heads))
             shapes_table([(f"blocks.{layer}.{p}", str(tuple(data["tensors"][f"blocks.{layer}.{p}"].shape)))
                           for p in BLOCK_PARTS])
         with slot["tensor_code"]:
             code_panel(*CODE.get(part, (MultiHeadAttention.forward,)))
         with slot["stream"]:
-            stages = ["in"] + [f"{i}·{s}" for i in range(course.n_layers) for s in ("attn", "ffn")]
+            stages = ["in"] + [f"{i}·{s}" for i in range(arch.n_layers) for s in ("attn", "ffn")]
             figure(stream_sizes(stages, data["stream"], data["added"],
                                 names=(tr(f"{NS}.stream_name"), tr(f"{NS}.added_name")),
-                                title=tr(f"{NS}.stream_fig", n=n), y_title="RMS"), key=f"{NS}.stream")
+                                title=tr(f"{NS}.stream_fig", n=n), y_title="RMS",
+                                x_title=tr(f"{NS}.stream_axis")), key=f"{NS}.stream")
             st.caption(tr(f"{NS}.stream_caption", first=float(data["stream"][0]), last=float(data["stream"][-1])))
 
     with slot["norm_controls"]:
         shift = norm_controls()
-    norms = norm_demo(text, layer, shift, data is not None, dev)
+    source = "toy" if data is None else REAL if real else "course"
+    norms = norm_demo(text, layer, shift, source, dev, loaded)
     vectors = norms["input"]
-    source = tr(f"{NS}.vectors_model", layer=layer) if data is not None else tr(f"{NS}.vectors_toy")
+    source = tr({"toy": f"{NS}.vectors_toy", REAL: f"{NS}.vectors_real"}.get(source, f"{NS}.vectors_model"),
+                layer=layer)
     names = {"input": tr(f"{NS}.input_name"), "layer": "LayerNorm", "rms": "RMSNorm"}
     with slot["norms"]:
         figure(norm_scatter({names[k]: (norms[f"{k}_mean"], norms[f"{k}_rms"]) for k in names},
@@ -272,7 +283,7 @@ def block_sections():
                              title=tr(f"{NS}.gate_fig", token=label(tokens[token]), layer=layer),
                              x_title=tr(f"{NS}.unit_axis")), key=f"{NS}.gate")
             st.caption(tr(f"{NS}.gate_caption", closed=100 * float(effect["closed_fraction"]),
-                          f=course.ffn_hidden))
+                          f=arch.ffn_hidden))
 
 
 block_sections()
@@ -306,8 +317,10 @@ def counter_section():
                               title=tr(f"{NS}.params_fig", name=arch.title),
                               x_title=tr(f"{NS}.billions") if unit == 1e9 else tr(f"{NS}.millions")),
                key=f"{NS}.params")
-        if arch.name == configs.COURSE and loaded:
+        if arch.name == configs.COURSE and loaded and not real:
             st.caption(tr(f"{NS}.course_check", counted=numel(loaded[0]), formula=count_params(arch)))
+        if arch.name == configs.SMOLLM2 and real_model_available() and (smol := real or real_model(dev)):
+            st.caption(tr(f"{NS}.smollm2_check", counted=numel(smol[0]), formula=count_params(arch)))
         st.markdown(tr(f"{NS}.config_row", v=arch.vocab_size, d=arch.d_model, l=arch.n_layers, h=arch.n_heads,
                        h_kv=arch.n_kv_heads, d_head=arch.head_dim, f=arch.ffn_hidden, e=arch.n_experts,
                        k=arch.experts_per_token)

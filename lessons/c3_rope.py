@@ -1,39 +1,59 @@
-"""C3 · RoPE, rotary position embedding."""
+"""C3 · RoPE, rotary position embedding; at the end a trained model's own q and k under two bases."""
 import numpy as np
 import streamlit as st
-import torch
 
 from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
-    pair_path,
+    real_query_key,
     rope_both_forms,
     rope_score_bound,
     rope_score_matrix,
-    toeplitz_error,
+    rope_wavelengths,
+    score_by_distance,
 )
 from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
+from ui.c3_rope import (
+    COMPARE,
+    COURSE_CHARS,
+    DISTANCES,
+    REAL_BASES,
+    REAL_TOKENS,
+    real_curves,
+    real_qk,
+    rotation,
+    score_matrix,
+    speeds,
+)
 from ui.frame import (
     beside_code,
+    built_figure,
     device,
     figure,
     fragment,
     header,
+    lang,
     ranged_slider,
     section_with_controls,
     shapes_table,
+    text_box,
     tr,
     try_this,
 )
+from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import heatmap
-from viz.rope import by_distance, pair_plane, per_pair
+from viz.common import label
+from viz.rope import by_distance, pair_plane, per_pair, score_curves
 
 NS = "c3"
 WIDTHS = [8, 16, 32, 64, 128]
 BASES = [100, 1000, 10000, 500000, 1000000]
-COMPARE = (10000, 500000)                    # LLaMA-2 and Llama-3
 REFERENCE = {10000: f"{NS}.base_llama2", 500000: f"{NS}.base_llama3"}
-DISTANCES = np.unique(np.round(np.geomspace(1, 65536, 200))).astype(np.int64)
+# The real-model section: SmolLM2's base against LLaMA-2's, on a trained model's own q and k.
+OWN = {10000: f"{NS}.base_llama2", 100000: f"{NS}.base_smollm2"}
+COURSE_TEXT = "君不见，黄河之水天上来，奔流到海不复回。"
+REAL_TEXT = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog again."
+REAL_CHARS = 1200
 
 header(NS)
 
@@ -58,35 +78,8 @@ def rotation_controls():
     return m, n, pair, d, float(base), int(seed)
 
 
-@st.cache_data(max_entries=64)
-def rotation(d: int, base: float, m: int, n: int, pair: int, seed: int, dev: str) -> dict:
-    q, k = fixed_query_key(d, seed, dev)
-    forms = rope_both_forms(q, torch.arange(m + 1, device=dev), base)
-    hands = pair_angle(q, k, m, n, pair, base)
-    return {"path": pair_path(forms["real"], pair).cpu().numpy(), "theta": float(hands["theta"]),
-            "key": hands["k"].cpu().numpy(), "angle": float(hands["angle"]), "offset": float(hands["offset"]),
-            "score": float(hands["score"]), "max_abs_diff": float(forms["max_abs_diff"])}
-
-
-@st.cache_data(max_entries=64)
-def speeds(d: int, base: int) -> dict:
-    """θ_i and the decay factor for the two reference bases and the Base slider's."""
-    out = {}
-    for b in dict.fromkeys((*COMPARE, base)):
-        out[f"theta_{b}"] = rope_frequencies(d, float(b)).numpy()
-        out[f"bound_{b}"] = rope_score_bound(torch.from_numpy(DISTANCES), d, float(b)).float().numpy()
-    return out
-
-
 def matrix_controls():
     return st.slider(tr(f"{NS}.n_label"), 4, 64, 24, key=f"{NS}.n", bind="query-params")
-
-
-@st.cache_data(max_entries=64)
-def score_matrix(d: int, base: float, n: int, seed: int, dev: str) -> dict:
-    q, k = fixed_query_key(d, seed, dev)
-    scores = rope_score_matrix(q, k, n, base)["scores"]
-    return {"scores": scores.cpu().numpy(), "error": toeplitz_error(scores)}
 
 
 # The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
@@ -106,6 +99,16 @@ st.subheader(tr(f"{NS}.complex_title"))
 st.markdown(tr(f"{NS}.complex_text"))
 st.info(tr(f"{NS}.pairing_note"))
 slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)
+
+# ---------------------------------------------------------------- a trained model's q and k
+st.subheader(tr(f"{NS}.real_title"))
+real = real_model(device()) if model_switch(NS) == REAL else None
+loaded = real or course_model(device())
+st.markdown(tr(f"{NS}.real_text"))
+if loaded:
+    slot["real_controls"] = st.container()
+    slot["real_dist"] = beside_code(score_by_distance, real_query_key, height=560)
+    slot["real_wave"] = beside_code(rope_wavelengths, height=None)
 
 
 @fragment
@@ -169,5 +172,95 @@ def lesson_body():
 
 
 lesson_body()
+
+
+def real_controls(cfg):
+    """Text, block, head, and the query and key tokens whose score is drawn (the key at or before
+    the query: what a causal model compares); the ranges follow the model and the text."""
+    c1, c2, c3 = st.columns([3, 1, 1])
+    with c1:
+        if real:
+            text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
+        else:
+            text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
+    with c2:
+        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer")
+    with c3:
+        head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head",
+                             help=tr(f"{NS}.head_help"))
+    return text.text if not text.empty else (REAL_TEXT if real else COURSE_TEXT), layer, head
+
+
+@fragment
+def real_section():
+    """Reruns alone when one of its controls moves and writes into its own slots."""
+    lm = REAL if real else "course"
+    model, _ = loaded
+    cfg = model.config
+    with slot["real_controls"]:
+        text, layer, head = real_controls(cfg)
+        with st.spinner(tr(f"{NS}.running")):        # a new text or block: one forward pass, < 1 s
+            qk = real_qk(lm, text, layer, device(), loaded)
+        if real and qk["n_all"] > REAL_TOKENS:
+            st.warning(tr(f"{NS}.tokens_cut", limit=REAL_TOKENS, n=qk["n_all"]))
+        tokens = qk["tokens"]
+        n = len(tokens)
+        c1, c2 = st.columns(2)
+        with c1:
+            query = ranged_slider(tr(f"{NS}.query_label"), 0, n - 1, 10_000, key=f"{NS}.query")
+        with c2:
+            key = ranged_slider(tr(f"{NS}.rkey_label"), 0, query, 0, key=f"{NS}.rkey")
+    # Figures and captions built once per setting for every session (ui.frame.built_figure):
+    # a rerun at the same values neither unpickles 16,382 scores nor builds the figures again.
+    dist_fig, dist_text = built_figure((f"{NS}.real", lm, text, layer, head, query, key, lang()),
+                                       lambda: distance_view(lm, text, layer, head, query, key, tokens, cfg))
+    wave_fig, wave_text = built_figure((f"{NS}.wave", lm, lang()), lambda: wave_view(cfg))
+    with slot["real_dist"]:
+        figure(dist_fig, key=f"{NS}.real")
+        st.caption(dist_text)
+        d = cfg.d_head
+        shapes_table([(f"blocks.{layer}.attn.q", f"(1, {cfg.n_heads}, {n}, {d})"),
+                      (f"blocks.{layer}.attn.k", f"(1, {cfg.n_kv_heads}, {n}, {d})"),
+                      (tr(f"{NS}.one_q"), f"({d},)"), (tr(f"{NS}.scores_name"), f"({cfg.max_seq_len - 1},)")])
+    with slot["real_wave"]:
+        figure(wave_fig, key=f"{NS}.wave")
+        st.caption(wave_text)
+
+
+def base_names() -> dict[int, str]:
+    return {b: tr(OWN[b], base=f"{b:,}") for b in REAL_BASES}
+
+
+def distance_view(lm, text, layer, head, query, key, tokens, cfg):
+    """The score-against-distance figure of one query and key token, and its caption."""
+    curves = real_curves(lm, text, layer, head, query, key, cfg.max_seq_len, device(), loaded)
+    own, names, r = int(cfg.rope_base), base_names(), query - key
+    fig = score_curves(curves["distances"], {names[b]: curves[f"score_{b}"] for b in REAL_BASES},
+                       title=tr(f"{NS}.real_fig", layer=layer, head=head, q=label(tokens[query]),
+                                k=label(tokens[key])),
+                       x_title=tr(f"{NS}.distance_axis_real"), y_title=tr(f"{NS}.score_axis"),
+                       mark=(r, curves["traced"], tr(f"{NS}.traced_name", r=r)) if r >= 1 else None,
+                       chosen=names[own])
+    other = next(b for b in REAL_BASES if b != own)
+    caption = tr(f"{NS}.real_caption", r=r, own=f"{own:,}", again=curves["own"][own], traced=curves["traced"],
+              other=f"{other:,}", at_other=curves["own"][other], far_a=curves[f"far_{REAL_BASES[0]}"],
+              far_b=curves[f"far_{REAL_BASES[1]}"], start=cfg.max_seq_len // 8, end=cfg.max_seq_len - 1)
+    return fig, caption
+
+
+def wave_view(cfg):
+    """The wavelength of every pair under both bases, the model's context as a line, and its caption."""
+    waves = {b: rope_wavelengths(cfg.d_head, float(b)).numpy() for b in REAL_BASES}
+    names, n = base_names(), cfg.max_seq_len
+    fig = per_pair({names[b]: waves[b] for b in REAL_BASES}, title=tr(f"{NS}.wave_fig", d=cfg.d_head),
+                   x_title=tr(f"{NS}.pair_axis"), y_title=tr(f"{NS}.wave_axis"), chosen=names[int(cfg.rope_base)],
+                   level=(n, tr(f"{NS}.context_name", n=f"{n:,}")))
+    never = {b: int((waves[b] > n).sum()) for b in REAL_BASES}
+    caption = tr(f"{NS}.wave_caption", p=cfg.d_head // 2, n=f"{n:,}", a=never[REAL_BASES[0]], b=never[REAL_BASES[1]],
+              slow_a=float(waves[REAL_BASES[0]][-1]), slow_b=float(waves[REAL_BASES[1]][-1]))
+    return fig, caption
+
+if loaded:
+    real_section()
 
 try_this(NS, [("try1", 1), ("try2", 0), ("try3", 2)])

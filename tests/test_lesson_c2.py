@@ -244,3 +244,153 @@ def test_c2_whole_model_strip_frames_the_chosen_block(lang):
         red = [i for i, s in enumerate(boxes) if s["line"]["color"] == "#d62728"]
         assert red == [2 + layer]
     assert f"{count_params(course):,}" in fig["layout"]["title"]["text"]
+
+
+# --- the walkthrough on SmolLM2-135M-Instruct (issue 24 §4) ------------------------------------
+REAL_TEXT = "The quick brown fox jumps over the lazy dog."
+REAL = {"c2.lm": "smollm2"}
+
+
+@pytest.fixture(scope="module")
+def real_reference():
+    """SmolLM2 on the lesson's default text, fully traced, outside the app."""
+    from tests.real_util import real
+    model, tok = real()
+    trace = Trace()
+    with torch.no_grad():
+        model(torch.tensor([tok.encode(REAL_TEXT)]), trace=trace)
+    return model, tok, trace
+
+
+def _close(shown, expected):
+    """Equal to float32 rounding: 30 blocks of float32 sums, run once in the app and once here
+    (a different thread count may order the sums differently), differ by ~1e-6 of the stream's size."""
+    expected = np.asarray(expected)
+    np.testing.assert_allclose(shown, expected, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(expected).max())))
+
+
+def test_c2_smollm2_parameter_count_is_counted_once(real_reference):
+    """134,515,008: the unique tensors of the loaded model (the tied embedding/output matrix
+    once), the formula of core/calc for the registry config, and the published number."""
+    model, _, _ = real_reference
+    unique = {p.data_ptr(): p for p in model.state_dict(keep_vars=True).values()}
+    assert model.output.weight is model.embed.weight
+    assert sum(p.numel() for p in unique.values()) == 134_515_008
+    assert count_params(configs.get(configs.SMOLLM2)) == 134_515_008
+    at = open_lesson(PAGE, "en", REAL)
+    check = next(c.value for c in at.caption if "counted from the loaded model" in c.value)
+    assert check.count("134,515,008") == 2 and "162,826,560" in check          # + V x D if counted twice
+    at.selectbox(key="c2.config").set_value(configs.SMOLLM2).run()
+    assert_ok(at)
+    assert at.metric[0].value == "134,515,008"
+    assert any(c.value.count("134,515,008") == 2 and "tied" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_smollm2_block_parts(lang, real_reference):
+    """Every part at block 0 and 29, head 0 and 8, equals the model's own trace; RMSNorm and the
+    SwiGLU gate recomputed from the figure's own inputs with torch's modules match too."""
+    model, tok, ref = real_reference
+    c = model.config
+    n = len(tok.encode(REAL_TEXT))
+    at = open_lesson(PAGE, lang, REAL)
+    assert (at.slider(key="c2.layer").max, at.slider(key="c2.head").max) == (29, 8)
+    _close(_tensor(at), ref["blocks.0.attn_norm"][0].numpy())
+    for layer in (0, c.n_layers - 1):
+        at.slider(key="c2.layer").set_value(layer).run()
+        block = model.blocks[layer]
+        shown = {}
+        for part in ("resid_pre", "attn_norm", "resid_mid", "ffn_norm", "ffn.gate", "ffn.up", "resid_post"):
+            at.segmented_control(key="c2.part").set_value(part).run()
+            assert_ok(at)
+            shown[part] = torch.from_numpy(_tensor(at).copy())
+            _close(shown[part], ref[f"blocks.{layer}.{part}"][0].numpy())
+        for norm, before, after in ((block.attn_norm, "resid_pre", "attn_norm"),
+                                    (block.ffn_norm, "resid_mid", "ffn_norm")):
+            reference = torch.nn.RMSNorm(c.d_model, eps=c.norm_eps)
+            reference.weight.data.copy_(norm.weight)
+            with torch.no_grad():
+                _close(reference(shown[before]), shown[after])
+        with torch.no_grad():
+            gate = torch.nn.functional.silu(torch.nn.functional.linear(shown["ffn_norm"], block.ffn.w1.weight))
+        _close(gate, shown["ffn.gate"])
+        for head in (0, c.n_heads - 1):
+            at.slider(key="c2.head").set_value(head).run()
+            for part, want in (("attn.q", (n, 64)), ("attn.k", (n, 64)), ("attn.v", (n, 64)),
+                               ("attn.weights", (n, n))):
+                at.segmented_control(key="c2.part").set_value(part).run()
+                assert_ok(at)
+                z = _tensor(at)
+                assert z.shape == want
+                full = ref[f"blocks.{layer}.{part}"][0]
+                expected = full[head // 3] if part in ("attn.k", "attn.v") else full[head]   # 9 query, 3 kv heads
+                _close(z, expected.numpy())
+                if part == "attn.weights":
+                    assert np.allclose(z.sum(1), 1, atol=1e-5)
+                if part == "attn.k" and lang == "en":
+                    assert any(f"reads key/value head {head // 3}" in cap.value for cap in at.caption)
+        strip = figure_by_key(at, "c2.strip")
+        boxes = [s for s in strip["layout"]["shapes"] if s["type"] == "rect"]
+        red = [i for i, s in enumerate(boxes) if s["line"]["color"] == "#d62728"]
+        assert len(boxes) == 8 and red == [2 if layer == 0 else 4]     # ids embed 0 [1–28] 29 norm out softmax
+    assert "134,515,008" in strip["layout"]["title"]["text"]
+
+    y = trace_array({"data": [t for t in figure_by_key(at, "c2.stream")["data"] if t["type"] == "scatter"]}, 0, "y")
+    assert len(y) == 61
+    assert y[-1] == pytest.approx(float(ref["blocks.29.resid_post"][0].pow(2).mean(-1).sqrt().mean()), rel=1e-5)
+
+    assert at.slider(key="c2.token").max == n - 1
+    for token in (0, n - 1):
+        at.slider(key="c2.token").set_value(token).run()
+        gate_fig = figure_by_key(at, "c2.gate")
+        up, gate, passed = (trace_array(gate_fig, i, "y") for i in range(3))
+        assert len(up) == 1536
+        _close(np.sort(gate), np.sort(ref["blocks.29.ffn.gate"][0, token].numpy()))
+        np.testing.assert_allclose(passed, gate * up, rtol=1e-5, atol=1e-6)
+    for shift in (-3.0, 3.0):
+        at.slider(key="c2.shift").set_value(shift).run()
+        fig = figure_by_key(at, "c2.norms")
+        _close(trace_array(fig, 0, "x"), ref["blocks.29.resid_pre"][0].mean(-1).numpy() + shift)
+        assert np.allclose(trace_array(fig, 2, "y"), 1, atol=5e-3)
+
+
+@pytest.mark.parametrize("text", ["", "🙂" * 300, "<script>alert(1)</script>\x00\x1b[31m", "黄河 river ﷽ <|im_end|>"])
+def test_c2_smollm2_bad_text(text):
+    at = open_lesson(PAGE, "en", REAL)
+    at.text_input(key="c2.rtext").set_value(text).run()
+    assert_ok(at)
+    z = _tensor(at)
+    assert 1 <= z.shape[0] <= 256
+    if not text.strip():
+        assert at.info
+    if text.startswith("🙂"):                                         # 300 emoji: more than 256 tokens
+        assert any("256" in w.value for w in at.warning)
+
+
+def test_c2_without_the_real_model(monkeypatch):
+    """Without the package the switch stays, a note gives the install command, and the page
+    runs on the course model."""
+    from core.models import gguf_llama
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    monkeypatch.setattr(gguf_llama, "available", lambda: False)
+    at = open_lesson(PAGE, "zh", REAL)
+    assert any(gguf_llama.INSTALL in i.value for i in at.info)
+    assert _tensor(at).shape == (11, 128)
+    assert at.slider(key="c2.layer").max == 3
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_switch_to_smollm2_and_back(lang):
+    """The switch itself: the course model by default, SmolLM2 on a click (its 30 blocks, its
+    text box), the course model again, each with its own text."""
+    at = open_lesson(PAGE, lang)
+    assert at.segmented_control(key="c2.lm").value == "course" and at.slider(key="c2.layer").max == 3
+    at.segmented_control(key="c2.lm").set_value("smollm2").run()
+    assert_ok(at)
+    assert at.slider(key="c2.layer").max == 29 and at.text_input(key="c2.rtext").value == REAL_TEXT
+    at.slider(key="c2.layer").set_value(29).run()
+    assert "blocks.29.attn_norm" in figure_by_key(at, "c2.tensor")["layout"]["title"]["text"]
+    at.segmented_control(key="c2.lm").set_value("course").run()
+    assert_ok(at)
+    assert at.slider(key="c2.layer").value == 3                      # 29 clamped to the course model's last block
+    assert _tensor(at).shape == (11, 128)

@@ -158,3 +158,146 @@ def test_c3_plot_text_has_no_raw_underscores(lang):
         texts += [t.get("name", "") for t in fig["data"]] + [t.get("hovertemplate", "") for t in fig["data"]]
         assert not any("_" in t for t in texts if "x[" not in t), texts
     assert not any("1 radians" in c.value for c in at.caption)
+
+
+# --- a trained model's own q and k (issue 24 §4) --------------------------------------------
+REAL_TEXT = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog again."
+
+
+@pytest.fixture(scope="module")
+def real_reference():
+    """SmolLM2 on the section's default text, fully traced, outside the app."""
+    import torch
+
+    from core.parts.trace import Trace
+    from tests.real_util import real
+    model, tok = real()
+    trace = Trace()
+    with torch.no_grad():
+        model(torch.tensor([tok.encode(REAL_TEXT)]), trace=trace)
+    return model, tok, trace
+
+
+@pytest.mark.parametrize("layer", [0, 17, 29])
+def test_c3_real_rerotation_equals_the_trace(layer, real_reference):
+    """q and k recomputed before RoPE, turned with base 100,000, are the trace's q and k; with
+    10,000 they are not. The score at the true distance is the trace's attn.scores."""
+    import torch
+
+    from core.lab.rope_analysis import real_query_key, score_by_distance
+    from core.parts.rope import apply_rope
+    model, tok, ref = real_reference
+    out = real_query_key(model, tok, REAL_TEXT, layer, 256)
+    n = len(out["tokens"])
+    positions = torch.arange(n)
+    q, k = ref[f"blocks.{layer}.attn.q"][0], ref[f"blocks.{layer}.attn.k"][0]
+    assert out["q_pre"].shape == (9, n, 64) and out["k_pre"].shape == (3, n, 64)
+    torch.testing.assert_close(apply_rope(out["q_pre"], positions, 100000.0), q, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(apply_rope(out["k_pre"], positions, 100000.0), k, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(apply_rope(q, -positions, 100000.0), out["q_pre"], rtol=1e-4, atol=1e-4)  # undone
+    assert (apply_rope(out["q_pre"], positions, 10000.0) - q).abs().max() > 0.1
+    scores = ref[f"blocks.{layer}.attn.scores"][0]                      # (H, N, N), q k^T / sqrt(d)
+    for head, i, j in ((0, n - 1, 0), (8, n - 1, 3), (4, 10, 10)):
+        s = score_by_distance(out["q_pre"][head, i], out["k_pre"][head // 3, j], torch.tensor([i - j]), 100000.0)
+        assert float(s[0]) == pytest.approx(float(scores[head, i, j]), abs=1e-4)
+
+
+def _real_figures(at):
+    fig = figure_by_key(at, "c3.real")
+    return fig, {t["name"]: t for t in fig["data"]}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_smollm2_section(lang, real_reference):
+    import torch
+
+    from core.parts.rope import apply_rope
+    model, tok, ref = real_reference
+    n = len(tok.encode(REAL_TEXT))
+    at = open_lesson(PAGE, lang, {"c3.lm": "smollm2"})
+    assert (at.slider(key="c3.layer").max, at.slider(key="c3.head").max) == (29, 8)
+    assert (at.slider(key="c3.query").max, at.slider(key="c3.query").value) == (n - 1, n - 1)
+    names = ("base 10,000 (LLaMA-2)", "base 100,000 (SmolLM2)") if lang == "en" else \
+            ("底数 10,000（LLaMA-2）", "底数 100,000（SmolLM2）")
+    for layer in (0, 29):
+        at.slider(key="c3.layer").set_value(layer).run()
+        for head in (0, 8):
+            at.slider(key="c3.head").set_value(head).run()
+            for query, key in ((n - 1, 0), (0, 0), (n - 1, n - 1)):
+                at.slider(key="c3.query").set_value(query).run()
+                if query > 0:
+                    assert at.slider(key="c3.rkey").max == query
+                    at.slider(key="c3.rkey").set_value(key).run()
+                assert_ok(at)
+                fig = figure_by_key(at, "c3.real")
+                x, slow, fast = (trace_array(fig, 0, "x"), trace_array(fig, 1, "y"), trace_array(fig, 0, "y"))
+                assert [t["name"] for t in fig["data"][:2]] == list(names)
+                assert len(x) == 8191 and x[0] == 1 and x[-1] == 8191
+                r = query - key
+                traced = float(ref[f"blocks.{layer}.attn.scores"][0, head, query, key])
+                # LLaMA-2's base on the same vectors: the trace's q and k turned back (base 100,000),
+                # then forward with 10,000, the key at n, the query at n + 1 000.
+                q0 = apply_rope(ref[f"blocks.{layer}.attn.q"][0, head, query], torch.tensor([-query]), 1e5)
+                k0 = apply_rope(ref[f"blocks.{layer}.attn.k"][0, head // 3, key], torch.tensor([-key]), 1e5)
+                other = apply_rope(q0, torch.tensor([1000 + key]), 1e4) @ apply_rope(k0, torch.tensor([key]), 1e4).T
+                assert fast[999] == pytest.approx(float(other) / 8, abs=1e-3)
+                if r >= 1:                                   # the model's own score sits on its own base's curve
+                    assert len(fig["data"]) == 3
+                    assert trace_array(fig, 2, "y")[0] == pytest.approx(traced, abs=1e-4)
+                    assert slow[r - 1] == pytest.approx(traced, abs=1e-4)
+                else:
+                    assert len(fig["data"]) == 2
+                caption = next(c.value for c in at.caption if f"r = {r}" in c.value)
+                assert f"{traced:.4f}" in caption
+    wave = figure_by_key(at, "c3.wave")
+    for i, base in enumerate((10000, 100000)):
+        w = trace_array(wave, i, "y")
+        assert len(w) == 32
+        np.testing.assert_allclose(w, 2 * np.pi * base ** (2 * np.arange(32) / 64), rtol=1e-5)
+    assert trace_array(wave, 2, "y").tolist() == [8192, 8192]                  # the context
+
+
+def test_c3_course_model_section():
+    """On the course model (the default) the same section: base 10,000 is its own, d = 32, 256 positions."""
+    at = open_lesson(PAGE, "en")
+    fig = figure_by_key(at, "c3.real")
+    assert len(trace_array(fig, 0, "x")) == 255
+    assert len(fig["data"]) == 3
+    assert trace_array(fig, 2, "y")[0] == pytest.approx(trace_array(fig, 0, "y")[int(trace_array(fig, 2, "x")[0]) - 1],
+                                                         abs=1e-4)
+    assert len(trace_array(figure_by_key(at, "c3.wave"), 0, "y")) == 16
+    assert at.slider(key="c3.layer").max == 3
+
+
+@pytest.mark.parametrize("text", ["", "🙂" * 300, "<b>x</b>\x00\u202e", "黄河 river <|im_start|>"])
+def test_c3_smollm2_bad_text(text):
+    at = open_lesson(PAGE, "en", {"c3.lm": "smollm2"})
+    at.text_input(key="c3.rtext").set_value(text).run()
+    assert_ok(at)
+    figure_by_key(at, "c3.real")
+    if text.startswith("🙂"):
+        assert any("256" in w.value for w in at.warning)
+        assert at.slider(key="c3.query").max == 255
+
+
+def test_c3_without_the_real_model(monkeypatch):
+    import ui.model
+    from core.models import gguf_llama
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    monkeypatch.setattr(gguf_llama, "available", lambda: False)
+    at = open_lesson(PAGE, "zh", {"c3.lm": "smollm2"})
+    assert any(gguf_llama.INSTALL in i.value for i in at.info)
+    assert len(trace_array(figure_by_key(at, "c3.wave"), 0, "y")) == 16            # the course model's d = 32
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_switch_to_smollm2_and_back(lang):
+    at = open_lesson(PAGE, lang)
+    assert at.segmented_control(key="c3.lm").value == "course"
+    at.segmented_control(key="c3.lm").set_value("smollm2").run()
+    assert_ok(at)
+    assert len(trace_array(figure_by_key(at, "c3.wave"), 0, "y")) == 32
+    assert len(trace_array(figure_by_key(at, "c3.real"), 0, "x")) == 8191
+    at.segmented_control(key="c3.lm").set_value("course").run()
+    assert_ok(at)
+    assert len(trace_array(figure_by_key(at, "c3.real"), 0, "x")) == 255

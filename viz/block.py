@@ -137,15 +137,24 @@ def gate_bars(gate, up, passed, *, names: tuple[str, str, str], title: str, x_ti
 
 
 def stream_sizes(stages: list[str], stream, added, *, names: tuple[str, str], title: str, y_title: str,
-                 height: int = 360) -> Figure:
+                 x_title: str = "", height: int = 360) -> Figure:
     """RMS of the residual stream at every stage (trace 0, a line over all 2L + 1 stages) and of
-    what each sub-layer adds to it (trace 1, bars on the 2L stages after an add)."""
+    what each sub-layer adds to it (trace 1, bars on the 2L stages after an add). Past 12 blocks
+    (SmolLM2: 61 stages) every stage is drawn but only the input and every second block's output
+    are named, upright, by the block's number ("5·ffn" -> "5"; ``x_title`` says what it is):
+    61 tilted labels met each other in half a laptop screen."""
+    if len(stages) <= 25:
+        ticks = {"tickangle": -45}
+    else:
+        shown = stages[::4]
+        ticks = {"tickmode": "array", "tickvals": shown, "ticktext": [s.split("·")[0] for s in shown],
+                 "tickangle": 0, "title": {"text": x_title}}
     data = [
         {"type": "bar", "x": stages[1:], "y": array(added), "name": names[1], "marker": {"color": "#ffbb78"}},
         {"type": "scatter", "x": stages, "y": array(stream), "name": names[0], "mode": "lines+markers",
          "line": {"color": "#1f77b4", "width": 3}},
     ]
-    layout = {"xaxis": {"type": "category", "tickangle": -45}, "yaxis": {"title": {"text": y_title}}}
+    layout = {"xaxis": {"type": "category", **ticks}, "yaxis": {"title": {"text": y_title}}}
     return make(data[::-1], layout, title, height)
 
 
@@ -156,6 +165,9 @@ def norm_scatter(series: dict[str, tuple], *, title: str, x_title: str, y_title:
     data = [{"type": "scatter", "mode": "markers", "x": array(mean), "y": array(size), "name": name,
              "marker": {"size": 10, "symbol": symbols[i % 3], "opacity": 0.8}}
             for i, (name, (mean, size)) in enumerate(series.items())]
+    # RMS from just below 0: with 0 at the very corner its tick label met the x axis's first one
+    # (SmolLM2's block-0 means span only ±0.08, so the x ticks crowd the corner).
+    top = max([float(np.nanmax(np.asarray(size))) for _, size in series.values()] + [1e-6])
     layout = {"xaxis": {"title": {"text": x_title}, "zeroline": True},
-              "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"}}
+              "yaxis": {"title": {"text": y_title}, "range": [-0.08 * top, 1.08 * top]}}
     return make(data, layout, title, height)

@@ -68,12 +68,17 @@ def _line(i: int, name: str, chosen: str | None) -> dict:
 
 
 def per_pair(series: dict[str, np.ndarray], *, title: str, x_title: str, y_title: str, log_y: bool = True,
-             chosen: str | None = None, height: int = 380) -> Figure:
+             chosen: str | None = None, level: tuple[float, str] | None = None, height: int = 380) -> Figure:
     """One value per pair index i (frequencies, wavelengths), several named series; the one
-    named ``chosen`` drawn thick and dashed."""
+    named ``chosen`` drawn thick and dashed. ``level`` (value, name): a grey horizontal line
+    across all pairs, the last trace (a context length against the wavelengths)."""
     data = [{"type": "scatter", "x": array(np.arange(len(y))), "y": array(y), "name": name,
              "mode": "lines+markers", "marker": {"size": 5}, "line": _line(i, name, chosen)}
             for i, (name, y) in enumerate(series.items())]
+    if level is not None:
+        last = max(len(y) for y in series.values()) - 1
+        data.append({"type": "scatter", "x": array([0.0, last]), "y": array([level[0], level[0]]), "name": level[1],
+                     "mode": "lines", "line": {"color": "#7f7f7f", "width": 2, "dash": "dot"}, "hoverinfo": "skip"})
     layout = {"xaxis": {"title": {"text": x_title}},
               "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear",
                         "exponentformat": "power"}}
@@ -86,4 +91,24 @@ def by_distance(distances, series: dict[str, np.ndarray], *, title: str, x_title
     data = [{"type": "scatter", "x": array(distances), "y": array(y), "name": name, "mode": "lines",
              "line": _line(i, name, chosen)} for i, (name, y) in enumerate(series.items())]
     layout = {"xaxis": {"title": {"text": x_title}, "type": "log"}, "yaxis": {"title": {"text": y_title}}}
+    return make(data, layout, title, height)
+
+
+def score_curves(distances, series: dict[str, np.ndarray], *, title: str, x_title: str, y_title: str,
+                 mark: tuple[float, float, str] | None = None, chosen: str | None = None,
+                 height: int = 420) -> Figure:
+    """Scores over the distance m - n on a log axis, one line per named series (base), the one
+    named ``chosen`` thick and dashed; ``mark`` (x, y, name): one large point, the last trace (the
+    score the model itself computed at the tokens' true distance). A zero line for reference."""
+    data = [{"type": "scatter", "x": array(distances), "y": array(y), "name": name, "mode": "lines",
+             "line": {**_line(i, name, chosen), "width": 3 if name == chosen else 1.5}}
+            for i, (name, y) in enumerate(series.items())]
+    if mark is not None:
+        data.append({"type": "scatter", "x": array([mark[0]]), "y": array([mark[1]]), "name": mark[2],
+                     "mode": "markers", "marker": {"size": 13, "color": HAND, "symbol": "circle-open",
+                                                   "line": {"width": 3, "color": HAND}}})
+    layout = {"xaxis": {"title": {"text": x_title}, "type": "log"},
+              "yaxis": {"title": {"text": y_title}, "zeroline": True, "zerolinecolor": "#999"},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+              "margin": {"b": 110}}
     return make(data, layout, title, height)

@@ -1,4 +1,4 @@
-"""Looking inside one LLaMA block of the course model (lesson C2).
+"""Looking inside one LLaMA block of the course model or SmolLM2 (lesson C2).
 
 Dimension legend (as in core/models/model.py)
     N       prompt positions (batch B = 1)
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import torch
 
+from core.lab.layer_trace import trace_text
 from core.parts.norms import layer_norm, rms_norm
 from core.parts.trace import Trace
 
@@ -22,6 +23,7 @@ from core.parts.trace import Trace
 BLOCK_PARTS = ("resid_pre", "attn_norm", "attn.q", "attn.k", "attn.v", "attn.weights", "attn_out",
                "resid_mid", "ffn_norm", "ffn.gate", "ffn.up", "ffn_out", "resid_post")
 HEAD_PARTS = ("attn.q", "attn.k", "attn.v", "attn.weights")    # these have a head axis
+STREAM_PARTS = ("resid_pre", "attn_out", "resid_mid", "ffn_out", "resid_post")  # what residual_sizes reads
 
 
 @torch.no_grad()
@@ -37,6 +39,47 @@ def trace_prompt(model: torch.nn.Module, tokenizer, text: str, device: str = "cp
     trace = Trace()
     model(torch.tensor([ids], device=device), trace=trace)           # logits (1, N, V), not needed here
     return tokenizer.tokens(ids), trace
+
+
+def trace_block(model: torch.nn.Module, tokenizer, text: str, layer: int, limit: int,
+                device: str = "cpu") -> tuple[list[str], int, Trace]:
+    """One forward pass that keeps every part of block ``layer`` and, of every block, only what
+    the residual stream's sizes need: a model of 30 blocks need not keep 30 blocks of tensors.
+
+    Example: tokens, n, tr = trace_block(smollm2, tok, "Hello world", 5, 256)
+             -> tr["blocks.5.ffn.gate"].shape == (1, 2, 1536); "blocks.4.ffn.gate" not in tr
+    """
+    def keep(name: str) -> bool:
+        _, i, part = name.split(".", 2) if name.startswith("blocks.") else ("", "", "")
+        return part in STREAM_PARTS or (i == str(layer) and part in BLOCK_PARTS)
+
+    return trace_text(model, tokenizer, text, keep, limit, device)
+
+
+def strip_stages(stages: list[dict], layer: int, most: int = 8) -> list[dict]:
+    """The whole-model strip of a deep model, short enough to read: the first block, the chosen
+    one and the last stay; each run of blocks between them becomes one "gap" stage (its layers
+    ``first`` .. ``last``, their parameters summed). A model of at most ``most`` blocks is
+    returned as it is.
+
+    Example: names of strip_stages(model_stages(smollm2), 12) -> ids embed block(0) gap(1-11)
+             block(12) gap(13-28) block(29) final_norm output softmax
+    """
+    blocks = [s for s in stages if s["name"] == "block"]
+    if len(blocks) <= most:
+        return stages
+    keep = {0, layer, len(blocks) - 1}
+    out, run = [], []
+    for s in stages:
+        if s["name"] == "block" and s["layer"] not in keep:
+            run.append(s)
+            continue
+        if run:
+            out.append({"name": "gap", "layer": None, "first": run[0]["layer"], "last": run[-1]["layer"],
+                        "params": sum(b["params"] for b in run), "shape": run[-1]["shape"]})
+            run = []
+        out.append(s)
+    return out
 
 
 def part_matrix(trace: Trace, layer: int, part: str, head: int, n_rep: int) -> torch.Tensor:

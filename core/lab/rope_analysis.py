@@ -5,6 +5,7 @@ Dimension legend
     P       rotated pairs, d / 2
     N       positions 0 .. N-1
     R       relative distances m - n at which the bound is evaluated
+    H       query heads, H_kv key/value heads of a trained model's block (real q and k)
 
 Every function calls ``apply_rope`` / ``apply_rope_complex`` / ``rope_frequencies`` from
 core/parts/rope.py; nothing here re-implements the rotation.
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import torch
 
+from core.lab.layer_trace import trace_text
 from core.lab.toy import generator
+from core.parts.mha import split_heads
 from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies
 
 
@@ -128,3 +131,52 @@ def pair_angle(
     theta = rope_frequencies(q.shape[-1], base)[pair]      # ()
     return {"q": q_m, "k": k_n, "angle": angle, "offset": offset, "theta": theta,
             "score": q_m @ k_n}                            # score: this pair's share of q_m . k_n
+
+
+# --- a trained model's own q and k (the real-model section of C3) -----------------------------
+
+@torch.no_grad()
+def real_query_key(model: torch.nn.Module, tokenizer, text: str, layer: int, limit: int,
+                   device: str = "cpu") -> dict:
+    """The queries and keys of block ``layer`` for ``text``, before RoPE and after it.
+
+    The trace records q and k after RoPE (blocks.{i}.attn.q, .attn.k). Before RoPE they are
+    the block's own projections of its normalised input, h W_q and h W_k split into heads,
+    recomputed here from the trace's attn_norm with the block's weights; rotated with the
+    model's base they are the trace's q and k again (tests/test_lesson_c3.py).
+
+    Example: out = real_query_key(smollm2, tok, "Hello world", 3, 256)
+             -> out["q_pre"].shape == (9, 2, 64), out["k_pre"].shape == (3, 2, 64)
+    """
+    names = {f"blocks.{layer}.{p}" for p in ("attn_norm", "attn.q", "attn.k")}
+    tokens, n_all, trace = trace_text(model, tokenizer, text, names.__contains__, limit, device)
+    attn = model.blocks[layer].attn
+    h = trace[f"blocks.{layer}.attn_norm"]                                 # (1, N, D)
+    q_pre = split_heads(attn.w_q(h), attn.config.n_heads)[0]               # (H, N, d)
+    k_pre = split_heads(attn.w_k(h), attn.config.n_kv_heads)[0]            # (H_kv, N, d)
+    return {"tokens": tokens, "n_all": n_all, "q_pre": q_pre, "k_pre": k_pre,
+            "q": trace[f"blocks.{layer}.attn.q"][0], "k": trace[f"blocks.{layer}.attn.k"][0]}
+
+
+def score_by_distance(
+    q: torch.Tensor, k: torch.Tensor, distances: torch.Tensor, base: float
+) -> torch.Tensor:
+    """The score q_m . k_n / sqrt(d) of one query q (d,) and one key k (d,),
+    both before RoPE, rotated with ``base``, the query r = m - n positions
+    after the key, for each r in ``distances``. RoPE makes it a function
+    of r alone, so the key may sit at position 0 (angle 0, unrotated).
+
+    Example: score_by_distance(torch.tensor([1., 0.]), torch.tensor([1., 0.]),
+                               torch.tensor([0, 1]), 1.0)
+             -> [0.7071, 0.3821]   (cos r / sqrt 2)
+    """
+    q_r = apply_rope(q.expand(len(distances), -1), distances, base)  # (R, d)
+    return q_r @ k / q.shape[-1] ** 0.5                              # (R,)
+
+
+def rope_wavelengths(d: int, base: float) -> torch.Tensor:
+    """Positions pair i needs for one full turn, 2 pi / theta_i.
+
+    Example: rope_wavelengths(4, 100.0) -> [6.2832, 62.832]
+    """
+    return 2 * torch.pi / rope_frequencies(d, base).double()           # (P,)

@@ -240,6 +240,7 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
 REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2", "a2.lm=smollm2"),
                           ("attention", "b1", "b1.source=smollm2&b1.ex_open=true&b1.ex.lm=smollm2&b1.ex_grid=true"),
                           ("heads", "b2", "b2.lm=smollm2&b2.ex_open=true&b2.ex.lm=smollm2&b2.ex_grid=true"),
+                          ("llama-block", "c2", "c2.lm=smollm2"), ("rope", "c3", "c3.lm=smollm2"),
                           ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
