@@ -6,7 +6,19 @@ from core.calc.flops import decode_operators, decode_variants, prefill_and_decod
 from core.calc.params import count_params
 from core.calc.timing import copy_seconds, decode_against_bandwidth
 from core.parts.kv_cache import kv_cache_bytes
-from ui.frame import beside_code, choice, code_panel, device, figure, fragment, header, model_labels, tr, try_this
+from ui.frame import (
+    beside_code,
+    built_figure,
+    choice,
+    device,
+    figure,
+    fragment,
+    header,
+    lang,
+    model_labels,
+    tr,
+    try_this,
+)
 from ui.model import real_model, real_model_available
 from viz.roofline import duration, format_bars, hierarchy_chart, human, roofline_chart
 
@@ -21,6 +33,8 @@ FORMATS = {"fp32": (4, 4), "fp16": (2, 2), "int8": (1, 1), "q4_1": (Q4_1.bytes_p
 DTYPES = list(FORMATS)
 # The real model's rows: as our decoder holds it, fp16, Q4_1 everywhere, and its GGUF as shipped.
 REAL_ROWS = ("fp32", "fp16", "q4_1", "gguf")
+REAL_LABELS = {"fp32": f"{NS}.real_fp32", "fp16": f"{NS}.real_fp16", "q4_1": f"{NS}.real_q4_1",
+               "gguf": f"{NS}.real_gguf"}
 REAL_CONTEXT = 64          # tokens in the cache while one step is timed
 MOVES_START = (16, 16384)   # batch, context where GQA, MQA and a smaller cache visibly move decoding
 LEVELS = {"sram": f"{NS}.sram", "hbm": f"{NS}.hbm", "host": f"{NS}.host"}
@@ -32,7 +46,6 @@ VARIANTS = {"mha": f"{NS}.v_mha", "gqa": f"{NS}.v_gqa", "mqa": f"{NS}.v_mqa", "i
 header(NS)
 
 
-@st.cache_data(max_entries=1, show_spinner=False)
 def real_format_bytes() -> dict[str, dict[str, float]]:
     """Bytes one decoding step reads of SmolLM2's weights in each REAL_ROWS format, and bits per weight."""
     cfg = configs.get(configs.SMOLLM2)
@@ -207,41 +220,39 @@ st.subheader(tr(f"{NS}.real_title"))
 st.markdown(tr(f"{NS}.real_text"))
 real_cfg = configs.get(configs.SMOLLM2)
 real_bytes = real_format_bytes()
-real_labels = [tr(f"{NS}.real_{row}", bits=real_bytes[row]["bits"]) for row in REAL_ROWS]
-left, right = st.columns([3, 2])
-with left:
-    figure(format_bars(real_labels, [real_bytes[r]["bytes"] / 2**20 for r in REAL_ROWS],
-                       title=tr(f"{NS}.real_bytes_fig", model=real_cfg.title), x_title=tr(f"{NS}.real_mib"),
-                       text=[f"{human(real_bytes[r]['bytes'], 'B', 1024)} · {real_bytes[r]['bits']:.2f} bit"
-                             for r in REAL_ROWS]), key=f"{NS}.real_bytes")
+real_labels = [tr(REAL_LABELS[row]) for row in REAL_ROWS]
+dev = device()
+with beside_code(roofline.WeightFormat.bits_per_weight.fget, decode_against_bandwidth, copy_seconds,
+                 height=560, widths=(3, 2)):
+    figure(built_figure((f"{NS}.real_bytes", lang(), *real_labels), lambda: format_bars(
+        real_labels, [real_bytes[r]["bytes"] / 2**20 for r in REAL_ROWS],
+        title=tr(f"{NS}.real_bytes_fig", model=real_cfg.title), x_title=tr(f"{NS}.real_mib"),
+        text=[f"{human(real_bytes[r]['bytes'], 'B', 1024)} · {real_bytes[r]['bits']:.2f} bit" for r in REAL_ROWS])),
+        key=f"{NS}.real_bytes")
     st.caption(tr(f"{NS}.real_bytes_caption", params=count_params(real_cfg), ratio=16 / Q4_1.bits_per_weight,
                   gguf=real_bytes["gguf"]["bytes"]))
-with right:
-    beside = st.container()
-dev = device()
-measures = shared_measures()
-with left:
-    if not real_model_available():
+    measures = shared_measures()                                     # {device: result}, every session's
+    available = real_model_available()
+    if not available:
         real_model(dev)                                              # the install note, nothing else
     elif st.button(tr(f"{NS}.real_measure", device=dev), key=f"{NS}.real_btn"):
         loaded = real_model(dev)
         if loaded is not None:
             with st.spinner(tr(f"{NS}.real_measuring")):
                 measures[dev] = decode_against_bandwidth(loaded[0], REAL_CONTEXT)
-    got = measures.get(dev)
+    got = measures.get(dev) if available else None
     if got:
         rows = [tr(f"{NS}.real_decoded")] + [tr(f"{NS}.real_bound", fmt=lbl) for lbl in real_labels]
         tps = [got["decode_tps"]] + [got["gbps"] * 1e9 / real_bytes[r]["bytes"] for r in REAL_ROWS]
-        figure(format_bars(rows, tps, title=tr(f"{NS}.real_speed_fig", model=real_cfg.title, device=dev),
-                           x_title=tr(f"{NS}.real_tps"), text=[f"{t:,.1f}" for t in tps], highlight=[0]),
-               key=f"{NS}.real_speed")
+        figure(built_figure((f"{NS}.real_speed", lang(), dev, *tps), lambda: format_bars(
+            rows, tps, title=tr(f"{NS}.real_speed_fig", model=real_cfg.title, device=dev),
+            x_title=tr(f"{NS}.real_tps"), text=[f"{t:,.1f}" for t in tps], highlight=[0])),
+            key=f"{NS}.real_speed")
         st.markdown(tr(f"{NS}.real_numbers", decode=duration(got["decode_s"]), read=duration(got["read_s"]),
                        mib=got["weight_bytes"] / 2**20, gbps=got["gbps"], q4=tps[3], n=REAL_CONTEXT,
                        verdict=tr(f"{NS}.real_below" if got["ratio"] < 1 else f"{NS}.real_above",
                                   pct=100 * got["ratio"])))
-    elif real_model_available():
+    elif available:
         st.info(tr(f"{NS}.real_none"))
-with beside:
-    code_panel(roofline.WeightFormat.bits_per_weight.fget, decode_against_bandwidth, copy_seconds, height=560)
 
 try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])
