@@ -220,14 +220,14 @@ st.subheader(tr(f"{NS}.real_title"))
 st.markdown(tr(f"{NS}.real_text"))
 real_cfg = configs.get(configs.SMOLLM2)
 real_bytes = real_format_bytes()
-real_labels = [tr(REAL_LABELS[row]) for row in REAL_ROWS]
+real_labels = [tr(REAL_LABELS[row], bits=real_bytes[row]["bits"]) for row in REAL_ROWS]
 dev = device()
 with beside_code(roofline.WeightFormat.bits_per_weight.fget, decode_against_bandwidth, copy_seconds,
                  height=560, widths=(3, 2)):
     figure(built_figure((f"{NS}.real_bytes", lang(), *real_labels), lambda: format_bars(
         real_labels, [real_bytes[r]["bytes"] / 2**20 for r in REAL_ROWS],
         title=tr(f"{NS}.real_bytes_fig", model=real_cfg.title), x_title=tr(f"{NS}.real_mib"),
-        text=[f"{human(real_bytes[r]['bytes'], 'B', 1024)} · {real_bytes[r]['bits']:.2f} bit" for r in REAL_ROWS])),
+        text=[human(real_bytes[r]["bytes"], "B", 1024) for r in REAL_ROWS])),
         key=f"{NS}.real_bytes")
     st.caption(tr(f"{NS}.real_bytes_caption", params=count_params(real_cfg), ratio=16 / Q4_1.bits_per_weight,
                   gguf=real_bytes["gguf"]["bytes"]))

@@ -22,7 +22,7 @@ from ui.frame import (
 )
 from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import head_grid
-from viz.gqa import cache_bars, head_map
+from viz.gqa import cache_bars, group_maps, head_map
 
 NS = "d4"
 CONTEXTS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
@@ -201,15 +201,16 @@ def real_section(model) -> None:
         return
     group = run["groups"][kv]
     titles = [tr(f"{NS}.head_title", q=q, kv=kv) for q in group["heads"]]
+    # The page's whole width: three maps side by side, each key named under its column.
+    figure(group_maps(group["weights"], run["tokens"], titles=titles,
+                      hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
+           key=f"{NS}.real_maps")
     left, right = st.columns([1, 1])
     with left:
-        figure(head_grid(group["weights"], run["tokens"], titles=titles, cols=3,
-                         hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-               key=f"{NS}.real_maps")
         st.caption(tr(f"{NS}.real_caption", layer=layer, kv=kv, heads=", ".join(map(str, group["heads"])),
                       n=run["n"]))
     with right:
-        code_panel(group_attention, repeat_kv, height=560)
+        code_panel(group_attention, repeat_kv, height=520)
 
 
 @fragment

@@ -130,7 +130,7 @@ def format_bars(labels: list[str], values: list[float], *, title: str | None, x_
              "textposition": "outside", "cliponaxis": False, "marker": {"color": colours},
              "hovertemplate": "%{y}: %{text}<extra></extra>", "showlegend": False}]
     top = max(values) if len(values) and max(values) > 0 else 1.0
-    layout = {"xaxis": {"title": {"text": x_title}, "range": [0, top * 1.45], "rangemode": "tozero"},
+    layout = {"xaxis": {"title": {"text": x_title}, "range": [0, top * 1.3], "rangemode": "tozero"},
               "yaxis": {"autorange": "reversed", "type": "category"},
               "bargap": 0.35}
     return make(data, layout, title, height or 110 + 46 * len(labels))

@@ -240,6 +240,29 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
         page.close()
 
 
+# Lessons on the real model (issue 24 §4): the same checks with the switch on SmolLM2
+# (skipped without its package). Screenshots: layout-real-<lesson>-<lang>-<width>.png.
+REAL_MODEL = [c for c in [("kv-cache", "d2", "d2.lm=smollm2"), ("memory-wall", "d3", "d3.model=smollm2-135m&d3.dtype=q4_1"),
+                          ("gqa", "d4", "d4.lm=smollm2")]
+              if c[0] in {slug for slug, _ in LESSONS}]
+
+
+@pytest.mark.parametrize("width,height", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name,query", REAL_MODEL, ids=[c[1] for c in REAL_MODEL])
+def test_real_model_fits(chromium_browser, server_url, slug, name, query, lang, width, height):
+    from ui.model import real_model_available
+
+    if not real_model_available():
+        pytest.skip("SmolLM2 is not installed")
+    page = chromium_browser.new_page(viewport={"width": width, "height": height})
+    try:
+        _check(page, f"{server_url}/{slug}?lang={lang}&{query}", width, height, f"real-{name}-{lang}-{width}",
+               known=KNOWN_OPEN.get(name, ()))
+    finally:
+        page.close()
+
+
 # After a button press the figure it changed is on screen (issue 11: D1's Step left it below
 # the fold). The button is brought to the bottom of the window, as a lecturer scrolling down
 # to it would see it; after the press the whole chart must be in the window.
