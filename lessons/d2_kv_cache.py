@@ -228,9 +228,11 @@ if lm == REAL and timed is not None:
     per_fp32 = kv_cache_bytes(cost_cfg, 1, 1, DTYPE_BYTES["fp32"])
     left, right = st.columns([3, 2])
     with left:
-        st.latex(rf"""2 \times \underbrace{{{cost_cfg.n_layers}}}_{{L}} \times \underbrace{{{cost_cfg.n_kv_heads}}}_{{H_{{kv}}}}
+        st.latex(rf"""\begin{{aligned}} 2 \times \underbrace{{{cost_cfg.n_layers}}}_{{L}}
+                 \times \underbrace{{{cost_cfg.n_kv_heads}}}_{{H_{{kv}}}}
                  \times \underbrace{{{cost_cfg.head_dim}}}_{{d_{{head}}}} \times b
-                 = {per_fp16:,}\ \text{{B}}\ (\text{{fp16}}),\ {per_fp32:,}\ \text{{B}}\ (\text{{fp32}})""".replace(",", "{,}"))
+                 &= {per_fp16:,}\ \text{{B}} \quad (b = 2,\ \text{{fp16}}) \\
+                 &= {per_fp32:,}\ \text{{B}} \quad (b = 4,\ \text{{fp32}}) \end{{aligned}}""".replace(",", "{,}"))
         st.markdown(tr(f"{NS}.weighed", n=weighed["tokens"], bytes=weighed["bytes"],
                        per=weighed["bytes"] / weighed["tokens"], half=weighed["bytes_fp16"],
                        per_half=weighed["bytes_fp16"] / weighed["tokens"], fp16=per_fp16, fp32=per_fp32,

@@ -200,9 +200,12 @@ class WeightFormat:
     def bits_per_weight(self) -> float:
         """(block · value_bits + scale_bits + min_bits) / block.
 
-        Example: Q4_1: (32 · 4 + 16 + 16) / 32 = 5.0;  Q8_0: (32 · 8 + 16) / 32 = 8.5
+        Example: Q4_1: (32 · 4 + 16 + 16) / 32 = 5.0
+                 Q8_0: (32 · 8 + 16) / 32 = 8.5
         """
-        return (self.block * self.value_bits + self.scale_bits + self.min_bits) / self.block
+        stored = self.block * self.value_bits             # the small integers
+        beside = self.scale_bits + self.min_bits          # once per block
+        return (stored + beside) / self.block
 
     @property
     def bytes_per_weight(self) -> float:

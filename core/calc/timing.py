@@ -89,14 +89,17 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
     return statistics.median(times)
 
 
-def copy_seconds(n_bytes: int, repeats: int, device: str = "cpu", seed: int = 0) -> float:
-    """Median seconds to copy one float32 tensor of ``n_bytes``: every byte read once (and
-    written once), the floor under any step that has to read that many bytes.
+def copy_seconds(n_bytes: int, repeats: int, device: str = "cpu",
+                 seed: int = 0) -> float:
+    """Median seconds to copy one float32 tensor of ``n_bytes``: every byte
+    read once (and written once), the floor under any step that has to read
+    that many bytes.
 
-    Example: copy_seconds(538_060_032, 5) -> ≈ 0.05 on a desktop (about 10 GB/s each way)
+    Example: copy_seconds(538_060_032, 5) -> ≈ 0.05 s on a desktop
     """
     g = torch.Generator().manual_seed(seed)
-    src = torch.empty(n_bytes // 4, dtype=torch.float32).uniform_(generator=g).to(device)  # (n_bytes / 4,)
+    src = torch.empty(n_bytes // 4).uniform_(generator=g)  # (n_bytes / 4,)
+    src = src.to(device)
     dst = torch.empty_like(src)
 
     def copy():
@@ -115,32 +118,38 @@ def weight_bytes(model: torch.nn.Module) -> int:
 
 @one_at_a_time
 @torch.inference_mode()
-def decode_against_bandwidth(model: torch.nn.Module, context: int = 64, repeats: int = 5,
-                             seed: int = 0) -> dict[str, float]:
-    """One cached decoding step of ``model`` (a core.models.model.LlamaDecoder) with ``context``
-    tokens in its cache, and the copy of its weights' bytes, timed in the same call.
+def decode_against_bandwidth(model: torch.nn.Module, context: int = 64,
+                             repeats: int = 5, seed: int = 0) -> dict:
+    """One cached decoding step of ``model`` (a LlamaDecoder) with
+    ``context`` tokens in its cache, and one copy of its weights' bytes,
+    timed in the same call:
 
-    decode_s   median seconds of one new token (cache trimmed back after each, same length each time)
-    read_s     median seconds to copy ``weight_bytes(model)`` bytes (copy_seconds)
-    weight_bytes, decode_tps = 1 / decode_s, bound_tps = 1 / read_s, ratio = decode / bound,
-    gbps       bytes of the weights / read_s / 1e9: the bandwidth one read sees
+    decode_s    median seconds of one new token (the cache cut back after
+                each, so every step sees ``context`` tokens)
+    read_s      median seconds to copy weight_bytes(model) bytes
+    decode_tps  1 / decode_s;  bound_tps  1 / read_s
+    ratio       decode_tps / bound_tps
+    gbps        weight bytes / read_s / 1e9: the bandwidth one read sees
 
-    Example: SmolLM2 on a laptop -> decode_tps ≈ 25, bound_tps ≈ 40, ratio ≈ 0.6
+    Example: SmolLM2 on a laptop -> decode_tps ≈ 25, bound_tps ≈ 40
     """
     device = next(model.parameters()).device
     g = torch.Generator().manual_seed(seed)
     vocab = model.embed.weight.shape[0]
-    ids = torch.randint(0, vocab, (1, context + 1), generator=g).to(device)   # (1, T + 1)
+    ids = torch.randint(0, vocab, (1, context + 1), generator=g)  # (1, T+1)
+    ids = ids.to(device)
     cache = model.new_cache()
-    model(ids[:, :context], cache=cache)                                      # T positions cached
+    model(ids[:, :context], cache=cache)                  # T positions cached
 
     def step():
-        model(ids[:, context:], cache=cache)                                  # (1, 1) new
-        for layer in cache.layers:                                            # back to T rows
-            layer.k, layer.v = layer.k[:, :, :context], layer.v[:, :, :context]
+        model(ids[:, context:], cache=cache)              # (1, 1) new
+        for layer in cache.layers:                        # back to T rows
+            layer.k = layer.k[:, :, :context]
+            layer.v = layer.v[:, :, :context]
         _sync(str(device))
     decode_s = median_seconds(step, repeats)
     n_bytes = weight_bytes(model)
     read_s = copy_seconds(n_bytes, repeats, str(device), seed)
-    return {"decode_s": decode_s, "read_s": read_s, "weight_bytes": n_bytes, "decode_tps": 1 / decode_s,
-            "bound_tps": 1 / read_s, "ratio": read_s / decode_s, "gbps": n_bytes / read_s / 1e9}
+    return {"decode_s": decode_s, "read_s": read_s, "weight_bytes": n_bytes,
+            "decode_tps": 1 / decode_s, "bound_tps": 1 / read_s,
+            "ratio": read_s / decode_s, "gbps": n_bytes / read_s / 1e9}
