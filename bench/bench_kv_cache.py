@@ -1,12 +1,14 @@
-"""The KV cache on the course model: time per generated token, cached vs recomputing the prefix.
+"""The KV cache on the course model (or SmolLM2): time per generated token, cached vs
+recomputing the prefix.
 
-    python -m bench.bench_kv_cache [--window 16] [--repeats 5]
+    python -m bench.bench_kv_cache [--window 16] [--repeats 5] [--model smollm2]
 
 Both ways are timed at 64, 128 and 256 tokens of context in this one run, on this machine,
 with core.calc.flops.measure_decoding (the function lesson D2 uses for its live chart): the
 last ``window`` tokens up to each context are produced one at a time; the two ways
 alternate so both see the same machine load, and the best of ``repeats`` is kept.
-Target: cached >= 5x faster at 256 tokens.
+Target: cached >= 5x faster at 256 tokens. With ``--model smollm2`` it also weighs SmolLM2's
+cache (core.lab.d_real_kv.measured_cache) against 2 · 30 · 3 · 64 · b bytes a token.
 """
 from __future__ import annotations
 
@@ -21,7 +23,10 @@ import torch  # noqa: E402
 
 from core.calc import configs  # noqa: E402
 from core.calc.flops import decode_flops, measure_decoding  # noqa: E402
+from core.lab.d_real_kv import measured_cache  # noqa: E402
+from core.models import gguf_llama  # noqa: E402
 from core.models.model import load_course_model  # noqa: E402
+from core.parts.kv_cache import kv_cache_bytes  # noqa: E402
 
 CONTEXTS = (64, 128, 256)
 TARGET = 5.0
@@ -32,12 +37,22 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--model", choices=("course", "smollm2"), default="course")
     args = ap.parse_args()
-    model, tok = load_course_model(args.device)
-    corpus = (ROOT / "assets" / "tang300.txt").read_text(encoding="utf-8").replace("\n", "")
-    ids = tok.encode(corpus[: model.config.max_seq_len])
-    cfg = configs.get("course")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}; course model "
+    if args.model == "smollm2":
+        model, tok = gguf_llama.load_real_model(args.device)
+        ids = (tok.encode("The key and value of a past token never change. ") * 64)[: CONTEXTS[-1]]
+        cfg = configs.get(configs.SMOLLM2)
+        weighed = measured_cache(model, ids[:100])
+        print(f"SmolLM2 cache: {weighed['bytes'] / weighed['tokens']:,.0f} bytes a token as held (float32), "
+              f"{weighed['bytes_fp16'] / weighed['tokens']:,.0f} in fp16; counted: "
+              f"{kv_cache_bytes(cfg, 1, 1, 4):,} and {kv_cache_bytes(cfg, 1, 1, 2):,}")
+    else:
+        model, tok = load_course_model(args.device)
+        corpus = (ROOT / "assets" / "tang300.txt").read_text(encoding="utf-8").replace("\n", "")
+        ids = tok.encode(corpus[: model.config.max_seq_len])
+        cfg = configs.get("course")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {args.device}; {cfg.title} "
           f"{sum(p.numel() for p in model.parameters()):,} parameters")
     measured = measure_decoding(model, ids, list(CONTEXTS), args.window, args.repeats)
     print(f"{'context':>8} {'cached ms':>10} {'recompute ms':>13} {'measured':>9} {'FLOP ratio':>11}")

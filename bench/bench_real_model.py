@@ -15,31 +15,14 @@ Rows:
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import torch
 
+from core.calc.timing import copy_seconds, median_seconds, weight_bytes
 from core.models import gguf_llama
 from core.models.model import load_course_model
 from core.parts.trace import Trace
-
-
-def _median(fn, repeats: int) -> float:
-    fn()                                                   # warm-up
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def _copy_time(n_bytes: int, repeats: int, g: torch.Generator) -> float:
-    """Median time to copy one float32 tensor of ``n_bytes``: every byte read once (and written)."""
-    src = torch.empty(n_bytes // 4, dtype=torch.float32).uniform_(generator=g)
-    dst = torch.empty_like(src)
-    return _median(lambda: dst.copy_(src), repeats)
 
 
 def _rss_mib() -> float:
@@ -83,15 +66,15 @@ def main() -> None:
         def step_uncached():
             model(ids)                                                   # (1, n + 1) all again
 
-        cached_s = _median(step_cached, args.repeats)
-        uncached_s = _median(step_uncached, max(2, args.repeats // 2))
+        cached_s = median_seconds(step_cached, args.repeats)
+        uncached_s = median_seconds(step_uncached, max(2, args.repeats // 2))
 
         weights = [p for p in model.parameters()]
-        n_bytes = sum(p.numel() * p.element_size() for p in weights)
-        read_s = _copy_time(n_bytes, args.repeats, g)
+        n_bytes = weight_bytes(model)
+        read_s = copy_seconds(n_bytes, args.repeats)
 
         prompt = torch.randint(300, tok.vocab_size, (1, 64), generator=g)
-        trace_s = _median(lambda: model(prompt, trace=Trace()), max(2, args.repeats // 2))
+        trace_s = median_seconds(lambda: model(prompt, trace=Trace()), max(2, args.repeats // 2))
     rss_end = _rss_mib()
 
     decode_tps, bound_tps = 1 / cached_s, 1 / read_s

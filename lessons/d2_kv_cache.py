@@ -5,12 +5,14 @@ import torch
 from core.calc import configs, roofline
 from core.calc.flops import decode_flops, measure_decoding
 from core.calc.params import count_params
+from core.lab.d_real_kv import cache_nbytes, measured_cache
 from core.models.generate import Generation
 from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
 from ui.frame import (
     beside_code,
     bring_into_view,
     choice,
+    code_panel,
     common_mistake,
     device,
     figure,
@@ -23,7 +25,7 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.model import course_model
+from ui.model import COURSE, REAL, course_model, model_switch, real_model
 from ui.prompt import openings
 from viz.kv import cache_step, cost_lines, memory_lines
 
@@ -35,6 +37,11 @@ DEFAULT_PROMPT = "君不见，黄河之水"
 EXAMPLES = [DEFAULT_PROMPT, "将进酒：人生得", "君不见，高堂明镜悲白发，朝如青丝暮成雪。人生得"]
 NEW_TOKENS = 16
 MEASURED = [16, 32, 64, 96, 128, 160, 192, 224, 256]
+# SmolLM2 is ~1,000× the course model's work a token: fewer lengths, a shorter window, two repeats
+# keep its measurement to seconds (the counted curve still goes to 256 for both).
+MEASURED_ON = {COURSE: MEASURED, REAL: [16, 64, 128, 256]}
+TIMING = {COURSE: {}, REAL: {"window": 4, "repeats": 2}}
+REAL_TEXT = "The key and value of a past token never change, so the model keeps them in its cache."
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 CONTEXTS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 DTYPES = list(DTYPE_BYTES)
@@ -50,6 +57,20 @@ def gib_text(gib: float) -> str:
 loaded = course_model(dev)
 
 
+@st.cache_resource(show_spinner=False)
+def shared_timings() -> dict:
+    """The live measurements, {(model, device): seconds}: one press serves every student of the
+    process (the same machine measured the same model)."""
+    return {}
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def real_cache(dev: str) -> dict:
+    """SmolLM2's KV cache after REAL_TEXT, weighed (core.lab.d_real_kv.measured_cache)."""
+    model, tok = real_model(dev)
+    return measured_cache(model, tok.encode(REAL_TEXT))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def replay(prompt: str, dev: str) -> dict:
     """Greedy decoding of NEW_TOKENS tokens with the cache, every step's q, k, v and weights kept."""
@@ -63,8 +84,8 @@ def replay(prompt: str, dev: str) -> dict:
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def flop_curves(max_len: int) -> dict:
-    cfg = configs.get("course")
+def flop_curves(name: str, max_len: int) -> dict:
+    cfg = configs.get(name)
     lengths = list(range(8, max_len + 1, 8))
     return {"x": lengths, "cached": [decode_flops(cfg, n) for n in lengths],
             "recomputed": [decode_flops(cfg, n, cache=False) for n in lengths]}
@@ -163,35 +184,62 @@ if loaded is not None:
 # 2 · What it saves: counted and measured -------------------------------------------------------------
 st.subheader(tr(f"{NS}.cost_title"))
 st.markdown(tr(f"{NS}.cost_text"))
-course_cfg = configs.get("course")
-curves = flop_curves(course_cfg.max_seq_len)
+lm = model_switch(NS)                                   # course model (default) or SmolLM2
+cost_name = configs.SMOLLM2 if lm == REAL else configs.COURSE
+cost_cfg = configs.get(cost_name)
+timed = loaded if lm == COURSE else real_model(dev)     # (model, tokenizer) whose decoding is timed
+curves = flop_curves(cost_name, MEASURED[-1])
 names = {"cached": tr(f"{NS}.cached"), "recomputed": tr(f"{NS}.recomputed")}
 c1, c2 = st.columns(2)
 with c1:
     figure(cost_lines(curves["x"], {names[k]: curves[k] for k in ("cached", "recomputed")},
-                      title=tr(f"{NS}.flops_fig"), x_title=tr(f"{NS}.context_axis"), y_title=tr(f"{NS}.flops_axis"),
-                      log_y=True), key=f"{NS}.flops")
+                      title=tr(f"{NS}.flops_fig", model=cost_cfg.title), x_title=tr(f"{NS}.context_axis"),
+                      y_title=tr(f"{NS}.flops_axis"), log_y=True), key=f"{NS}.flops")
     st.caption(tr(f"{NS}.flops_caption", n=curves["x"][-1], ratio=curves["recomputed"][-1] / curves["cached"][-1]))
 with c2:
-    timing_key = f"{NS}.timing.{dev}"
-    if loaded is not None:
-        if st.button(tr(f"{NS}.measure", device=dev), key=f"{NS}.measure_btn"):
+    results = shared_timings()                           # one entry per (model, device), every session's
+    setting = (lm, dev)
+    if timed is not None:
+        if st.button(tr(f"{NS}.measure", device=dev, model=cost_cfg.title), key=f"{NS}.measure_btn"):
+            model_t, tok_t = timed
             bar = st.progress(0.0, text=tr(f"{NS}.measuring"))
-            contexts = [n for n in MEASURED if n <= mc.max_seq_len]
-            ids = (tok.encode(DEFAULT_PROMPT) * mc.max_seq_len)[: mc.max_seq_len]
-            seconds = measure_decoding(model, ids, contexts, progress=lambda f: bar.progress(f))
-            st.session_state[timing_key] = {"x": contexts, **seconds}
+            contexts = [n for n in MEASURED_ON[lm] if n <= model_t.config.max_seq_len]
+            text = DEFAULT_PROMPT if lm == COURSE else REAL_TEXT
+            ids = (tok_t.encode(text) * contexts[-1])[: contexts[-1]]
+            seconds = measure_decoding(model_t, ids, contexts, progress=lambda f: bar.progress(f), **TIMING[lm])
+            results[setting] = {"x": contexts, **seconds}
             bar.empty()
-    measured = st.session_state.get(timing_key)
+    measured = results.get(setting)
     if measured:
         ms = {names[k]: [1000 * s for s in measured[k]] for k in ("cached", "recomputed")}
-        figure(cost_lines(measured["x"], ms, title=tr(f"{NS}.timing_fig", device=dev),
+        figure(cost_lines(measured["x"], ms, title=tr(f"{NS}.timing_fig", device=dev, model=cost_cfg.title),
                           x_title=tr(f"{NS}.context_axis"), y_title=tr(f"{NS}.ms_axis")), key=f"{NS}.timing")
         st.caption(tr(f"{NS}.timing_caption", n=measured["x"][-1],
                       ratio=measured["recomputed"][-1] / measured["cached"][-1],
                       tps=1 / measured["cached"][-1]))
-    elif loaded is not None:
-        st.info(tr(f"{NS}.timing_none"))
+    elif timed is not None:
+        st.info(tr(f"{NS}.timing_none", model=cost_cfg.title))
+
+if lm == REAL and timed is not None:
+    # SmolLM2's cache per token: counted from its config, weighed on a real KVCache.
+    with st.spinner(tr(f"{NS}.weighing")):
+        weighed = real_cache(dev)
+    per_fp16 = kv_cache_bytes(cost_cfg, 1, 1, DTYPE_BYTES["fp16"])
+    per_fp32 = kv_cache_bytes(cost_cfg, 1, 1, DTYPE_BYTES["fp32"])
+    left, right = st.columns([3, 2])
+    with left:
+        st.latex(rf"""\begin{{aligned}} 2 \times \underbrace{{{cost_cfg.n_layers}}}_{{L}}
+                 \times \underbrace{{{cost_cfg.n_kv_heads}}}_{{H_{{kv}}}}
+                 \times \underbrace{{{cost_cfg.head_dim}}}_{{d_{{head}}}} \times b
+                 &= {per_fp16:,}\ \text{{B}} \quad (b = 2,\ \text{{fp16}}) \\
+                 &= {per_fp32:,}\ \text{{B}} \quad (b = 4,\ \text{{fp32}}) \end{{aligned}}""".replace(",", "{,}"))
+        st.markdown(tr(f"{NS}.weighed", n=weighed["tokens"], bytes=weighed["bytes"],
+                       per=weighed["bytes"] / weighed["tokens"], half=weighed["bytes_fp16"],
+                       per_half=weighed["bytes_fp16"] / weighed["tokens"], fp16=per_fp16, fp32=per_fp32,
+                       text=plain(REAL_TEXT), layers=cost_cfg.n_layers, kv=cost_cfg.n_kv_heads,
+                       d=cost_cfg.head_dim, h=cost_cfg.n_heads))
+    with right:
+        code_panel(measured_cache, cache_nbytes, height=360)
 
 # 3 · What it costs: memory ----------------------------------------------------------------------------
 st.subheader(tr(f"{NS}.memory_title"))

@@ -4,14 +4,38 @@ import streamlit as st
 from core.calc import configs, roofline
 from core.calc.flops import decode_operators, decode_variants, prefill_and_decode, step_bytes, step_flops
 from core.calc.params import count_params
-from core.parts.kv_cache import DTYPE_BYTES, kv_cache_bytes
-from ui.frame import beside_code, choice, figure, fragment, header, model_labels, tr, try_this
-from viz.roofline import duration, hierarchy_chart, human, roofline_chart
+from core.calc.timing import copy_seconds, decode_against_bandwidth
+from core.parts.kv_cache import kv_cache_bytes
+from ui.frame import (
+    beside_code,
+    built_figure,
+    choice,
+    device,
+    figure,
+    fragment,
+    header,
+    lang,
+    model_labels,
+    tr,
+    try_this,
+)
+from ui.model import real_model, real_model_available
+from viz.roofline import duration, format_bars, hierarchy_chart, human, roofline_chart
 
 NS = "d3"
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 CONTEXTS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
-DTYPES = list(DTYPE_BYTES)
+# Bytes per value of the weights and of the cache for each choice. Q4_1 is a weight format
+# (5 bits a weight: core.calc.roofline.WEIGHT_FORMATS); its cache stays fp16, as llama.cpp keeps it.
+Q4_1 = roofline.WEIGHT_FORMATS["q4_1"]
+FORMATS = {"fp32": (4, 4), "fp16": (2, 2), "int8": (1, 1), "q4_1": (Q4_1.bytes_per_weight, 2),
+           "int4": (0.5, 0.5)}
+DTYPES = list(FORMATS)
+# The real model's rows: as our decoder holds it, fp16, Q4_1 everywhere, and its GGUF as shipped.
+REAL_ROWS = ("fp32", "fp16", "q4_1", "gguf")
+REAL_LABELS = {"fp32": f"{NS}.real_fp32", "fp16": f"{NS}.real_fp16", "q4_1": f"{NS}.real_q4_1",
+               "gguf": f"{NS}.real_gguf"}
+REAL_CONTEXT = 64          # tokens in the cache while one step is timed
 MOVES_START = (16, 16384)   # batch, context where GQA, MQA and a smaller cache visibly move decoding
 LEVELS = {"sram": f"{NS}.sram", "hbm": f"{NS}.hbm", "host": f"{NS}.host"}
 POINTS = {"prefill": f"{NS}.prefill_point", "decode": f"{NS}.decode_point"}
@@ -22,6 +46,23 @@ VARIANTS = {"mha": f"{NS}.v_mha", "gqa": f"{NS}.v_gqa", "mqa": f"{NS}.v_mqa", "i
 header(NS)
 
 
+def real_format_bytes() -> dict[str, dict[str, float]]:
+    """Bytes one decoding step reads of SmolLM2's weights in each REAL_ROWS format, and bits per weight."""
+    cfg = configs.get(configs.SMOLLM2)
+    n = count_params(cfg)
+    out = {f: {"bytes": n * roofline.WEIGHT_FORMATS[f].bytes_per_weight,
+               "bits": roofline.WEIGHT_FORMATS[f].bits_per_weight} for f in REAL_ROWS[:3]}
+    shipped = roofline.gguf_weight_bytes(cfg)["total"]
+    out["gguf"] = {"bytes": shipped, "bits": 8 * shipped / n}
+    return out
+
+
+@st.cache_resource(show_spinner=False)
+def shared_measures() -> dict:
+    """{device: decode_against_bandwidth(...)}: one press serves every student of the process."""
+    return {}
+
+
 def workload_controls():
     c1, c2 = st.columns(2)
     batch = c1.select_slider(tr(f"{NS}.batch"), BATCHES, value=1, key=f"{NS}.batch", bind="query-params")
@@ -29,12 +70,19 @@ def workload_controls():
                                bind="query-params")
     c3, c4, c5 = st.columns([2, 2, 3])
     with c3:
-        model = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()))
+        model = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()),
+                       on_change=own_format)
     gpu = c4.selectbox(tr(f"{NS}.gpu"), roofline.names(), index=1, key=f"{NS}.gpu", bind="query-params")
     with c5:
         dtype = st.segmented_control(tr(f"{NS}.dtype"), DTYPES, default="fp16", key=f"{NS}.dtype",
                                      bind="query-params", help=tr(f"{NS}.dtype_help"), required=True)
     return batch, context, configs.get(model), roofline.get(gpu), dtype or "fp16"
+
+
+def own_format():
+    """SmolLM2 ships as Q4_1: choosing it shows it in its own format (the others keep theirs)."""
+    if st.session_state.get(f"{NS}.model") == configs.SMOLLM2:
+        st.session_state[f"{NS}.dtype"] = "q4_1"
 
 
 def moves_controls():
@@ -76,7 +124,7 @@ def workload_sections():
     controls moves, leaving the titles, the prose, the code and the questions as they are."""
     with slot["controls"]:
         batch, context, cfg, gpu, dtype = workload_controls()
-    per_value = DTYPE_BYTES[dtype]
+    per_value, cache_value = FORMATS[dtype]
 
     # 1 · The hierarchy ----------------------------------------------------------------------
     levels = roofline.hierarchy(gpu)
@@ -92,7 +140,7 @@ def workload_sections():
                                        host=levels[1]["bytes_per_s"] / levels[2]["bytes_per_s"]))
 
     # 2 · Prefill and decode on the roofline --------------------------------------------------
-    pd = prefill_and_decode(cfg, context, batch, per_value, per_value)
+    pd = prefill_and_decode(cfg, context, batch, per_value, cache_value)
     placed = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in pd.items()}
     with slot["roofline"]:
         points = [{"name": tr(POINTS[name], n=context, b=batch), "intensity": p["intensity"],
@@ -110,7 +158,7 @@ def workload_sections():
         st.markdown(tr(f"{NS}.prefill_numbers", time=duration(pre["seconds"]), i=pre["intensity"],
                        pct=100 * pre["tflops"] / gpu.peak_tflops))
         weights = count_params(cfg) * per_value
-        cache = kv_cache_bytes(cfg, context, batch, per_value)
+        cache = kv_cache_bytes(cfg, context, batch, cache_value)
         need = roofline.gpus_needed(gpu, weights + cache)
         holds = tr(f"{NS}.holds", weights=human(weights, "B", 1024), cache=human(cache, "B", 1024),
                    gpu=gpu.title, n=need)
@@ -121,7 +169,7 @@ def workload_sections():
         points, arrows = [], []
         for op, symbol in (("weights", "square"), ("attention", "circle")):
             for b in dict.fromkeys((1, batch)):
-                o = decode_operators(cfg, context, b, per_value, per_value)[op]
+                o = decode_operators(cfg, context, b, per_value, cache_value)[op]
                 p = roofline.place(gpu, o["flops"], o["bytes"])
                 points.append({"name": tr(OPS[op], b=b), "intensity": p["intensity"], "tflops": p["tflops"],
                                "symbol": symbol})
@@ -132,7 +180,7 @@ def workload_sections():
                               x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
                               ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
                key=f"{NS}.ops")
-        ops = decode_operators(cfg, context, batch, per_value, per_value)
+        ops = decode_operators(cfg, context, batch, per_value, cache_value)
         st.caption(tr(f"{NS}.ops_caption", b=batch, w=ops["weights"]["intensity"], a=ops["attention"]["intensity"],
                       g=cfg.n_heads // cfg.n_kv_heads))
 
@@ -166,5 +214,45 @@ def workload_sections():
 
 
 workload_sections()
+
+# 4 · SmolLM2 on this machine: its real bytes, its measured speed -------------------------------
+st.subheader(tr(f"{NS}.real_title"))
+st.markdown(tr(f"{NS}.real_text"))
+real_cfg = configs.get(configs.SMOLLM2)
+real_bytes = real_format_bytes()
+real_labels = [tr(REAL_LABELS[row], bits=real_bytes[row]["bits"]) for row in REAL_ROWS]
+dev = device()
+with beside_code(roofline.WeightFormat.bits_per_weight.fget, decode_against_bandwidth, copy_seconds,
+                 height=560, widths=(3, 2)):
+    figure(built_figure((f"{NS}.real_bytes", lang(), *real_labels), lambda: format_bars(
+        real_labels, [real_bytes[r]["bytes"] / 2**20 for r in REAL_ROWS],
+        title=tr(f"{NS}.real_bytes_fig", model=real_cfg.title), x_title=tr(f"{NS}.real_mib"),
+        text=[human(real_bytes[r]["bytes"], "B", 1024) for r in REAL_ROWS])),
+        key=f"{NS}.real_bytes")
+    st.caption(tr(f"{NS}.real_bytes_caption", params=count_params(real_cfg), ratio=16 / Q4_1.bits_per_weight,
+                  gguf=real_bytes["gguf"]["bytes"]))
+    measures = shared_measures()                                     # {device: result}, every session's
+    available = real_model_available()
+    if not available:
+        real_model(dev)                                              # the install note, nothing else
+    elif st.button(tr(f"{NS}.real_measure", device=dev), key=f"{NS}.real_btn"):
+        loaded = real_model(dev)
+        if loaded is not None:
+            with st.spinner(tr(f"{NS}.real_measuring")):
+                measures[dev] = decode_against_bandwidth(loaded[0], REAL_CONTEXT)
+    got = measures.get(dev) if available else None
+    if got:
+        rows = [tr(f"{NS}.real_decoded")] + [tr(f"{NS}.real_bound", fmt=lbl) for lbl in real_labels]
+        tps = [got["decode_tps"]] + [got["gbps"] * 1e9 / real_bytes[r]["bytes"] for r in REAL_ROWS]
+        figure(built_figure((f"{NS}.real_speed", lang(), dev, *tps), lambda: format_bars(
+            rows, tps, title=tr(f"{NS}.real_speed_fig", model=real_cfg.title, device=dev),
+            x_title=tr(f"{NS}.real_tps"), text=[f"{t:,.1f}" for t in tps], highlight=[0])),
+            key=f"{NS}.real_speed")
+        st.markdown(tr(f"{NS}.real_numbers", decode=duration(got["decode_s"]), read=duration(got["read_s"]),
+                       mib=got["weight_bytes"] / 2**20, gbps=got["gbps"], q4=tps[3], n=REAL_CONTEXT,
+                       verdict=tr(f"{NS}.real_below" if got["ratio"] < 1 else f"{NS}.real_above",
+                                  pct=100 * got["ratio"])))
+    elif available:
+        st.info(tr(f"{NS}.real_none"))
 
 try_this(NS, [("try1", 2), ("try2", 0), ("try3", 1)])

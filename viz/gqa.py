@@ -1,9 +1,15 @@
 """Which query head reads which key/value head: MHA, GQA and MQA as one diagram."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
-from viz.common import Figure, array, make
+from viz.attention import MAX_NAMED, hover, token_font, weights_bar
+from viz.common import WEIGHTS_SCALE, Figure, array, make, pool, unique_labels
+
+SIDE_BY_SIDE = 12          # up to this many tokens the maps of one group stand in a row
+CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
 GROUP_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
@@ -53,3 +59,53 @@ def cache_bars(labels: list[str], gib: list[float], chosen: int, *, title: str |
     layout = {"xaxis": {"type": "category", "tickangle": 0},
               "yaxis": {"title": {"text": y_title}, "range": [0, max(gib) * 1.18 if max(gib) > 0 else 1]}}
     return make(data, layout, title, height)
+
+
+def group_maps(weights, tokens: list[str], *, titles: list[str], hover_names: tuple[str, str, str],
+               height: int | None = None) -> Figure:
+    """The attention maps of the query heads that share one KV head on one pair of axes (one
+    trace per head, each shifted by its place), ``weights`` (G, N, N).
+
+    Up to SIDE_BY_SIDE tokens the maps stand side by side; longer, one above the other at the
+    figure's whole width, so that every key keeps a column wide enough for its name. Words are
+    wider than a cell: key labels stand upright (turned 90°), unless one holds a Chinese
+    character (never turned). Over MAX_NAMED tokens the maps are pooled and the axes count
+    positions. Traces: one heatmap per head, the first with the colour bar.
+    """
+    w = array(weights)
+    g = w.shape[0]
+    shown = [pool(w[i], 64 * 64) for i in range(g)]
+    n, factor = shown[0][0].shape[0], shown[0][1]
+    cols = g if n <= SIDE_BY_SIDE else 1
+    rows = -(-g // cols)
+    gap = max(2.5, 0.12 * n)
+    step = n + gap
+    labels = unique_labels(tokens) if factor == 1 else [str(j * factor) for j in range(n)]
+    named = len(tokens) <= MAX_NAMED
+    upright = named and factor == 1 and not any(CJK.search(t) for t in labels)
+    query, key, value = hover_names
+    cells = [[f"{labels[r]} → {labels[c]}" for c in range(n)] for r in range(n)] if named else None
+    data, notes = [], []
+    for i, (z, _) in enumerate(shown):
+        r, c = divmod(i, cols)
+        data.append({"type": "heatmap", "z": z, "x0": c * step, "dx": 1, "y0": r * step, "dy": 1, "zmin": 0,
+                     "zmax": 1, "colorscale": WEIGHTS_SCALE, "showscale": i == 0,
+                     **({"colorbar": weights_bar(1.0)} if i == 0 else {}), "customdata": cells,
+                     "hovertemplate": (f"{titles[i]}<br>{query} → {key}: %{{customdata}}<br>{value}: %{{z:.3f}}"
+                                       "<extra></extra>") if named else f"{titles[i]}<br>" + hover(*hover_names)})
+        notes.append({"text": titles[i], "x": c * step + (n - 1) / 2, "y": r * step - 0.8, "xref": "x", "yref": "y",
+                      "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
+    size = min(11, token_font(n))
+    row_px = (15 if rows > 1 else 18) if named else 8               # one token row, in pixels
+    layout = {
+        "xaxis": {"tickvals": [c * step + j for c in range(cols) for j in range(n)] if named else [],
+                  "ticktext": labels * cols if named else [], "tickangle": -90 if upright else 0,
+                  "tickfont": {"size": size}, "showgrid": False, "zeroline": False,
+                  "range": [-0.5, cols * step - gap - 0.5]},
+        "yaxis": {"tickvals": [r * step + j for r in range(rows) for j in range(n)] if named else [],
+                  "ticktext": labels * rows if named else [], "tickfont": {"size": size},
+                  "showgrid": False, "zeroline": False, "range": [rows * step - gap - 0.5, -2.2]},
+        "annotations": notes,
+        "margin": {"t": 20},
+    }
+    return make(data, layout, None, height or 140 + row_px * round(rows * step))

@@ -116,3 +116,21 @@ def hierarchy_chart(levels: list[str], sizes: list[float], rates: list[float], *
         "margin": {"t": 40},
     }
     return make(data, layout, None, height)
+
+
+def format_bars(labels: list[str], values: list[float], *, title: str | None, x_title: str, text: list[str],
+                highlight: list[int] = (), height: int | None = None) -> Figure:
+    """One horizontal bar per weight format (D3's real model): bytes a token reads, or tokens/s.
+
+    Linear axis from 0, so the lengths compare (fp16 is 3.2 × Q4_1). ``highlight`` rows are drawn
+    red (a measured value among bounds). Trace 0: the bars, ``labels`` top to bottom.
+    """
+    colours = ["#d62728" if i in highlight else "#4c78a8" for i in range(len(labels))]
+    data = [{"type": "bar", "orientation": "h", "y": labels, "x": array(values), "text": text,
+             "textposition": "outside", "cliponaxis": False, "marker": {"color": colours},
+             "hovertemplate": "%{y}: %{text}<extra></extra>", "showlegend": False}]
+    top = max(values) if len(values) and max(values) > 0 else 1.0
+    layout = {"xaxis": {"title": {"text": x_title}, "range": [0, top * 1.3], "rangemode": "tozero"},
+              "yaxis": {"autorange": "reversed", "type": "category"},
+              "bargap": 0.35}
+    return make(data, layout, title, height or 110 + 46 * len(labels))

@@ -179,3 +179,66 @@ def memory_sizes() -> list[tuple[float, str]]:
     for gpu in GPUS.values():
         by_size.setdefault(gpu.hbm_gb, []).append(gpu.title)
     return [(size, " · ".join(titles)) for size, titles in sorted(by_size.items())]
+
+
+# --- Weight formats: how many bits one weight costs in memory (D3) ---------------------------
+# A block format stores ``block`` weights as small integers and, once per block, the numbers that
+# turn them back into reals. llama.cpp's Q4_1 (ggml-common.h, block_q4_1): 32 weights of 4 bits,
+# one fp16 scale d and one fp16 minimum m, w = d * q + m. Q8_0: 32 weights of 8 bits and one fp16
+# scale, w = d * q. A plain float is a block of one with nothing beside it.
+
+@dataclass(frozen=True)
+class WeightFormat:
+    name: str          # id, safe in a URL ("q4_1")
+    title: str         # how llama.cpp or PyTorch writes it ("Q4_1"); not translated
+    block: int         # weights per block
+    value_bits: int    # bits of each stored weight
+    scale_bits: int    # bits of the block's scale d (0: none)
+    min_bits: int      # bits of the block's minimum m (0: none)
+
+    @property
+    def bits_per_weight(self) -> float:
+        """(block · value_bits + scale_bits + min_bits) / block.
+
+        Example: Q4_1: (32 · 4 + 16 + 16) / 32 = 5.0
+                 Q8_0: (32 · 8 + 16) / 32 = 8.5
+        """
+        stored = self.block * self.value_bits             # the small integers
+        beside = self.scale_bits + self.min_bits          # once per block
+        return (stored + beside) / self.block
+
+    @property
+    def bytes_per_weight(self) -> float:
+        """Example: Q4_1 -> 0.625; fp16 -> 2.0"""
+        return self.bits_per_weight / 8
+
+
+WEIGHT_FORMATS: dict[str, WeightFormat] = {f.name: f for f in (
+    WeightFormat("fp32", "fp32", 1, 32, 0, 0),
+    WeightFormat("fp16", "fp16", 1, 16, 0, 0),
+    WeightFormat("q8_0", "Q8_0", 32, 8, 16, 0),
+    WeightFormat("q4_1", "Q4_1", 32, 4, 16, 16),
+)}
+
+
+def gguf_weight_bytes(cfg, matrices: str = "q4_1", embedding: str = "q8_0", norms: str = "fp32"
+                      ) -> dict[str, int]:
+    """Bytes of a model's tensors laid out as llama.cpp quantises a LLaMA: the token embedding in
+    one format, every weight matrix of every block in another, the norm gains as floats. An output
+    matrix of its own (untied) is counted with the matrices. ``cfg`` is an ArchConfig.
+
+    Example: SmolLM2-135M as its GGUF ships (Q4_1, embedding Q8_0, norms fp32):
+             embedding 49,152 · 576 · 8.5 / 8 = 30,081,024; matrices 106,168,320 weights · 5 / 8
+             = 66,355,200; norms 61 · 576 · 4 = 140,544; total 96,576,768, the sum of the file's
+             tensor sizes (its other 1,785,664 bytes are the header: tokenizer, chat template)
+    """
+    d, kv, f = cfg.d_model, cfg.kv_dim, cfg.ffn_hidden
+    q_width = cfg.n_heads * cfg.head_dim
+    per_block = d * q_width + 2 * d * kv + q_width * d + 3 * d * f       # w_q, w_k, w_v, w_o, w1, w2, w3
+    n_matrices = cfg.n_layers * per_block + (0 if cfg.tied_embeddings else cfg.vocab_size * d)
+    n_norms = (2 * cfg.n_layers + 1) * d
+    out = {"embedding": round(cfg.vocab_size * d * WEIGHT_FORMATS[embedding].bytes_per_weight),
+           "matrices": round(n_matrices * WEIGHT_FORMATS[matrices].bytes_per_weight),
+           "norms": round(n_norms * WEIGHT_FORMATS[norms].bytes_per_weight)}
+    out["total"] = sum(out.values())
+    return out

@@ -241,7 +241,9 @@ REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2"
                           ("attention", "b1", "b1.source=smollm2&b1.ex_open=true&b1.ex.lm=smollm2&b1.ex_grid=true"),
                           ("heads", "b2", "b2.lm=smollm2&b2.ex_open=true&b2.ex.lm=smollm2&b2.ex_grid=true"),
                           ("llama-block", "c2", "c2.lm=smollm2"), ("rope", "c3", "c3.lm=smollm2"),
-                          ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat")]
+                          ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat"),
+                          ("kv-cache", "d2", "d2.lm=smollm2"), ("memory-wall", "d3", "d3.model=smollm2-135m&d3.dtype=q4_1"),
+                          ("gqa", "d4", "d4.lm=smollm2")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
 
