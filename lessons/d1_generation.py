@@ -8,14 +8,12 @@ import streamlit as st
 from core.lab.real_generation import (
     PROMPT_TOKENS,
     chat_ids,
-    next_logits,
     printable,
-    step_numbers,
     stop_ids,
-    strip_numbers,
     text_ids,
 )
 from core.models.generate import Generation, at_temperature, sampling_probs
+from ui.d1_real import real_step, real_strip
 from ui.frame import (
     bring_into_view,
     choice,
@@ -208,26 +206,6 @@ HISTORY = 4                   # earlier generations listed under the latest
 TEMPLATE_SHOWN = 400          # characters of the chat prompt shown in its caption
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def real_logits(ids: tuple[int, ...], dev: str, _model):
-    """The logits (V,) of the token after ``ids``: one forward, shared by every student."""
-    return next_logits(_model, ids)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def real_step(ids: tuple[int, ...], temperature: float, top_k: int, top_p: float, chosen: int | None, dev: str,
-              _model, _tok) -> dict:
-    """The bars of the token after ``ids`` at these settings (``chosen``: the token drawn there)."""
-    return step_numbers(real_logits(ids, dev, _model), _tok, temperature, top_k or None,
-                        top_p if top_p < 1 else None, REAL_SHOW, chosen)
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def real_strip(ids: tuple[int, ...], shown: tuple[int, ...], top_k: int, top_p: float, dev: str, _model) -> dict:
-    """The same step at the STRIP temperatures (the strip does not depend on the slider's T)."""
-    return strip_numbers(real_logits(ids, dev, _model), shown, STRIP, top_k or None, top_p if top_p < 1 else None)
-
-
 def real_example(mode: str, box: str):
     """Pills (translated names) that copy an example into the prompt box ``box``."""
     def use():
@@ -413,8 +391,8 @@ def real_body(model, tok):
     before = settings[1] + tuple(drawn[: at - 1])            # what the model had read at this step
     pos = len(before)                                        # positions count from 0
     with st.spinner(tr(f"{NS}.reading")):        # a new prefix: one forward of the model (<= 1 s)
-        d = real_step(before, temperature, top_k, top_p, drawn[at - 1] if drawn else None, dev, model, tok)
-        strip_p = real_strip(before, tuple(d["ids"][:STRIP_SHOW]), top_k, top_p, dev, model)
+        d = real_step(before, temperature, top_k, top_p, drawn[at - 1] if drawn else None, REAL_SHOW, dev, model, tok)
+        strip_p = real_strip(before, tuple(d["ids"][:STRIP_SHOW]), STRIP, top_k, top_p, dev, model)
     if drawn:
         real_bars(d, True, tr(f"{NS}.bars_title", pos=pos), log)
         if temperature <= 0:
