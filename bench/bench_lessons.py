@@ -3,7 +3,8 @@
   redraw  median time from a slider key press in Chromium to the changed figure on screen,
           against a live server (which, unlike AppTest, pays the post-run GC if it is on)
 
-    python -m bench.bench_lessons [--runs 20] [--presses 10] [--only b1,c3] [--no-browser]
+    python -m bench.bench_lessons [--runs 20] [--presses 10] [--only b1,c3] [--no-browser] [--real]
+--real opens each lesson that offers SmolLM2 on it (REAL_QUERY), its results cached by the warm-up runs.
 Budgets: script <= 50 ms, redraw <= 150 ms. Numbers on these shared 2-core machines are noisy:
 compare rows measured in the same run. The last row, "floor", is a page with one slider and
 one small heatmap (bench/floor_app.py): what Streamlit and plotly.js cost on this machine now.
@@ -30,8 +31,17 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def script_median_ms(page_file: str, runs: int) -> float:
+# The address that opens a lesson on SmolLM2 (ui.model.model_switch's key, or the lesson's own).
+REAL_QUERY = {"b1": {"b1.source": "smollm2", "b1.ex_open": "true", "b1.ex.lm": "smollm2"},
+              "b2": {"b2.lm": "smollm2", "b2.ex_open": "true", "b2.ex.lm": "smollm2"},
+              "d3": {"d3.model": "smollm2-135m", "d3.dtype": "q4_1"}}
+REAL_LESSONS = ("a1", "a2", "b1", "b2", "c2", "c3", "d1", "d2", "d3", "d4")
+
+
+def script_median_ms(page_file: str, runs: int, query: dict[str, str] | None = None) -> float:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
     at.run()  # app.py first, so the page then runs inside the frame (see tests/apptest_util.py)
     # A server loads SmolLM2 in a thread before its class arrives (ui/preload.py): measure the
     # lessons after it, not while it reads 0.5 GB beside them (A1 and A2 read 1.4-1.7x slower).
@@ -150,10 +160,15 @@ def main() -> None:
     ap.add_argument("--presses", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--no-browser", action="store_true")
+    ap.add_argument("--real", action="store_true", help="the lessons that offer SmolLM2, opened on it")
     args = ap.parse_args()
     lessons = [lesson for lesson in existing_lessons()
                if not args.only or lesson.ns in args.only.split(",")]
-    scripts = {lesson.ns: script_median_ms(lesson.file, args.runs) for lesson in lessons}
+    if args.real:
+        lessons = [lesson for lesson in lessons if lesson.ns in REAL_LESSONS]
+    scripts = {lesson.ns: script_median_ms(lesson.file, args.runs,
+                                           REAL_QUERY.get(lesson.ns, {f"{lesson.ns}.lm": "smollm2"}) if args.real else None)
+               for lesson in lessons}
     redraw = {} if args.no_browser else browser_medians([lesson.url_path for lesson in lessons], args.presses)
     floor = None if args.no_browser else browser_medians([""], args.presses, "bench/floor_app.py")[""]
     print(f"{'lesson':<8}{'script median (ms)':>20}{'slider->redraw median (ms)':>30}")
