@@ -268,7 +268,7 @@ export default function (component) {
     const current = state.step === data.step && state.lesson === data.lesson;
     if (!asked && current && !running() && n > 1 && data.step > n) {
       asked = true;
-      setTriggerValue("action", "step:" + n);
+      setTriggerValue("action", "clamp:" + n + "@" + data.page);
     }
   };
   update();

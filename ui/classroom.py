@@ -90,7 +90,7 @@ def bar(current, order: list) -> None:
         "next_lesson": tr("classroom.next_lesson"), "keys": tr("classroom.keys"), "step_of": tr("classroom.step_of"),
         "overview": tr("classroom.overview"),
     }
-    data = {"present": on, "step": step(), "lesson": current.title, "labels": labels,
+    data = {"present": on, "step": step(), "lesson": current.title, "page": current.url_path, "labels": labels,
             "has_prev": at > 0, "has_next": at < len(order) - 1}
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
     where = st.container() if on else st.sidebar
@@ -114,6 +114,14 @@ def _act(action: str, at: int, order: list) -> None:
         st.session_state[_ON] = False
         start()
         st.rerun()
+    elif action.startswith("clamp:") and presenting():
+        # A step past the last slide, brought back to the last by the bar once the page has run:
+        # only for the page it was measured on (a bar still showing the lesson before a switch
+        # once moved the new lesson to the old one's last slide).
+        wanted, _, page = action[6:].partition("@")
+        if page == order[at].url_path and wanted.isdigit() and step() > int(wanted):
+            st.query_params[STEP] = str(min(max(int(wanted), 1), MAX_STEP))
+            st.rerun()
     elif action.startswith("step:") and presenting():
         try:
             wanted = int(action[5:])
