@@ -437,5 +437,9 @@ def test_shipped_adapter_reproduces_from_its_seed_full_run(course):
     finally:
         torch.set_num_threads(threads)
     shipped = load_file(str(lab.ASSETS / lab.ADAPTER_FILE))
+    # The same seed on one thread, but not the same CPU: another machine's vector units round
+    # the matmuls differently, and 150 steps of Adam carry it to 5e-5..8e-5 in weights up to 0.47
+    # (measured on a second Xeon; bit-identical on the one that trained it). Equal within that:
+    # the next seed differs by 0.71.
     for name, t in shipped.items():
-        torch.testing.assert_close(result["state"][name], t, rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(result["state"][name], t, rtol=1e-2, atol=2e-4)
