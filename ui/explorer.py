@@ -157,14 +157,7 @@ def explorer(ns: str, open_by_default: bool = True) -> None:
                          height=28 * len(labels) + 170),
                key=f"{ns}.ex_fig_scores")
         st.caption(tr("explorer.read_scores"))
-    standout = data["standout"]
-    if standout:
-        st.markdown("\n".join(
-            "- " + tr("explorer.standout", layer=i, head=j, what=tr(PATTERN_KEYS[p][1]),
-                      score=score, lift=lift)
-            for p, i, j, score, lift in standout))
-    else:
-        st.markdown(tr("explorer.none_standout"))
+    _standout(data["standout"], lambda p: PATTERN_KEYS[p][1], "explorer.none_standout")
 
     if grid:
         titles = [f"L{i}·H{j} {_short(data['dominant'][i][j])}".strip()
@@ -237,14 +230,7 @@ def real_explorer(ns: str, dev: str, loaded) -> None:
     with right:
         st.caption(tr("explorer.read_real_head", group=group, kv=head // group, first=head // group * group,
                       last=head // group * group + group - 1, n=len(tokens)))
-        standout = data["standout"]
-        if standout:
-            st.markdown("\n".join(
-                "- " + tr("explorer.standout", layer=i, head=j, what=tr(REAL_KEYS[p][2]),
-                          score=score, lift=lift)
-                for p, i, j, score, lift in standout))
-        else:
-            st.markdown(tr("explorer.real_none_standout"))
+        _standout(data["standout"], lambda p: REAL_KEYS[p][2], "explorer.real_none_standout")
 
     if grid:
         thumbs = data["thumbs"]
@@ -256,3 +242,13 @@ def real_explorer(ns: str, dev: str, loaded) -> None:
     with st.expander(tr("explorer.how")):
         st.markdown(tr("explorer.real_how_text"))
         code_panel(prompt_attention, head_scores, height=420)
+
+
+def _standout(rows, what_key, none_key: str) -> None:
+    """The heads that stand out, one line each ((pattern, layer, head, score, lift) rows; the
+    pattern's name through ``what_key``), or a line saying none does."""
+    if not rows:
+        st.markdown(tr(none_key))
+        return
+    st.markdown("\n".join("- " + tr("explorer.standout", layer=i, head=j, what=tr(what_key(p)), score=score, lift=lift)
+                          for p, i, j, score, lift in rows))
