@@ -10,6 +10,8 @@ same command gives the same weights on the same machine and torch version. Write
     course_model_config.json     ModelConfig, sha256 of the weights, how training went
     course_model_vocab.json      the CharTokenizer (one character, one token)
     course_model_loss.json       the training-loss curve
+    course_model_step{N}.safetensors   the weights after N updates (--checkpoints), float16
+    course_model_checkpoints.json      their steps, sha256 and losses, and every step's loss (F3)
 
 The goal is memorisation, which the lessons want: greedy decoding of a famous first
 line should continue as in the corpus (「君不见，黄河之水」 -> 「天上来」).
@@ -40,6 +42,11 @@ from core.models.model import (  # noqa: E402
 )
 from core.text.tokenizer import CharTokenizer  # noqa: E402
 
+CHECKPOINTS_FILE = "course_model_checkpoints.json"
+
+# Steps whose weights F3 shows (the end is course_model.safetensors itself). Seven files of
+# ~2.8 MB: character frequencies by 50, common pairs by 100-200, whole lines by 400.
+CHECKPOINTS = (0, 50, 100, 200, 400, 1000)
 CHECKS = ["君不见，黄河之水", "床前明月光，", "白日依山尽，", "春眠不觉晓，", "国破山河在，", "千山鸟飞绝，"]
 
 
@@ -76,6 +83,19 @@ def greedy(model: LlamaDecoder, tok: CharTokenizer, prompt: str, n: int) -> str:
     return generate(model, tok, prompt, max_new_tokens=n, temperature=0.0)
 
 
+def checkpoint_file(step: int) -> str:
+    return f"course_model_step{step:04d}.safetensors"
+
+
+def save_checkpoint(model: LlamaDecoder, path: Path, step: int) -> dict:
+    """float16 weights of the model as they are now; returns the manifest entry (loss filled later)."""
+    from safetensors.torch import save_file
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()},
+              str(path))
+    path.chmod(0o644)
+    return {"step": step, "file": path.name, "sha256": sha256_file(path)}
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description="Train the course model.")
     ap.add_argument("--corpus", type=Path, default=ROOT / "assets" / "tang300.txt")
@@ -96,7 +116,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--threads", type=int, default=2, help="fixed, because the thread count can change float sums")
     ap.add_argument("--log-every", type=int, default=25)
+    ap.add_argument("--checkpoints", default=",".join(map(str, CHECKPOINTS)),
+                    help="comma-separated steps whose weights are saved along the way (F3); '' for none")
     args = ap.parse_args(argv)
+    keep = sorted({int(s) for s in args.checkpoints.split(",") if s.strip()} - {args.steps})
 
     torch.set_num_threads(args.threads)
     torch.use_deterministic_algorithms(True)
@@ -129,8 +152,13 @@ def main(argv: list[str] | None = None) -> dict:
     warmup = max(1, min(50, args.steps // 10))
     curve: list[dict] = []
     window: list[float] = []
+    every_loss: list[float] = []    # each step's batch loss, before that step's update
+    saved: list[dict] = []
+    args.out.mkdir(parents=True, exist_ok=True)
     model.train()
     for step in range(args.steps):
+        if step in keep:   # the weights after `step` updates; saving reads them, draws nothing
+            saved.append(save_checkpoint(model, args.out / checkpoint_file(step), step))
         starts = torch.randint(0, len(data) - seq_len, (args.batch_size,), generator=gen)  # (B,)
         batch = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])        # (B, T+1)
         logits = model(batch[:, :-1])                                                    # (B, T, V)
@@ -142,6 +170,7 @@ def main(argv: list[str] | None = None) -> dict:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         window.append(loss.item())
+        every_loss.append(window[-1])
         if (step + 1) % args.log_every == 0 or step == args.steps - 1:
             mean = sum(window) / len(window)
             curve.append({"step": step + 1, "loss": round(mean, 4), "seconds": round(time.time() - t0, 1)})
@@ -151,7 +180,6 @@ def main(argv: list[str] | None = None) -> dict:
     train_seconds = time.time() - t0
     model.eval()
 
-    args.out.mkdir(parents=True, exist_ok=True)
     from safetensors.torch import save_file
     weights_path = args.out / WEIGHTS_FILE
     save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()},
@@ -173,6 +201,19 @@ def main(argv: list[str] | None = None) -> dict:
     (args.out / CONFIG_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
     (args.out / VOCAB_FILE).write_text(tok.to_json(), encoding="utf-8")
     (args.out / LOSS_FILE).write_text(json.dumps(curve), encoding="utf-8")
+    if keep:
+        # The end is the shipped model; its loss is taken on the batch a next step would draw.
+        starts = torch.randint(0, len(data) - seq_len, (args.batch_size,), generator=gen)  # (B,)
+        batch = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])        # (B, T+1)
+        with torch.no_grad():
+            end_loss = F.cross_entropy(model(batch[:, :-1]).flatten(0, 1), batch[:, 1:].flatten()).item()
+        saved.append({"step": args.steps, "file": WEIGHTS_FILE, "sha256": meta["weights_sha256"],
+                      "loss": round(end_loss, 5)})
+        for entry in saved[:-1]:
+            entry["loss"] = round(every_loss[entry["step"]], 5)
+        manifest = {"steps": args.steps, "seed": args.seed, "threads": args.threads,
+                    "checkpoints": saved, "step_loss": [round(v, 5) for v in every_loss]}
+        (args.out / CHECKPOINTS_FILE).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
     for p, s in samples.items():
         print(f"greedy: {p} -> {s!r}", flush=True)
     print(f"done in {train_seconds:.0f}s, final loss {curve[-1]['loss']:.4f}, "
