@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from core.lab.learning import CHECKPOINTS_FILE, batch_loss, draw_batch, encode_corpus, init_weights  # noqa: E402
 from core.models.model import (  # noqa: E402
     CONFIG_FILE,
     LOSS_FILE,
@@ -42,32 +42,10 @@ from core.models.model import (  # noqa: E402
 )
 from core.text.tokenizer import CharTokenizer  # noqa: E402
 
-CHECKPOINTS_FILE = "course_model_checkpoints.json"
-
 # Steps whose weights F3 shows (the end is course_model.safetensors itself). Seven files of
 # ~2.8 MB: character frequencies by 50, common pairs by 100-200, whole lines by 400.
 CHECKPOINTS = (0, 50, 100, 200, 400, 1000)
 CHECKS = ["君不见，黄河之水", "床前明月光，", "白日依山尽，", "春眠不觉晓，", "国破山河在，", "千山鸟飞绝，"]
-
-
-def encode_corpus(text: str, tok: CharTokenizer) -> torch.Tensor:
-    """Every poem as BOS + poem + EOS, all joined: BOS marks "a poem starts here"."""
-    ids: list[int] = []
-    for poem in text.split("\n\n"):
-        if poem.strip():
-            ids += tok.encode(poem.strip(), bos=True, eos=True)
-    return torch.tensor(ids, dtype=torch.long)
-
-
-def init_weights(model: LlamaDecoder, n_layers: int, gen: torch.Generator) -> None:
-    """Small normal init (std 0.02, GPT-2/LLaMA style); the projections that write into
-    the residual stream (w_o, w2) are scaled down by sqrt(2 * layers) so the stream's
-    variance does not grow with depth."""
-    for name, p in model.named_parameters():
-        if p.dim() == 2:
-            std = 0.02 / math.sqrt(2 * n_layers) if name.endswith(("w_o.weight", "w2.weight")) else 0.02
-            with torch.no_grad():
-                p.copy_(torch.randn(p.shape, generator=gen) * std)
 
 
 def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
@@ -159,10 +137,8 @@ def main(argv: list[str] | None = None) -> dict:
     for step in range(args.steps):
         if step in keep:   # the weights after `step` updates; saving reads them, draws nothing
             saved.append(save_checkpoint(model, args.out / checkpoint_file(step), step))
-        starts = torch.randint(0, len(data) - seq_len, (args.batch_size,), generator=gen)  # (B,)
-        batch = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])        # (B, T+1)
-        logits = model(batch[:, :-1])                                                    # (B, T, V)
-        loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
+        batch = draw_batch(data, seq_len, args.batch_size, gen)                         # (B, T+1)
+        loss = batch_loss(model, batch)
         for group in opt.param_groups:
             group["lr"] = lr_at(step, args.steps, args.lr, warmup)
         opt.zero_grad(set_to_none=True)
@@ -203,10 +179,8 @@ def main(argv: list[str] | None = None) -> dict:
     (args.out / LOSS_FILE).write_text(json.dumps(curve), encoding="utf-8")
     if keep:
         # The end is the shipped model; its loss is taken on the batch a next step would draw.
-        starts = torch.randint(0, len(data) - seq_len, (args.batch_size,), generator=gen)  # (B,)
-        batch = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])        # (B, T+1)
         with torch.no_grad():
-            end_loss = F.cross_entropy(model(batch[:, :-1]).flatten(0, 1), batch[:, 1:].flatten()).item()
+            end_loss = batch_loss(model, draw_batch(data, seq_len, args.batch_size, gen)).item()
         saved.append({"step": args.steps, "file": WEIGHTS_FILE, "sha256": meta["weights_sha256"],
                       "loss": round(end_loss, 5)})
         for entry in saved[:-1]:
