@@ -178,6 +178,14 @@ def window_means(values: list[float], every: int) -> list[tuple[int, float]]:
     return out
 
 
+def first_below(points: list[tuple[int, float]], level: float) -> int | None:
+    """The first step whose value is below ``level`` (None if none is).
+
+    Example: first_below([(25, 7.0), (50, 5.5), (75, 4.3)], 5.0) -> 75
+    """
+    return next((step for step, value in points if value < level), None)
+
+
 # --- counting models: what "character frequencies" and "common pairs" predict ----------------
 
 @dataclass(frozen=True)
