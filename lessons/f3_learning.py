@@ -27,8 +27,8 @@ from ui.frame import (
     try_this,
 )
 from ui.prompt import openings
-from viz.attention import head_grid, heatmap
-from viz.learning import by_checkpoint, loss_curve
+from viz.attention import head_grid
+from viz.learning import by_checkpoint, loss_curve, next_char_grid
 
 NS = "f3"
 DEFAULT_OPENING = "床前明月光，疑是地上霜。"
@@ -108,13 +108,14 @@ def next_section(text: str, ids: list[int], dev: str) -> None:
     rows = [*names, tr(f"{NS}.row_unigram"), tr(f"{NS}.row_bigram", char=v["read"][-1])]
     cols = [*v["chars"], tr(f"{NS}.others")]
     values = [*v["probs"], v["unigram"], v["bigram"]]
-    figure(heatmap(values, rows, cols, title=tr(f"{NS}.next_fig", text="".join(v["read"][-12:])),
-                   hover_names=(tr(f"{NS}.checkpoint_axis"), tr(f"{NS}.char"), tr(f"{NS}.prob")),
-                   colorbar_title=tr(f"{NS}.prob"), height=420), key=f"{NS}.next")
+    figure(next_char_grid(values, rows, cols, title=tr(f"{NS}.next_fig", text="".join(v["read"][-12:])),
+                          split=len(names), colorbar_title=tr(f"{NS}.prob"),
+                          hover_names=(tr(f"{NS}.checkpoint_axis"), tr(f"{NS}.char"), tr(f"{NS}.prob"))),
+           key=f"{NS}.next")
     truth = tr(f"{NS}.next_truth", char=plain(v["target"])) if v["target"] else tr(f"{NS}.next_end")
     certainty = " · ".join(tr(f"{NS}.certainty_item", step=s, char=plain(c), p=p, bits=b)
                            for s, c, p, b in zip(ck.steps, v["top_char"], v["top_prob"], v["entropy"], strict=True))
-    st.caption(truth + " " + tr(f"{NS}.next_caption", items=certainty))
+    st.caption(tr(f"{NS}.next_caption", truth=truth, items=certainty))
 
 
 def write_section(text: str, dev: str) -> None:
@@ -143,10 +144,9 @@ def head_section(text: str, ids: list[int], dev: str) -> None:
     figure(head_grid(v["weights"], v["tokens"], titles=names,
                      hover_names=(tr(f"{NS}.query"), tr(f"{NS}.key"), tr(f"{NS}.weight")),
                      colorbar_title=tr(f"{NS}.weight")), key=f"{NS}.head_grid")
-    caption = tr(f"{NS}.head_caption", layer=layer, head=head, kv=head // (cfg.n_heads // cfg.n_kv_heads))
-    if len(ids) > HEAD_CHARS:
-        caption += " " + tr(f"{NS}.head_cut", n=HEAD_CHARS, total=len(ids))
-    st.caption(caption)
+    cut = tr(f"{NS}.head_cut", n=HEAD_CHARS, total=len(ids)) if len(ids) > HEAD_CHARS else ""
+    st.caption(tr(f"{NS}.head_caption", layer=layer, head=head, kv=head // (cfg.n_heads // cfg.n_kv_heads),
+                  cut=cut).strip())
 
 
 @fragment

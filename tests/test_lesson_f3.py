@@ -23,7 +23,7 @@ def _table(at) -> list[list[str]]:
 
 def _next(at):
     fig = figure_by_key(at, "f3.next")
-    return trace_array(fig, 0, "z"), fig
+    return trace_array(fig, 0, "customdata"), fig          # the probabilities (z is their log10)
 
 
 def _head(at):

@@ -56,7 +56,8 @@ def _load(dev: str):
 
 def learned(dev: str) -> Learned | None:
     """The checkpoints and what was measured on them, or None after saying why they are missing."""
-    loaded = _load(dev)
+    with st.spinner(tr("f3.loading")):          # once per process: ~1-4 s of measuring, then cached
+        loaded = _load(dev)
     if isinstance(loaded, Exception):
         st.error(tr("common.model_unavailable", reason=str(loaded), command="python scripts/train_course_model.py"))
         return None

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from viz.common import Figure, array, make
+from viz.attention import token_axis
+from viz.common import WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 CHECKPOINT_COLOUR = "#d62728"
 REFERENCE_COLOURS = ("#7f7f7f", "#9467bd")
@@ -31,14 +32,15 @@ def loss_curve(step_loss: list[float], logged: list[tuple[int, float]], marks: l
                      "name": name, "line": {"dash": "dash", "width": 2, "color": colour},
                      "hovertemplate": f"{name}: {level:.2f}<extra></extra>"})
     data.append({"type": "scatter", "x": array([s for s, _ in marks]), "y": array([v for _, v in marks]),
-                 "mode": "markers+text", "name": names[2], "text": mark_labels, "textposition": "top right",
+                 "mode": "markers+text", "name": names[2], "text": mark_labels,
+                 "textposition": ["top right"] * (len(marks) - 1) + ["top left"],
                  "textfont": {"size": 13, "color": CHECKPOINT_COLOUR},
                  "marker": {"size": 10, "color": CHECKPOINT_COLOUR, "line": {"width": 1, "color": "white"}},
                  "hovertemplate": "%{text}: %{y:.3f}<extra></extra>"})
-    layout = {"xaxis": {"title": {"text": x_title}, "range": [-20, last + 60]},
-              "yaxis": {"title": {"text": y_title}, "type": "log"},
+    layout = {"xaxis": {"title": {"text": x_title}, "range": [-30, last + 150]},
+              "yaxis": {"title": {"text": y_title}, "type": "log", "range": [np.log10(0.04), np.log10(14)]},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
-              "margin": {"b": 110}}
+              "margin": {"b": 100}}
     return make(data, layout, title, height)
 
 
@@ -53,3 +55,34 @@ def by_checkpoint(labels: list[str], series: dict[str, list[float]], *, title: s
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 62 + 24 * len(series)}}
     return make(data, layout, title, height)
+
+
+LOG_FLOOR = 4          # the grid's colours run over 10^-4 .. 1 (uniform over 2,582 is 3.9e-4)
+
+
+def next_char_grid(probs, rows: list[str], cols: list[str], *, title: str, split: int,
+                   hover_names: tuple[str, str, str], colorbar_title: str) -> Figure:
+    """Rows of next-character probabilities (each sums to 1), coloured on a log scale: a guess
+    of 0.04 (the frequencies after 50 steps) is as visible as one of 0.96 (the end); on 0..1 it
+    was white. The probabilities themselves are the trace's ``customdata`` (hover, CSV) and are
+    written in the cells from 0.1 up. A line separates the first ``split`` rows (checkpoints)
+    from the counting models under them."""
+    p = array(probs)                                                          # (R, K+1)
+    z = np.log10(np.clip(p, 10.0 ** -LOG_FLOOR, 1.0)).astype(np.float32)
+    x, y = unique_labels(cols), unique_labels(rows)
+    text = [[f"{v:.2f}" if v >= 0.1 else "" for v in row] for row in p.tolist()]
+    ticks = list(range(-LOG_FLOOR, 1))
+    trace = {"type": "heatmap", "z": z, "x": x, "y": y, "customdata": p, "zmin": -LOG_FLOOR, "zmax": 0,
+             "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1, "text": text, "texttemplate": "%{text}",
+             "textfont": {"size": 11},
+             "colorbar": {"tickvals": ticks, "ticktext": [f"{10.0 ** t:g}" for t in ticks], "thickness": 12,
+                          "tickfont": {"size": 12}, "title": {"text": colorbar_title, "side": "top",
+                                                              "font": {"size": 12}}},
+             "hovertemplate": f"{hover_names[0]}: %{{y}}<br>{hover_names[1]}: %{{x}}<br>"
+                              f"{hover_names[2]}: %{{customdata:.4f}}<extra></extra>"}
+    line = {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": split - 0.5, "y1": split - 0.5,
+            "line": {"color": "#31333F", "width": 2}}
+    layout = {"yaxis": {"autorange": "reversed", "type": "category", **token_axis(len(y))},
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0, **token_axis(len(x))},
+              "shapes": [line], "margin": {"t": 90}}
+    return make([trace], layout, title, 110 + 34 * len(rows))

@@ -85,9 +85,9 @@ def draw_batch(data: torch.Tensor, seq_len: int, batch_size: int, gen: torch.Gen
 
 
 def batch_loss(model: torch.nn.Module, batch: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy of predicting each window's next token: the training loss.
+    """Mean cross-entropy of each window's next token: the training loss.
     (B, T+1) -> scalar."""
-    logits = model(batch[:, :-1])                                                 # (B, T, V)
+    logits = model(batch[:, :-1])                               # (B, T, V)
     return F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
 
 
@@ -165,8 +165,8 @@ def load_checkpoints(device: str | torch.device = "cpu", assets: Path | str | No
 
 
 def window_means(values: list[float], every: int) -> list[tuple[int, float]]:
-    """(step, mean) over each run of ``every`` steps, and over the last, shorter run: what the
-    training script logs.
+    """(step, mean) over each run of ``every`` steps, and over the last,
+    shorter run: what the training script logs.
 
     Example: window_means([4, 2, 3, 1, 5], 2) -> [(2, 3.0), (4, 2.0), (5, 5.0)]
     """
@@ -197,43 +197,53 @@ class Counts:
 
 
 def count_models(data: torch.Tensor, vocab_size: int) -> Counts:
-    """The unigram and bigram models of ``data`` by counting, and their loss on the same data
-    (the model trains on all of it, so in-sample is the fair comparison).
+    """Unigram and bigram models of ``data`` by counting, and their loss on
+    the same data (the model trains on all of it: in-sample is fair).
 
-    Example: data [1, 4, 4, 5] (V 6): unigram of 4 = 2/3; bigram row 4 = {4: 1/2, 5: 1/2}
+    Example: data [1, 4, 4, 5], V 6: unigram of 4 = 2/3;
+             bigram row 4 = {4: 1/2, 5: 1/2}
     """
-    prev, nxt = data[:-1], data[1:]                                               # (M,), (M,)
-    uni = torch.bincount(nxt, minlength=vocab_size).double()                      # (V,)
-    pairs = torch.zeros(vocab_size, vocab_size, dtype=torch.float64)
-    pairs.index_put_((prev, nxt), torch.ones(len(nxt), dtype=torch.float64), accumulate=True)  # (V, V)
+    V = vocab_size
+    prev, nxt = data[:-1], data[1:]                             # (M,), (M,)
+    uni = torch.bincount(nxt, minlength=V).double()             # (V,)
+    pairs = torch.zeros(V, V, dtype=torch.float64)              # (V, V)
+    ones = torch.ones(len(nxt), dtype=torch.float64)
+    pairs.index_put_((prev, nxt), ones, accumulate=True)
     unigram = uni / uni.sum()
-    rows = pairs.sum(1, keepdim=True)                                             # (V, 1)
-    bigram = torch.where(rows > 0, pairs / rows.clamp(min=1), unigram)            # unseen first token: frequencies
+    rows = pairs.sum(1, keepdim=True)                           # (V, 1)
+    # a token never followed by another (never a first): its frequencies
+    bigram = torch.where(rows > 0, pairs / rows.clamp(min=1), unigram)
+    uni_loss = -unigram[nxt].log().mean()
+    bi_loss = -bigram[prev, nxt].log().mean()
     return Counts(unigram.float(), bigram.float(),
-                  float(-unigram[nxt].log().mean()), float(-bigram[prev, nxt].log().mean()))
+                  float(uni_loss), float(bi_loss))
 
 
 @torch.no_grad()
-def resemblance(models: list[torch.nn.Module], counts: Counts, windows: torch.Tensor) -> dict[str, list[float]]:
-    """How each checkpoint's guesses, over the positions of ``windows`` (W, T+1), compare with the
-    counting models and the truth, one value a checkpoint:
+def resemblance(models: list[torch.nn.Module], counts: Counts,
+                windows: torch.Tensor) -> dict[str, list[float]]:
+    """Each checkpoint's guesses over the positions of ``windows`` (W, T+1),
+    one value a checkpoint:
 
-    - ``unigram``, ``bigram``: 1 - total variation distance between the model's distribution
-      and theirs (1: the same distribution, 0: no overlap), averaged over positions;
-    - ``truth``: the mean probability the model gives the character that really comes next;
-    - ``loss``: the cross-entropy on these windows.
+    - unigram, bigram: 1 - total variation distance between the model's
+      distribution and theirs (1: the same, 0: no overlap), mean over positions;
+    - truth: the mean probability given to the character that comes next;
+    - loss: the cross-entropy on these windows.
     """
-    x, y = windows[:, :-1], windows[:, 1:]                                        # (W, T) each
-    uni = counts.unigram                                                          # (V,)
-    bi = counts.bigram[x]                                                         # (W, T, V)
-    out: dict[str, list[float]] = {"unigram": [], "bigram": [], "truth": [], "loss": []}
+    x, y = windows[:, :-1], windows[:, 1:]                      # (W, T) each
+    uni = counts.unigram                                        # (V,)
+    bi = counts.bigram[x]                                       # (W, T, V)
+    out: dict[str, list[float]] = {"unigram": [], "bigram": [],
+                                   "truth": [], "loss": []}
     for model in models:
-        logp = torch.log_softmax(model(x.to(_device(model))).float().cpu(), -1)   # (W, T, V)
+        logits = model(x.to(_device(model))).float().cpu()      # (W, T, V)
+        logp = torch.log_softmax(logits, -1)
         p = logp.exp()
+        true_logp = logp.gather(-1, y[..., None])               # (W, T, 1)
         out["unigram"].append(float(1 - 0.5 * (p - uni).abs().sum(-1).mean()))
         out["bigram"].append(float(1 - 0.5 * (p - bi).abs().sum(-1).mean()))
-        out["truth"].append(float(p.gather(-1, y[..., None]).mean()))
-        out["loss"].append(float(-logp.gather(-1, y[..., None]).mean()))
+        out["truth"].append(float(true_logp.exp().mean()))
+        out["loss"].append(float(-true_logp.mean()))
     return out
 
 
@@ -256,58 +266,70 @@ class NextChar:
 
 
 @torch.no_grad()
-def next_char_at(models: list[torch.nn.Module], tok: CharTokenizer, counts: Counts, ids: list[int],
-                 read: int, per_checkpoint: int = 3, most: int = 12) -> NextChar:
-    """Each checkpoint's distribution of the next character after reading the first ``read`` ids.
+def next_char_at(models: list[torch.nn.Module], tok: CharTokenizer,
+                 counts: Counts, ids: list[int], read: int,
+                 per_checkpoint: int = 3, most: int = 12) -> NextChar:
+    """Each checkpoint's next-character distribution after ``read`` ids.
 
-    The columns are the ``per_checkpoint`` likeliest characters of every checkpoint (the character
-    that truly follows too), at most ``most``, ordered by the final model's probability; one more
-    column holds the mass of all the others, so each row sums to 1.
-    Example: a memorised model after "床前明月光，疑是地上" -> top_char[-1] == "霜", top_prob[-1] > 0.9
+    Columns: every checkpoint's ``per_checkpoint`` likeliest characters and
+    the one that truly follows, at most ``most``, in the final model's order;
+    a last column holds the rest of the vocabulary: each row sums to 1.
+    Example: the end, after 「床前明月光，疑是地上」 -> top_char[-1] == "霜"
     """
-    x = torch.tensor([ids[:read]])                                                # (1, N)
-    probs = torch.stack([torch.softmax(m(x.to(_device(m)))[0, -1].float().cpu(), -1)
-                         for m in models])                                        # (C, V)
+    x = torch.tensor([ids[:read]])                              # (1, N)
+    probs = torch.stack([
+        torch.softmax(m(x.to(_device(m)))[0, -1].float().cpu(), -1)
+        for m in models])                                       # (C, V)
     target = ids[read] if read < len(ids) else None
-    picked: list[int] = [target] if target is not None else []
+    picked = [target] if target is not None else []
     for row in probs:
         picked += torch.topk(row, per_checkpoint).indices.tolist()
-    picked = sorted(dict.fromkeys(picked), key=lambda i: -float(probs[-1, i]))[:most]
+    picked = sorted(set(picked), key=lambda i: -float(probs[-1, i]))[:most]
     if target is not None and target not in picked:
         picked[-1] = target
-    cols = torch.tensor(picked)                                                   # (K,)
+    cols = torch.tensor(picked)                                 # (K,)
 
-    def with_rest(p: torch.Tensor) -> torch.Tensor:                               # (..., V) -> (..., K + 1)
+    def with_rest(p: torch.Tensor) -> torch.Tensor:  # (.., V) -> (.., K+1)
         shown = p[..., cols]
-        return torch.cat([shown, (1 - shown.sum(-1, keepdim=True)).clamp(min=0)], -1)
+        rest = (1 - shown.sum(-1, keepdim=True)).clamp(min=0)
+        return torch.cat([shown, rest], -1)
 
-    entropy = -(probs * probs.clamp(min=1e-30).log2()).sum(-1)                    # (C,)
-    top = probs.max(-1)                                                           # (C,) values, indices
-    return NextChar(chars=tok.tokens(picked), probs=with_rest(probs), entropy_bits=entropy.tolist(),
-                    top_char=tok.tokens(top.indices.tolist()), top_prob=top.values.tolist(),
-                    target=tok.tokens([target])[0] if target is not None else None,
-                    unigram=with_rest(counts.unigram), bigram=with_rest(counts.bigram[ids[read - 1]]))
+    entropy = -(probs * probs.clamp(min=1e-30).log2()).sum(-1)  # (C,) bits
+    top = probs.max(-1)                                         # (C,) each
+    return NextChar(
+        chars=tok.tokens(picked), probs=with_rest(probs),
+        entropy_bits=entropy.tolist(),
+        top_char=tok.tokens(top.indices.tolist()),
+        top_prob=top.values.tolist(),
+        target=None if target is None else tok.tokens([target])[0],
+        unigram=with_rest(counts.unigram),
+        bigram=with_rest(counts.bigram[ids[read - 1]]))
 
 
 @torch.no_grad()
-def head_at_checkpoints(models: list[torch.nn.Module], ids: list[int], layer: int, head: int) -> torch.Tensor:
-    """The attention weights of one head (block ``layer``, query head ``head``) on the same ids,
-    at every checkpoint: (C, N, N), each row sums to 1 (causal: zero above the diagonal)."""
+def head_at_checkpoints(models: list[torch.nn.Module], ids: list[int],
+                        layer: int, head: int) -> torch.Tensor:
+    """One head's attention weights (block ``layer``, query head ``head``) on
+    the same ids at every checkpoint: (C, N, N); rows sum to 1, causal."""
     out = []
     for m in models:
         trace = Trace()
-        m(torch.tensor([ids], device=_device(m)), trace=trace)                    # logits unused
-        out.append(trace[f"blocks.{layer}.attn.weights"][0, head].float().cpu())  # (N, N)
-    return torch.stack(out)                                                       # (C, N, N)
+        m(torch.tensor([ids], device=_device(m)), trace=trace)  # logits unused
+        w = trace[f"blocks.{layer}.attn.weights"]               # (1, H, N, N)
+        out.append(w[0, head].float().cpu())                    # (N, N)
+    return torch.stack(out)                                     # (C, N, N)
 
 
-def continuations(models: list[torch.nn.Module], tok: CharTokenizer, opening: str, n_new: int,
-                  seed: int, temperature: float = 1.0) -> list[dict[str, str]]:
-    """What each checkpoint writes after ``opening``: greedy (always its likeliest character) and
-    sampled (drawn from its own distribution at ``temperature``, with ``seed``: the same every time).
+def continuations(models: list[torch.nn.Module], tok: CharTokenizer,
+                  opening: str, n_new: int, seed: int,
+                  temperature: float = 1.0) -> list[dict[str, str]]:
+    """What each checkpoint writes after ``opening``: greedy (always its
+    likeliest character) and sampled (drawn from its own distribution at
+    ``temperature`` with ``seed``: the same text every time).
 
-    Example (the end): continuations(..., "床前明月光，", 6, 0)[-1]["greedy"] == "疑是地上霜。"
+    Example: the end, after "床前明月光，" (6 new) -> greedy "疑是地上霜。"
     """
     return [{"greedy": generate(m, tok, opening, n_new, temperature=0.0),
-             "sampled": generate(m, tok, opening, n_new, temperature=temperature, seed=seed)}
+             "sampled": generate(m, tok, opening, n_new,
+                                 temperature=temperature, seed=seed)}
             for m in models]
