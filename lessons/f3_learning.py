@@ -15,6 +15,7 @@ from ui.f3_learning import continuation_view, head_view, learned, next_char_view
 from ui.frame import (
     beside_code,
     built_figure,
+    code_panel,
     device,
     figure,
     fragment,
@@ -70,7 +71,7 @@ if got is not None:
     st.markdown(tr(f"{NS}.order_text"))
     res = got.resemblance
     with beside_code(count_models, resemblance):
-        figure(built_figure((f"{NS}.order", lang()), lambda: by_checkpoint(names, {
+        figure(built_figure((f"{NS}.order", lang()), lambda: by_checkpoint([str(x) for x in ck.steps], {
             tr(f"{NS}.order_unigram"): res["unigram"], tr(f"{NS}.order_bigram"): res["bigram"],
             tr(f"{NS}.order_truth"): res["truth"]}, title=tr(f"{NS}.order_fig"), x_title=tr(f"{NS}.checkpoint_axis"),
             y_title=tr(f"{NS}.order_axis"))), key=f"{NS}.order")
@@ -84,13 +85,15 @@ if got is not None:
     slot = {"opening": st.container()}
     st.subheader(tr(f"{NS}.next_title"))
     st.markdown(tr(f"{NS}.next_text"))
-    slot["next"] = beside_code(next_char_at)
+    slot["next"] = st.container()             # a grid of 7 + 2 rows: the page's whole width, the code under it
+    code_panel(next_char_at)
     st.subheader(tr(f"{NS}.write_title"))
     st.markdown(tr(f"{NS}.write_text"))
     slot["write"] = beside_code(continuations, height=None)
     st.subheader(tr(f"{NS}.head_title"))
     st.markdown(tr(f"{NS}.head_text"))
-    slot["head"] = beside_code(head_at_checkpoints, height=None)
+    slot["head"] = st.container()             # seven panels: the page's whole width, the code under them
+    code_panel(head_at_checkpoints, height=None)
 
 
 def opening_controls() -> str:
@@ -141,7 +144,7 @@ def head_section(text: str, ids: list[int], dev: str) -> None:
     with c2:
         head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, HEAD[1], key=f"{NS}.head")
     v = head_view(text, HEAD_CHARS, layer, head, dev)
-    figure(head_grid(v["weights"], v["tokens"], titles=names,
+    figure(head_grid(v["weights"], v["tokens"], titles=names, cols=4 if len(v["tokens"]) <= 12 else 3,
                      hover_names=(tr(f"{NS}.query"), tr(f"{NS}.key"), tr(f"{NS}.weight")),
                      colorbar_title=tr(f"{NS}.weight")), key=f"{NS}.head_grid")
     cut = tr(f"{NS}.head_cut", n=HEAD_CHARS, total=len(ids)) if len(ids) > HEAD_CHARS else ""

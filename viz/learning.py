@@ -9,6 +9,7 @@ from viz.attention import token_axis
 from viz.common import WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 CHECKPOINT_COLOUR = "#d62728"
+LOSS_TICKS = [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10]
 REFERENCE_COLOURS = ("#7f7f7f", "#9467bd")
 
 
@@ -38,7 +39,8 @@ def loss_curve(step_loss: list[float], logged: list[tuple[int, float]], marks: l
                  "marker": {"size": 10, "color": CHECKPOINT_COLOUR, "line": {"width": 1, "color": "white"}},
                  "hovertemplate": "%{text}: %{y:.3f}<extra></extra>"})
     layout = {"xaxis": {"title": {"text": x_title}, "range": [-30, last + 150]},
-              "yaxis": {"title": {"text": y_title}, "type": "log", "range": [np.log10(0.04), np.log10(14)]},
+              "yaxis": {"title": {"text": y_title}, "type": "log", "range": [np.log10(0.04), np.log10(14)],
+                        "tickvals": LOSS_TICKS, "ticktext": [f"{t:g}" for t in LOSS_TICKS]},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 100}}
     return make(data, layout, title, height)
@@ -50,7 +52,7 @@ def by_checkpoint(labels: list[str], series: dict[str, list[float]], *, title: s
     data = [{"type": "scatter", "x": labels, "y": array(values), "name": name, "mode": "lines+markers",
              "marker": {"size": 9}, "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>"}
             for name, values in series.items()]
-    layout = {"xaxis": {"title": {"text": x_title}, "type": "category"},
+    layout = {"xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": 0},
               "yaxis": {"title": {"text": y_title}, "range": [0, 1.02]},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 62 + 24 * len(series)}}

@@ -268,7 +268,7 @@ class NextChar:
 @torch.no_grad()
 def next_char_at(models: list[torch.nn.Module], tok: CharTokenizer,
                  counts: Counts, ids: list[int], read: int,
-                 per_checkpoint: int = 3, most: int = 12) -> NextChar:
+                 per_checkpoint: int = 3, most: int = 10) -> NextChar:
     """Each checkpoint's next-character distribution after ``read`` ids.
 
     Columns: every checkpoint's ``per_checkpoint`` likeliest characters and
