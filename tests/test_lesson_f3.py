@@ -124,6 +124,7 @@ def test_f3_without_the_checkpoints(tmp_path, monkeypatch):
     monkeypatch.setattr(core.lab.learning, "ASSETS", tmp_path)             # an empty assets folder
     monkeypatch.setattr(f3_ui, "ASSETS", tmp_path)
     f3_ui._load.clear()
+    f3_ui.checkpoint_models.clear()
     try:
         at = open_lesson(PAGE, "en")
         assert any("train_course_model.py" in e.value for e in at.error)   # why, and the rebuild command
@@ -131,3 +132,4 @@ def test_f3_without_the_checkpoints(tmp_path, monkeypatch):
         assert at.radio                                                    # the questions still show
     finally:
         f3_ui._load.clear()
+        f3_ui.checkpoint_models.clear()

@@ -42,11 +42,24 @@ class Learned:
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def _load(dev: str):
+def checkpoint_models(dev: str) -> Checkpoints | CourseModelUnavailable:
+    """The seven checkpoints alone (read-only, one copy per process and device), or why not:
+    for a lesson that wants an earlier, less certain course model (D1's sampling, C1's decoding)
+    without the measurements below."""
     try:
-        ck = load_checkpoints(dev)
+        return load_checkpoints(dev)
+    except CourseModelUnavailable as err:
+        return err
+
+
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _load(dev: str):
+    ck = checkpoint_models(dev)
+    if isinstance(ck, CourseModelUnavailable):
+        return ck
+    try:
         data = encode_corpus((ASSETS / CORPUS_FILE).read_text(encoding="utf-8"), ck.tokenizer)
-    except (CourseModelUnavailable, OSError) as err:
+    except OSError as err:
         return err
     counts = count_models(data, len(ck.tokenizer))
     gen = torch.Generator().manual_seed(WINDOW_SEED)
