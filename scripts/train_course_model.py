@@ -1,10 +1,11 @@
 """Train the course model on 《唐诗三百首》 and write it to assets/.
 
     python scripts/build_corpus.py            # once: assets/tang300.txt
-    python scripts/train_course_model.py      # ~7 min on 2 idle CPU cores; much longer on shared ones
+    python scripts/train_course_model.py --threads 1   # the shipped files; 1,511 s on 2 shared cores (load ~5)
 
 Seeded and deterministic on CPU (fixed thread count, deterministic algorithms): the
-same command gives the same weights on the same machine and torch version. Writes
+same command gives the same weights on the same machine and torch version (a re-run with
+--threads 1 on 2026-12-02 gave the shipped weights and loss curve bit for bit). Writes
 
     course_model.safetensors     weights, stored as float16 (loaded back as float32)
     course_model_config.json     ModelConfig, sha256 of the weights, how training went
