@@ -67,11 +67,12 @@ def visible(token: str) -> str:
 
 
 def fig_word(token: str) -> str:
-    """A token inside a figure's text: blanks visible, markup literal for plotly.
+    """A token inside a figure's text: blanks visible, markup literal for plotly, and a space
+    inside it unbreakable (a long title is split at a space: 「 Paris」 was split after 「).
 
-    Example: fig_word("<b>") -> "&lt;b&gt;"
+    Example: fig_word("<b>") -> "&lt;b&gt;"; fig_word(" Paris") -> "\u00a0Paris"
     """
-    return label(visible(token))
+    return label(visible(token)).replace(" ", "\u00a0")
 
 
 def cell_hover(data: dict, row_names: list[str]) -> list[list[str]]:

@@ -8,7 +8,8 @@ import numpy as np
 from viz.attention import token_axis, token_font, weights_bar, word_label_px
 from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, label, make, unique_labels
 
-ROW_PX = 19          # px a layer's row of the grid takes: 31 rows of SmolLM2 in ~590 px
+ROW_PX = 19          # px a layer's row of the grid takes at least: 31 rows of SmolLM2 in ~590 px
+GRID_PX = 560        # px of plot the full-width grid has at least (1024 px window, sidebar open)
 
 
 def cell_word(token: str, n_cols: int) -> str:
@@ -44,13 +45,18 @@ def lens_grid(probs, words, tokens: list[str], row_names: list[str], hover: list
              "text": [[cell_word(w, n) for w in row] for row in words], "texttemplate": "%{text}",
              "textfont": {"size": 11 if n <= 12 else 9},
              "hovertemplate": "%{customdata}<extra></extra>"}
+    # Word tokens are turned only when they do not fit upright side by side: the grid is drawn
+    # full width, ~560 px of plot at 1024 px (see viz.attention.word_label_px).
     words_px = word_label_px(x, font)
+    if words_px and n * (words_px + 8) <= GRID_PX:
+        words_px = 0.0
+    row_px = max(ROW_PX, min(34, 300 // rows))
     layout = {"xaxis": {"type": "category", "title": {"text": x_title}, "tickangle": -90 if words_px else 0,
                         **token_axis(n), "tickfont": {"size": font}},
               "yaxis": {"tickvals": list(range(rows)), "ticktext": row_names, "title": {"text": y_title},
                         "tickfont": {"size": 11}, "range": [-0.5, rows - 0.5], "showgrid": False,
                         "zeroline": False}}
-    height = (90 if title else 30) + 60 + ROW_PX * rows + round(words_px)
+    height = (90 if title else 30) + 60 + row_px * rows + round(words_px)
     return make([trace], layout, title, max(height, 260))
 
 
@@ -62,30 +68,34 @@ def layer_lines(series: dict[str, np.ndarray], row_names: list[str], *, title: s
     every = 1 if rows <= 12 else 3
     data = [{"type": "scatter", "x": array(np.arange(rows)), "y": array(y), "name": name,
              "mode": "lines+markers", "marker": {"size": 5}} for name, y in series.items()]
+    # The x range starts a whole step left of the embedding's row: its tick then keeps clear of
+    # the y axis' "0" in the corner.
     layout = {"xaxis": {"title": {"text": x_title}, "tickvals": list(range(0, rows, every)),
-                        "ticktext": row_names[::every], "range": [-0.5, rows - 0.5]},
+                        "ticktext": row_names[::every], "range": [-1.2, rows - 0.5], "tickangle": 0},
               "yaxis": {"title": {"text": y_title}, "range": [-0.02, 1.02]}}
     return make(data, layout, title, height)
 
 
 def write_bars(embed: float, attn, ffn, names: tuple[str, str, str], embed_tick: str, *, title: str | None,
                x_title: str, y_title: str, height: int = 380) -> Figure:
-    """The direct attribution of every write: the embedding's term at x = -1 (its tick
-    ``embed_tick``), then block l's attention and feed-forward terms side by side at x = l.
-    Traces: embedding, attention, FFN, named by ``names``."""
+    """The direct attribution of every write: the embedding's term left of block 0 (one tick
+    step before it, its tick ``embed_tick``), then block l's attention and feed-forward terms
+    side by side at x = l. Traces: embedding, attention, FFN, named by ``names``."""
     a, f = array(attn), array(ffn)
     n = len(a)
     every = 1 if n <= 12 else 2 if n <= 24 else 3
-    ticks = [-1] + list(range(0, n, every))
-    data = [{"type": "bar", "x": [-1], "y": array([embed]), "name": names[0], "marker": {"color": "#7f7f7f"}},
+    ticks = [-every] + list(range(0, n, every))
+    data = [{"type": "bar", "x": [-every], "y": array([embed]), "name": names[0],
+             "marker": {"color": "#7f7f7f"}},
             {"type": "bar", "x": array(np.arange(n)), "y": a, "name": names[1]},
             {"type": "bar", "x": array(np.arange(n)), "y": f, "name": names[2]}]
     for trace in data:
-        trace["hovertemplate"] = f"{trace['name']} · %{{x}}: %{{y:+.3f}}<extra></extra>"
+        where = "" if trace is data[0] else " · %{x}"
+        trace["hovertemplate"] = f"{trace['name']}{where}: %{{y:+.3f}}<extra></extra>"
     layout = {"barmode": "group", "bargap": 0.15,
               "xaxis": {"title": {"text": x_title}, "tickvals": ticks,
                         "ticktext": [embed_tick] + [str(t) for t in ticks[1:]],
-                        "range": [-1.6, n - 0.4]},
+                        "range": [-every - 0.6, n - 0.4], "tickangle": 0},
               "yaxis": {"title": {"text": y_title}, "zeroline": True}}
     return make(data, layout, title, height)
 

@@ -79,19 +79,20 @@ def writes(trace: Trace, n_layers: int) -> torch.Tensor:
 
 
 def lens_logits(model: torch.nn.Module, resid: torch.Tensor) -> torch.Tensor:
-    """The lens: any residual stream (..., D) read as the model reads its last one, through
-    the final RMSNorm and the unembedding -> logits (..., V). The model's own modules, so at
-    the last block this is the model's output."""
-    return model.output(model.final_norm(resid))                             # (..., V)
+    """The lens: a residual stream (..., D) read the way the model reads
+    its last one, through the final RMSNorm and the unembedding -> logits
+    (..., V). The model's own modules: after the last block, its output."""
+    return model.output(model.final_norm(resid))                   # (..., V)
 
 
 def final_scale(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """1 / r for each position of the final residual x (N, D): r = sqrt(mean(x^2) + eps), the
-    number the final RMSNorm divides by -> (N,).
+    """1 / r at each position of the final residual x (N, D), where
+    r = sqrt(mean(x^2) + eps) is what the final RMSNorm divides by -> (N,).
 
-    Example: final_scale(m, tensor([[3., 4.]])) -> [0.2828] (r = 3.5355, eps 0)
+    Example: final_scale(m, tensor([[3., 4.]])) -> [0.2828]  (eps 0)
     """
-    return torch.rsqrt(x.float().pow(2).mean(-1) + model.final_norm.eps)     # (N,)
+    rms2 = x.float().pow(2).mean(-1)                                 # (N,)
+    return torch.rsqrt(rms2 + model.final_norm.eps)                  # (N,)
 
 
 @dataclass(frozen=True)
@@ -104,26 +105,30 @@ class LensGrid:
 
 
 @torch.no_grad()
-def read_lens(model: torch.nn.Module, resid: torch.Tensor, k: int = TOP_K) -> LensGrid:
-    """Every row of ``resid`` (L + 1, N, D) read through the lens, one row at a time (one
-    (N, V) block of logits in memory, 6 MB for 32 SmolLM2 tokens). The last row is read first:
-    its top token is the final answer each earlier row is measured against.
+def read_lens(model: torch.nn.Module, resid: torch.Tensor,
+              k: int = TOP_K) -> LensGrid:
+    """Every row of ``resid`` (L + 1, N, D) read through the lens, one at a
+    time (one (N, V) block of logits in memory: 4.7 MB for 24 SmolLM2
+    tokens). The last row is read first: its top token is the final answer
+    every earlier row is measured against.
 
-    Example: read_lens(m, residual_stream(tr, 30)).top_ids[-1, :, 0] == the model's argmax
+    Example: read_lens(m, residual_stream(tr, 30)).top_ids[-1, :, 0]
+             == the model's argmax at each position
     """
     rows = resid.shape[0]
-    last = lens_logits(model, resid[-1]).float()                             # (N, V)
-    answer = last.argmax(-1)                                                 # (N,)
+    last = lens_logits(model, resid[-1]).float()                    # (N, V)
+    answer = last.argmax(-1)                                        # (N,)
     top_ids, top_probs, a_probs, a_ranks = [], [], [], []
     for i in range(rows):
-        logits = last if i == rows - 1 else lens_logits(model, resid[i]).float()   # (N, V)
-        probs = logits.softmax(-1)                                           # (N, V)
-        top = probs.topk(k, dim=-1)                                          # (N, K) each
+        logits = (last if i == rows - 1
+                  else lens_logits(model, resid[i]).float())        # (N, V)
+        probs = logits.softmax(-1)                                  # (N, V)
+        top = probs.topk(k, dim=-1)                           # (N, K) each
         top_ids.append(top.indices)
         top_probs.append(top.values)
-        mine = logits.gather(-1, answer[:, None])                            # (N, 1)
-        a_probs.append(probs.gather(-1, answer[:, None])[:, 0])              # (N,)
-        a_ranks.append((logits > mine).sum(-1))                              # (N,) tokens above it
+        mine = logits.gather(-1, answer[:, None])                   # (N, 1)
+        a_probs.append(probs.gather(-1, answer[:, None])[:, 0])       # (N,)
+        a_ranks.append((logits > mine).sum(-1))     # (N,) tokens above it
     return LensGrid(torch.stack(top_ids), torch.stack(top_probs), answer,
                     torch.stack(a_probs), torch.stack(a_ranks))
 
@@ -141,29 +146,37 @@ def settles_at(ranks) -> int:
 
 
 @torch.no_grad()
-def direct_attribution(model: torch.nn.Module, trace: Trace, direction: torch.Tensor
+def direct_attribution(model: torch.nn.Module, trace: Trace,
+                       direction: torch.Tensor
                        ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Each write's direct share of the final logit along ``direction`` (..., N, D): one row
-    per position, U_t of the token to explain there (or U_t - U_s for a difference), any
-    leading axes (C candidates) kept. Read with the final norm's weight g and its scale 1/r
-    of the final residual (see the module's docstring). Returns terms (..., W, N) and heads
-    (..., L, H, N): terms[..., 0, :] is the embedding's, terms[..., 1 + 2l, :] block l's
-    attention, terms[..., 2 + 2l, :] its feed-forward; heads[..., l, :, :].sum(-2) equals
-    block l's attention term, and terms.sum(-2) is the final logit (difference).
+    """Each write's direct share of the final logit along ``direction``
+    (..., N, D): a row per position, U_t of the token to explain there
+    (U_t - U_s for a difference), leading axes (C candidates) kept. Read
+    with the final norm's weight g and its scale 1/r of the final residual
+    (see the module's docstring).
 
-    Example: direct_attribution(m, tr, m.output.weight[ids])[0].sum(0) ≈ the logits of ids
+    Returns terms (..., W, N): [0] the embedding's, [1 + 2l] block l's
+    attention, [2 + 2l] its feed-forward; and heads (..., L, H, N), whose
+    sum over H is block l's attention term. terms.sum(-2) is the logit.
+
+    Example: direct_attribution(m, tr, m.output.weight[ids])[0].sum(0)
+             ≈ the model's logits of ids
     """
     c = model.config
-    final = trace[f"blocks.{c.n_layers - 1}.resid_post"][0]                  # (N, D)
-    read = direction * model.final_norm.weight * final_scale(model, final)[:, None]   # (..., N, D)
-    terms = torch.einsum("wnd,...nd->...wn", writes(trace, c.n_layers), read)        # (..., W, N)
+    final = trace[f"blocks.{c.n_layers - 1}.resid_post"][0]         # (N, D)
+    scale = final_scale(model, final)[:, None]                      # (N, 1)
+    read = direction * model.final_norm.weight * scale         # (..., N, D)
+    stream = writes(trace, c.n_layers)                            # (W, N, D)
+    terms = torch.einsum("wnd,...nd->...wn", stream, read)     # (..., W, N)
     heads = []
     for i, block in enumerate(model.blocks):
-        # Head h writes c_h W_o[:, h]^T; dotted with ``read`` that is c_h . (read W_o)[h slice].
-        back = (read @ block.attn.w_o.weight).unflatten(-1, (c.n_heads, c.d_head))   # (..., N, H, d_head)
-        concat = trace[f"blocks.{i}.attn.concat"][0].unflatten(-1, (c.n_heads, c.d_head))  # (N, H, d_head)
-        heads.append((concat * back).sum(-1).transpose(-1, -2))             # (..., H, N)
-    return terms, torch.stack(heads, dim=-3)                                 # (..., W, N), (..., L, H, N)
+        # Head h writes c_h W_o[:, h]^T; read . that = c_h . (read W_o)[h].
+        back = read @ block.attn.w_o.weight            # (..., N, H*d_head)
+        back = back.unflatten(-1, (c.n_heads, c.d_head))  # (..., N, H, d_h)
+        concat = trace[f"blocks.{i}.attn.concat"][0]       # (N, H*d_head)
+        concat = concat.unflatten(-1, (c.n_heads, c.d_head))  # (N, H, d_h)
+        heads.append((concat * back).sum(-1).transpose(-1, -2))  # (.., H, N)
+    return terms, torch.stack(heads, dim=-3)    # (..., W, N), (..., L, H, N)
 
 
 @dataclass(frozen=True)
