@@ -3,10 +3,12 @@ attribution of each write and of each head. Pure functions: arrays and translate
 a ``viz.common.Figure`` out."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from viz.attention import token_axis, token_font, weights_bar, word_label_px
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, array, label, make, unique_labels
+from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, _text_px, array, label, make, unique_labels
 
 ROW_PX = 19          # px a layer's row of the grid takes at least: 31 rows of SmolLM2 in ~590 px
 GRID_PX = 560        # px of plot the full-width grid has at least (1024 px window, sidebar open)
@@ -28,6 +30,24 @@ def cell_word(token: str, n_cols: int) -> str:
     return label(shown)
 
 
+_BYTES = re.compile(r"^(\\x[0-9a-f]{2})+$")
+
+
+def fitted_tokens(tokens: list[str], font: float) -> list[str]:
+    """Column labels that fit side by side. Labels with Chinese are never turned, so when
+    SmolLM2's tokens of a Chinese text (whole characters, and pieces of one written \\xNN) do
+    not fit upright, each piece is shown as "�", the sign for part of a character (the hover
+    still names its bytes).
+
+    Example: fitted_tokens(["上", "\\xe6\\x9d"] * 12, 10) -> ["上", "�"] * 12
+    """
+    if not any(ord(ch) >= 0x1100 for t in tokens for ch in t):
+        return tokens
+    if len(tokens) * max(_text_px(label(t), font) + 6 for t in tokens) <= GRID_PX:
+        return tokens
+    return ["\ufffd" if _BYTES.match(t) else t for t in tokens]
+
+
 def lens_grid(probs, words, tokens: list[str], row_names: list[str], hover: list[list[str]], *,
               title: str | None, x_title: str, y_title: str, bar_title: str) -> Figure:
     """The logit lens as one heatmap: a column per position (the token read there, at the
@@ -37,8 +57,8 @@ def lens_grid(probs, words, tokens: list[str], row_names: list[str], hover: list
     probabilities). Row r is drawn at y = r."""
     z = array(probs)                                                     # (R, N)
     rows, n = z.shape
-    x = unique_labels(tokens)
     font = min(12, token_font(n))
+    x = unique_labels(fitted_tokens(tokens, font))
     trace = {"type": "heatmap", "z": z, "x": x, "y0": 0, "dy": 1, "zmin": 0.0, "zmax": 1.0,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1, "customdata": hover,
              "colorbar": weights_bar(1.0, bar_title),
