@@ -4,7 +4,7 @@ where SmolLM2 is not installed."""
 import streamlit as st
 
 from core.lab.logit_lens import TOKEN_LIMIT, direct_attribution, final_scale, lens_logits, read_lens, settles_at
-from ui.f2_lens import attribution, cell_hover, fig_word, lens_data, top_heads, visible
+from ui.f2_lens import attribution, bar_labels, cell_hover, fig_word, lens_data, top_heads, visible
 from ui.frame import (
     beside_code,
     built_figure,
@@ -22,6 +22,7 @@ from ui.frame import (
 )
 from ui.model import COURSE, REAL, course_model, model_switch, real_model
 from ui.prompt import openings
+from viz.attention import bars
 from viz.lens import head_contributions, layer_lines, lens_grid, write_bars
 
 NS = "f2"
@@ -85,7 +86,11 @@ if loaded:
     # ------------------------------------------------------------ the answer through the layers
     st.subheader(tr(f"{NS}.answer_title"))
     st.markdown(tr(f"{NS}.answer_text"))
-    slot = {"pos": st.container(), "answer": beside_code(lens_logits, read_lens, height=440)}
+    # The depth first: the cell view below the curve reads one row of the grid (blocks passed) at
+    # the chosen column (the position); both sliders sit right above the figures they move.
+    left, right = st.columns(2)
+    slot = {"layer": left.container(), "pos": right.container(),
+            "answer": beside_code(lens_logits, read_lens, height=760)}
     # ------------------------------------------------------------ direct logit attribution
     st.subheader(tr(f"{NS}.dla_title"))
     st.markdown(tr(f"{NS}.dla_text"))
@@ -98,9 +103,12 @@ if loaded:
 
 @fragment
 def answer_sections():
-    """The position and the attribution's target rerun only these three figures (st.fragment)."""
+    """The block read, the position and the attribution's target rerun only these figures (st.fragment)."""
     n, n_layers = len(data["tokens"]), data["n_layers"]
     names = rows(n_layers)
+    with slot["layer"]:
+        row = ranged_slider(tr(f"{NS}.row_label"), 0, n_layers, n_layers // 2, key=f"{NS}.row",
+                            help=tr(f"{NS}.row_help"))
     with slot["pos"]:
         pos = ranged_slider(tr(f"{NS}.pos_label"), 0, n - 1, TOKEN_LIMIT - 1, key=f"{NS}.pos",
                             help=tr(f"{NS}.pos_help"))
@@ -115,6 +123,12 @@ def answer_sections():
         settle = settles_at(ranks)
         st.caption(tr(f"{NS}.answer_caption", token=plain(visible(answer)), row=names[settle],
                       rank=int(ranks[0]), mid=int(ranks[len(ranks) // 2]), p=float(data["answer_probs"][-1, pos])))
+        guesses = data["guesses"][row][pos]
+        figure(bars(bar_labels(guesses), {tr(f"{NS}.prob"): data["top_probs"][row, pos].tolist()},
+                    title=tr(f"{NS}.cell_fig", b=row, at=fig_word(at), k=len(guesses)),
+                    y_title=tr(f"{NS}.prob"), fmt=".3f", height=400), key=f"{NS}.cell")
+        st.caption(tr(f"{NS}.cell_caption", share=float(data["top_probs"][row, pos].sum()), k=len(guesses),
+                      rest=data["vocab"] - len(guesses)))
 
     with slot["target"]:
         others = data["candidates"][pos]

@@ -68,6 +68,7 @@ def test_every_row_is_the_final_norm_and_unembedding_of_its_stream(tied):
     model, tok = _toy(tied, seed=1)
     ids, trace, _ = _run(model, tok)
     resid = residual_stream(trace, 3)
+    assert read_lens(model, resid, k=50).top_ids.shape == (4, len(ids), 10)   # at most V guesses
     grid = read_lens(model, resid, k=2)
     g, u, eps = model.final_norm.weight, model.output.weight, model.config.norm_eps
     for row in range(4):
@@ -188,7 +189,7 @@ def test_logit_lens_in_one_call(tied):
 def test_logit_lens_of_an_empty_text_reads_the_start_token():
     model, tok = _toy(False)
     r = logit_lens(model, tok, "", limit=24)
-    assert r.ids == [tok.bos_id] and r.grid.top_ids.shape == (4, 1, 3)
+    assert r.ids == [tok.bos_id] and r.grid.top_ids.shape == (4, 1, 10)          # k = 10 = the toy's V
 
 
 # --- the trained models -------------------------------------------------------------------
@@ -198,7 +199,7 @@ def test_course_model_lens_and_attribution():
     text = "床前明月光，疑是地上霜"
     ids, trace, logits = _run(model, tok, text)
     r = logit_lens(model, tok, text)
-    assert r.grid.top_ids.shape == (5, 11, 3) and r.heads.shape == (10, 4, 4, 11)
+    assert r.grid.top_ids.shape == (5, 11, 10) and r.heads.shape == (10, 4, 4, 11)
     torch.testing.assert_close(lens_logits(model, residual_stream(trace, 4)[-1]), logits, rtol=0, atol=0)
     assert tok.tokens(r.grid.answer[5:10].tolist()) == list("疑是地上霜")      # it has memorised the line
     torch.testing.assert_close(r.terms.sum(1), r.cand_logits.T, rtol=1e-5, atol=1e-4)
@@ -216,7 +217,7 @@ def test_smollm2_paris_and_mary():
     resid = residual_stream(trace, 30)
     torch.testing.assert_close(lens_logits(model, resid[-1]), logits, rtol=0, atol=0)
     r = logit_lens(model, tok, text)
-    assert r.tokens == ["The", " capital", " of", " France", " is"] and r.grid.top_ids.shape == (31, 5, 3)
+    assert r.tokens == ["The", " capital", " of", " France", " is"] and r.grid.top_ids.shape == (31, 5, 10)
     assert tok.tokens([int(r.grid.answer[-1])]) == [" Paris"]
     assert float(r.grid.answer_probs[-1, -1]) == pytest.approx(float(logits[-1].softmax(-1).max()), rel=1e-5)
     assert 0.7 < float(r.grid.answer_probs[-1, -1]) < 0.85

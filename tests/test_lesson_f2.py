@@ -51,6 +51,22 @@ def _check_top_row(at, model, tok, text, key="f2.grid"):
     return ids, logits
 
 
+def _check_cells(at, logits, n_layers):
+    """The cell view at 0 blocks and at all of them: ten guesses best first, each the grid's
+    probability there; after every block, the model's own top ten."""
+    slider = at.slider(key="f2.row")
+    assert (slider.min, slider.max) == (0, n_layers)
+    z, _, _ = _grid(at)
+    pos = at.slider(key="f2.pos").value
+    for row in (0, n_layers):
+        at.slider(key="f2.row").set_value(row).run()
+        assert_ok(at)
+        probs = trace_array(figure_by_key(at, "f2.cell"), 0, "x")
+        assert len(probs) == 10 and np.all(np.diff(probs) <= 1e-7)
+        assert probs[0] == pytest.approx(float(z[row, pos]), rel=1e-5)
+    np.testing.assert_allclose(probs, logits[pos].softmax(-1).topk(10).values.numpy(), rtol=1e-4, atol=1e-6)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_f2_smollm2_grid_curve_and_attribution(lang, smol):
     model, tok = smol
@@ -88,6 +104,7 @@ def test_f2_smollm2_grid_curve_and_attribution(lang, smol):
         at.selectbox(key="f2.target").set_value("logit").run()
     at.slider(key="f2.pos").set_value(n - 1).run()
     assert "Paris" in figure_by_key(at, "f2.answer")["layout"]["title"]["text"]
+    _check_cells(at, logits, 30)
     if lang == "en":
         assert any("17.371" in c.value and "add up to" in c.value for c in at.caption)
     # The course model beside it, on its own line of verse.
@@ -139,6 +156,7 @@ def test_f2_on_the_course_model(lang):
             want = float(best[0] - (0 if target == "logit" else best[9]))
             total = sum(float(trace_array(bars, i, "y").sum()) for i in range(3))
             assert total == pytest.approx(want, abs=5e-4)
+    _check_cells(at, logits, 4)
     with pytest.raises(KeyError):
         figure_by_key(at, "f2.course")                                         # no contrast with itself
 
@@ -183,8 +201,9 @@ def test_f2_malformed_url_params(smol):
     z, _, _ = _grid(at)
     assert z.shape == (31, 5)                                                  # the default model and text
     assert at.selectbox(key="f2.target").value == "logit"
-    at = open_lesson(PAGE, "en", {"f2.pos": "-3", "f2.target": "99"})               # out of range: dropped
+    at = open_lesson(PAGE, "en", {"f2.pos": "-3", "f2.target": "99", "f2.row": "31"})   # out of range: dropped
     assert at.slider(key="f2.pos").value == 4 and at.selectbox(key="f2.target").value == "logit"
+    assert at.slider(key="f2.row").value == 15
 
 
 def test_f2_url_params_are_applied(smol):

@@ -36,7 +36,7 @@ def lens_data(text: str, model_name: str, dev: str, _loaded) -> dict:
     tokens = token_texts(tok, r.ids)
     return {
         "tokens": tokens, "echo": sum(guesses[0][j][0] == t for j, t in enumerate(tokens)), "n_ids": r.n_ids, "n_layers": model.config.n_layers,
-        "n_heads": model.config.n_heads, "guesses": guesses,                  # (L+1) x N x K strings
+        "n_heads": model.config.n_heads, "vocab": model.config.vocab_size, "guesses": guesses,                  # (L+1) x N x K strings
         "top_probs": g.top_probs.cpu().numpy(), "answer": token_texts(tok, g.answer.tolist()),
         "answer_probs": g.answer_probs.cpu().numpy(), "answer_ranks": g.answer_ranks.cpu().numpy(),
         "candidates": [token_texts(tok, row) for row in r.candidates.tolist()],   # N x C strings
@@ -75,6 +75,21 @@ def fig_word(token: str) -> str:
     return label(visible(token)).replace(" ", "\u00a0")
 
 
+def bar_labels(tokens: list[str]) -> list[str]:
+    """Tokens as the categories of a bar chart: as in figures (fig_word), each one distinct
+    (two tokens drawn alike get invisible zero-width marks, as viz.common.unique_labels does).
+
+    Example: bar_labels([" ", "␣"]) -> ["␣", "␣\u200b"]
+    """
+    seen: dict[str, int] = {}
+    out = []
+    for t in tokens:
+        word = fig_word(t)
+        out.append(word + "\u200b" * seen.get(word, 0))
+        seen[word] = seen.get(word, 0) + 1
+    return out
+
+
 def cell_hover(data: dict, row_names: list[str]) -> list[list[str]]:
     """Each cell's hover text: the row, the token read there, its top guesses with their
     probabilities (tokens made literal for plotly, spaces shown as ␣)."""
@@ -83,7 +98,8 @@ def cell_hover(data: dict, row_names: list[str]) -> list[list[str]]:
 
     tokens = [word(t) for t in data["tokens"]]
     return [[f"{row_names[i]} · {tokens[j]}<br>" + "<br>".join(
-        f"{k + 1}. {word(g)}  {p:.3f}" for k, (g, p) in enumerate(zip(guesses, data["top_probs"][i, j], strict=True)))
+        f"{k + 1}. {word(g)}  {p:.3f}" for k, (g, p) in enumerate(zip(guesses[:3], data["top_probs"][i, j, :3],
+                                                                    strict=True)))
         for j, guesses in enumerate(row)] for i, row in enumerate(data["guesses"])]
 
 

@@ -44,7 +44,7 @@ from core.parts.trace import Trace
 TOKEN_LIMIT = 24     # tokens the lesson reads: SmolLM2's lens of 31 rows × 24 positions × 49,152
                      # logits is ~42 GFLOP, ~1.1 s of CPU with the forward on one core here
                      # (64 tokens: ~3 s), and 24 columns still hold a guess each at 1024 px
-TOP_K = 3            # guesses kept per cell (the hover lists them)
+TOP_K = 10           # guesses kept per cell (the hover lists 3, one chosen cell all 10)
 CANDIDATES = 10      # final tokens whose logits are attributed: the answer and 9 to compare it with
 KEPT = ("resid_post", "attn_out", "ffn_out", "attn.concat")
 
@@ -118,6 +118,7 @@ def read_lens(model: torch.nn.Module, resid: torch.Tensor,
     rows = resid.shape[0]
     last = lens_logits(model, resid[-1]).float()                    # (N, V)
     answer = last.argmax(-1)                                        # (N,)
+    k = min(k, last.shape[-1])
     top_ids, top_probs, a_probs, a_ranks = [], [], [], []
     for i in range(rows):
         logits = (last if i == rows - 1
