@@ -233,3 +233,24 @@ def test_f2_without_the_course_model(monkeypatch, smol):
     assert _grid(at)[0].shape == (31, 5)
     with pytest.raises(KeyError):
         figure_by_key(at, "f2.course")
+
+
+# --- the page's helpers (ui/f2_lens.py, viz/lens.py) ---------------------------------------
+def test_f2_helpers():
+    from ui.f2_lens import attribution, bar_labels, fig_word, top_heads, visible
+    from viz.lens import fitted_tokens
+    assert visible(" Paris") == " Paris" and visible(" ") == "␣" and visible("\n") == "↵"
+    assert fig_word("<b>") == "&lt;b&gt;" and fig_word(" Paris") == "\u00a0Paris"
+    assert bar_labels([" ", "␣", "a"]) == ["␣", "␣\u200b", "a"]
+    assert cell_word(" capital", 24) == " ca…" and cell_word("  ", 5) == "␣␣" and cell_word("<b>", 5) == "&lt;b&gt;"
+    assert top_heads(np.array([[1.0, -2.0], [3.0, 0.0]]), 1) == ([(1, 0, 3.0)], [(0, 1, -2.0)])
+    assert fitted_tokens(["上", "\\xe6\\x9d"] * 12, 10) == ["上", "\ufffd"] * 12     # too narrow: pieces as �
+    assert fitted_tokens(["上", "\\xe6\\x9d"], 10) == ["上", "\\xe6\\x9d"]            # they fit: kept
+    # attribution: candidate c's difference is the difference of the rows; the value follows.
+    data = {"terms": np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2),
+            "heads": np.arange(2 * 1 * 2 * 2, dtype=float).reshape(2, 1, 2, 2),
+            "cand_logits": np.array([[5.0, 1.0], [7.0, 2.0]])}
+    terms, heads, value = attribution(data, 1, "logit")
+    assert terms.tolist() == [1.0, 3.0, 5.0] and heads.tolist() == [[1.0, 3.0]] and value == 7.0
+    terms, heads, value = attribution(data, 1, "1")
+    assert terms.tolist() == [-6.0, -6.0, -6.0] and heads.tolist() == [[-4.0, -4.0]] and value == 5.0
