@@ -79,7 +79,7 @@ if loaded:
         st.warning(tr(f"{NS}.tokens_cut", limit=TOKEN_LIMIT, n=data["n_ids"]))
     figure(grid_figure(data, f"{NS}.grid"), key=f"{NS}.grid")
     last = len(data["tokens"]) - 1
-    row0 = tr(f"{NS}.row0_tied" if real else f"{NS}.row0_own", echo=data["echo"], n=last + 1)
+    row0 = tr(f"{NS}.row0_tied" if data["tied"] else f"{NS}.row0_own", echo=data["echo"], n=last + 1)
     st.caption(tr(f"{NS}.grid_caption", token=plain(visible(data["answer"][last])),
                   p=float(data["answer_probs"][-1, last]), row0=row0))
 

@@ -36,7 +36,8 @@ def lens_data(text: str, model_name: str, dev: str, _loaded) -> dict:
     tokens = token_texts(tok, r.ids)
     return {
         "tokens": tokens, "echo": sum(guesses[0][j][0] == t for j, t in enumerate(tokens)), "n_ids": r.n_ids, "n_layers": model.config.n_layers,
-        "n_heads": model.config.n_heads, "vocab": model.config.vocab_size, "guesses": guesses,                  # (L+1) x N x K strings
+        "n_heads": model.config.n_heads, "vocab": model.config.vocab_size,
+        "tied": model.config.tied_embeddings, "guesses": guesses,                  # (L+1) x N x K strings
         "top_probs": g.top_probs.cpu().numpy(), "answer": token_texts(tok, g.answer.tolist()),
         "answer_probs": g.answer_probs.cpu().numpy(), "answer_ranks": g.answer_ranks.cpu().numpy(),
         "candidates": [token_texts(tok, row) for row in r.candidates.tolist()],   # N x C strings
