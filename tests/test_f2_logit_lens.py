@@ -237,3 +237,9 @@ def test_smollm2_paris_and_mary():
         float(r.cand_logits[-1, 0] - r.cand_logits[-1, john]), abs=2e-4)
     layer, head = divmod(int(lead.argmax()), 9)
     assert layer >= 20 and float(lead.max()) > 1.0
+    # What the lesson's text says of it: block 23's heads and one of block 29 lead the attention's
+    # share; the feed-forward networks add more than all attention together.
+    top = [divmod(int(i), 9)[0] for i in lead.flatten().topk(5).indices]
+    assert top.count(23) >= 3 and 29 in top[:2]
+    share = r.terms[0, :, -1] - r.terms[john, :, -1]                        # (W,)
+    assert float(share[2::2].sum()) > float(share[1::2].sum()) > 0
