@@ -77,6 +77,7 @@ def test_the_rule():
 # Controls whose text is an input in English on purpose, by their key's beginning.
 ENGLISH_INPUTS = {
     "b4.ex_en": "B4's example dates in English, beside the Chinese ones: the two alignments it contrasts",
+    "f2.example": "F2's openings for SmolLM2, an English model: the prompts themselves, as the model reads them",
 }
 
 

@@ -25,7 +25,7 @@ def _strings(node):
         yield node
 
 
-@pytest.mark.parametrize("ns", ["d1", "d2", "d3", "d4"])
+@pytest.mark.parametrize("ns", ["d1", "d2", "d3", "d4", "f2"])
 def test_no_punctuation_right_after_inline_maths(ns):
     table = tomllib.loads((ZH / f"{ns}.toml").read_text(encoding="utf-8"))
     bad = [m.group(0)[-30:] for text in _strings(table) for m in AFTER_MATH.finditer(text)]

@@ -221,7 +221,7 @@ def test_explorer_fits(chromium_browser, server_url, slug, name, lang, width, he
 LONG = "君不见黄河之水天上来奔流到海不复回君不见高堂明镜悲白发朝如青丝暮成雪人生得意须尽欢莫使金樽空对月天生我材必有用千金散尽还复来"
 LONG_INPUT = [c for c in [("tokens", "a1", "a1.text"), ("embeddings", "a2", "a2.text"),
                           ("attention", "b1", "b1.text"), ("heads", "b2", "b2.text"), ("masks", "b3", "b3.text"),
-                          ("llama-block", "c2", "c2.text")]
+                          ("llama-block", "c2", "c2.text"), ("logit-lens", "f2", "f2.ctext")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
 
@@ -235,6 +235,9 @@ def test_long_text_fits(chromium_browser, server_url, slug, name, param):
         page.close()
 
 
+IOI = "When Mary and John went to the store, John gave a drink to"   # F2: " Mary" against " John" (no. 7)
+
+
 # Lessons on the real model (issue 24 §4): the same checks with the switch on SmolLM2 (skipped
 # without its package). Each lesson adds its own rows. Screenshots: layout-real-<id>-<lang>-<width>.png.
 REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2", "a2.lm=smollm2"),
@@ -243,7 +246,9 @@ REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2"
                           ("llama-block", "c2", "c2.lm=smollm2"), ("rope", "c3", "c3.lm=smollm2"),
                           ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat"),
                           ("kv-cache", "d2", "d2.lm=smollm2"), ("memory-wall", "d3", "d3.model=smollm2-135m&d3.dtype=q4_1"),
-                          ("gqa", "d4", "d4.lm=smollm2")]
+                          ("gqa", "d4", "d4.lm=smollm2"),
+                          ("logit-lens", "f2-ioi", "f2.prompt=" + quote(IOI) + "&f2.target=6"),
+                          ("logit-lens", "f2-zh", "f2.prompt=" + quote(LONG[:40]))]
               if c[0] in {slug for slug, _ in LESSONS}]
 
 
