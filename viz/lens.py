@@ -18,10 +18,14 @@ def cell_word(token: str, n_cols: int) -> str:
     """A guess as a cell of the grid can hold it: blanks made visible, markup made literal, cut
     to the characters a column has room for (the hover names it whole).
 
+    Over 32 columns a cell is too narrow for any word: it is left blank (colour and hover only).
+
     Example: cell_word(" Paris", 5) -> " Paris"; cell_word(" capital", 24) -> " ca…";
-             cell_word("  ", 5) -> "␣␣"; cell_word("<b>", 5) -> "&lt;b&gt;"
+             cell_word("  ", 5) -> "␣␣"; cell_word("<b>", 5) -> "&lt;b&gt;"; cell_word("a", 40) -> ""
     """
-    room = 7 if n_cols <= 12 else 5 if n_cols <= 18 else 4
+    room = 7 if n_cols <= 12 else 5 if n_cols <= 18 else 4 if n_cols <= 32 else 0
+    if room == 0:
+        return ""
     shown = token.replace("\n", "↵").replace("\t", "⇥")
     if not shown.strip():
         shown = shown.replace(" ", "␣")
