@@ -143,7 +143,7 @@ class Outcome:
     first: float                  # mean loss on the first copy (copy_losses)
     second: float                 # mean loss on the second copy
     accuracy: float               # share of the second copy's tokens that are the top guess
-    logits_last: torch.Tensor     # (V,) the prediction after the last token
+    logits_cue: torch.Tensor      # (V,) the guess for the probe's last token, from all before it
 
 
 def second_copy_accuracy(logits: torch.Tensor, ids: list[int], length: int) -> float:
@@ -162,7 +162,7 @@ def outcome(logits: torch.Tensor, ids: list[int], off: list[tuple[int, int]]) ->
     losses = token_losses(logits, ids)                                   # (N - 1,)
     first, second = copy_losses(losses, length)
     return Outcome(list(off), losses.cpu(), first, second, second_copy_accuracy(logits, ids, length),
-                   logits[-1].float().cpu())
+                   logits[-2].float().cpu())
 
 
 @dataclass(frozen=True)
