@@ -17,12 +17,14 @@ from core.parts.attention import scaled_dot_product_attention
 from ui.f1_heads import TEXT_TOKENS, ablation, probe_heads, text_heads
 from ui.frame import (
     beside_code,
+    built_figure,
     choice,
     common_mistake,
     device,
     figure,
     fragment,
     header,
+    lang,
     plain,
     ranged_slider,
     text_box,
@@ -31,7 +33,6 @@ from ui.frame import (
 )
 from ui.model import COURSE, REAL, course_model, model_switch, real_model
 from viz.attention import heatmap, lines, weight_top
-from viz.common import label
 from viz.heads_at_work import probe_losses, score_panels
 
 NS = "f1"
@@ -43,6 +44,12 @@ DEFAULT_CELL = (18, 6)     # SmolLM2's strongest induction head on the default p
 LENGTHS = (4, 48)          # tokens in one copy of the probe: 9 .. 97 positions
 DEFAULT_LENGTH = 20
 K_MAX = 20                 # heads switched off at most (of 270)
+# Score -> (its grid's title, its short name); mode -> its label.
+SCORE_KEYS = {"previous": (f"{NS}.grid_previous", f"{NS}.short_previous"),
+              "sink": (f"{NS}.grid_sink", f"{NS}.short_sink"),
+              "induction": (f"{NS}.grid_induction", f"{NS}.short_induction"),
+              "duplicate": (f"{NS}.grid_duplicate", f"{NS}.short_duplicate")}
+MODE_KEYS = {"zero": f"{NS}.mode_zero", "mean": f"{NS}.mode_mean"}
 
 header(NS)
 dev = device()
@@ -82,13 +89,15 @@ def cell_controls(n_layers: int, n_heads: int):
     return layer, head
 
 
-def ablation_controls():
+def ablation_controls(n_heads_all: int):
+    """k and what a switched-off head writes. At most half the heads go (the random control
+    group is drawn from the other half): 20 of SmolLM2's 270, 8 of the course model's 16."""
     c1, c2 = st.columns([3, 2])
     with c1:
-        k = st.slider(tr(f"{NS}.k_label"), 1, K_MAX, 5, key=f"{NS}.k", bind="query-params")
+        k = ranged_slider(tr(f"{NS}.k_label"), 1, min(K_MAX, n_heads_all // 2), 5, key=f"{NS}.k")
     with c2:
         mode = choice(tr(f"{NS}.mode_label"), MODES, f"{NS}.mode",
-                      {m: tr(f"{NS}.mode_{m}") for m in MODES}, widget="segmented")
+                      {m: tr(MODE_KEYS[m]) for m in MODES}, widget="segmented")
     return int(k), mode
 
 
@@ -118,13 +127,24 @@ st.subheader(tr(f"{NS}.course_title"))
 slot["course"] = st.container()
 
 
-def grids(scores: dict, probe_scores: dict, selected, cols: int, key: str, titles: list[str]):
-    """The four scores as four layer × head grids: two on the text, two on the probe."""
+def grids(scores: dict, probe_scores: dict, selected, cols: int, key: str, titles: list[str], inputs: tuple):
+    """The four scores as four layer × head grids: two on the text, two on the probe. Built once
+    per ``inputs`` (the model, the text, the probe) and chosen cell, for every session."""
     values = [scores["previous"], scores["sink"], probe_scores["induction"], probe_scores["duplicate"]]
     words = (tr(f"{NS}.layer_word"), tr(f"{NS}.head_word"))
-    figure(score_panels(values, titles=titles, selected=selected, cols=cols, axis_titles=words,
-                        value_name=tr(f"{NS}.score_word"), colorbar_title=tr(f"{NS}.score_word"),
-                        cell_px=16 if cols == 2 else 22), key=key)
+    figure(built_figure((key, *inputs, selected, lang()), lambda: score_panels(
+        values, titles=titles, selected=selected, cols=cols, axis_titles=words, value_name=tr(f"{NS}.score_word"),
+        colorbar_title=tr(f"{NS}.score_word"), cell_px=16 if cols == 2 else 22)), key=key)
+
+
+def pattern(data: dict, title: str, layer: int, head: int, hover: tuple[str, str, str]):
+    """One head's weights, large, a token on every row and column, the masked future grey."""
+    w = data["weights"][layer, head].astype(np.float32)                             # (N, N)
+    tokens = short_tokens(data["tokens"])
+    n = len(tokens)
+    return heatmap(w, tokens, tokens, title=tr(title, layer=layer, head=head), hover_names=hover,
+                   zmax=weight_top(w), colorbar_title=tr("common.weight"), height=460,
+                   masked=np.triu(np.ones((n, n), dtype=bool), 1))
 
 
 def top_lines(scores: dict, probe_scores: dict) -> str:
@@ -136,7 +156,7 @@ def top_lines(scores: dict, probe_scores: dict) -> str:
         best = np.argsort(-flat, kind="stable")[:3]
         heads = ", ".join(tr(f"{NS}.head_at", layer=int(i) // values.shape[1], head=int(i) % values.shape[1],
                              score=float(flat[i])) for i in best if flat[i] >= 0)
-        rows.append(f"- **{tr(f'{NS}.short_{s}')}**: {heads or tr(f'{NS}.none')}")
+        rows.append(f"- **{tr(SCORE_KEYS[s][1])}**: {heads or tr(f'{NS}.none')}")
     return "\n".join(rows)
 
 
@@ -163,21 +183,18 @@ def lesson_body():
                       **{s: (v if np.isfinite(v) else float("nan")) for s, v in values.items()}))
     with slot["grids"]:
         grids(on_text["scores"], probe["scores"], (layer, head), 2, f"{NS}.grids",
-              [tr(f"{NS}.grid_{s}") for s in SCORES])
+              [tr(SCORE_KEYS[s][0]) for s in SCORES], (name, text, length, seed))
         st.caption(tr(f"{NS}.grids_caption", layers=cfg.n_layers, heads=cfg.n_heads, length=length,
                       n=len(on_text["tokens"])))
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
     with slot["patterns"]:
         left, right = st.columns(2)
-        for col, data, key, title in ((left, on_text, "text_head", f"{NS}.text_head_fig"),
-                                      (right, probe, "probe_head", f"{NS}.probe_head_fig")):
-            w = data["weights"][layer, head].astype(np.float32)                     # (N, N)
-            tokens = short_tokens(data["tokens"])
-            n = len(tokens)
+        for col, data, key, title, inputs in ((left, on_text, "text_head", f"{NS}.text_head_fig", (text,)),
+                                              (right, probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
             with col:
-                figure(heatmap(w, tokens, tokens, title=tr(title, layer=layer, head=head), hover_names=hover,
-                               zmax=weight_top(w), colorbar_title=tr("common.weight"), height=460,
-                               masked=np.triu(np.ones((n, n), dtype=bool), 1)), key=f"{NS}.{key}")
+                figure(built_figure((f"{NS}.{key}", name, *inputs, layer, head, lang()),
+                                    lambda data=data, title=title: pattern(data, title, layer, head, hover)),
+                       key=f"{NS}.{key}")
         st.caption(tr(f"{NS}.patterns_caption", length=length))
     with slot["top"]:
         st.markdown(tr(f"{NS}.top_intro") + "\n\n" + top_lines(on_text["scores"], probe["scores"]))
@@ -185,17 +202,19 @@ def lesson_body():
     with slot["sink"]:
         sink = on_text["scores"]["sink"]                                            # (L, H)
         layers = np.arange(cfg.n_layers)
-        figure(lines(layers, {tr(f"{NS}.sink_mean"): np.nanmean(sink, 1), tr(f"{NS}.sink_max"): np.nanmax(sink, 1)},
-                     title=tr(f"{NS}.sink_fig"), x_title=tr(f"{NS}.layer_word"), y_title=tr(f"{NS}.share_word"),
-                     legend_below=True, height=380), key=f"{NS}.sink")
-        st.caption(tr(f"{NS}.sink_caption", first=label(on_text["tokens"][0]), mean=float(np.nanmean(sink)),
+        figure(built_figure((f"{NS}.sink", name, text, lang()), lambda: lines(
+            layers, {tr(f"{NS}.sink_mean"): np.nanmean(sink, 1), tr(f"{NS}.sink_max"): np.nanmax(sink, 1)},
+            title=tr(f"{NS}.sink_fig"), x_title=tr(f"{NS}.layer_word"), y_title=tr(f"{NS}.share_word"),
+            legend_below=True, height=380)), key=f"{NS}.sink")
+        st.caption(tr(f"{NS}.sink_caption", first=plain(on_text["tokens"][0]), mean=float(np.nanmean(sink)),
                       top=int(np.nanargmax(np.nanmean(sink, 1)))))
 
     whole = probe["run"].whole
     with slot["copy"]:
-        figure(probe_losses({tr(f"{NS}.whole_name"): whole.losses.numpy()}, length, title=tr(f"{NS}.copy_fig"),
-                            names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
-                            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word")), key=f"{NS}.copy")
+        figure(built_figure((f"{NS}.copy", name, length, seed, lang()), lambda: probe_losses(
+            {tr(f"{NS}.whole_name"): whole.losses.numpy()}, length, title=tr(f"{NS}.copy_fig"),
+            names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
+            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy")
         c1, c2 = st.columns(2)
         c1.metric(tr(f"{NS}.first_copy"), f"{whole.first:.2f}")
         c2.metric(tr(f"{NS}.second_copy"), f"{whole.second:.2f}", delta=f"{whole.second - whole.first:.2f}",
@@ -204,15 +223,16 @@ def lesson_body():
                       v=cfg.vocab_size, acc=100 * whole.accuracy))
 
     with slot["ablate_controls"]:
-        k, mode = ablation_controls()
+        k, mode = ablation_controls(cfg.n_layers * cfg.n_heads)
     with slot["ablate"]:
         with st.spinner(tr(f"{NS}.running")):
             result = ablation(name, length, seed, k, mode, dev, loaded)
         study, guesses = result["study"], result["guesses"]
         names = {"none": tr(f"{NS}.cond_none"), "top": tr(f"{NS}.cond_top", k=k), "random": tr(f"{NS}.cond_random", k=k)}
-        figure(probe_losses({names[c]: study[c].losses.numpy() for c in study}, length, title=tr(f"{NS}.ablate_fig"),
-                            names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
-                            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word")), key=f"{NS}.ablate")
+        figure(built_figure((f"{NS}.ablate", name, length, seed, k, mode, lang()), lambda: probe_losses(
+            {names[c]: study[c].losses.numpy() for c in study}, length, title=tr(f"{NS}.ablate_fig"),
+            names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
+            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.ablate")
     with slot["ablate_table"]:
         head_list = {c: ", ".join(f"{i}.{j}" for i, j in study[c].heads) or "—" for c in study}
         table = [f"| {tr(f'{NS}.col_cond')} | {tr(f'{NS}.col_heads')} | {tr(f'{NS}.col_second')} | "
@@ -225,7 +245,7 @@ def lesson_body():
                          f"“{plain(token)}” ({100 * p:.0f} %) | {100 * p_answer:.1f} % |")
         st.markdown("\n".join(table))
         rise_top, rise_random = study["top"].second - whole.second, study["random"].second - whole.second
-        st.caption(tr(f"{NS}.ablate_caption", k=k, mode=tr(f"{NS}.mode_{mode}"), top=rise_top, random=rise_random))
+        st.caption(tr(f"{NS}.ablate_caption", k=k, mode=tr(MODE_KEYS[mode]), top=rise_top, random=rise_random))
 
     with slot["course"]:
         course_section(length, seed)
@@ -244,7 +264,8 @@ def course_section(length: int, seed: int) -> None:
     st.markdown(tr(f"{NS}.course_text", text=plain(COURSE_TEXT)))
     on_text = text_heads(COURSE, COURSE_TEXT, dev, course)
     probe = probe_heads(COURSE, length, seed, dev, course)
-    grids(on_text["scores"], probe["scores"], None, 4, f"{NS}.course", [tr(f"{NS}.short_{s}") for s in SCORES])
+    grids(on_text["scores"], probe["scores"], None, 4, f"{NS}.course", [tr(SCORE_KEYS[s][1]) for s in SCORES],
+          (COURSE, length, seed))
     whole = probe["run"].whole
     best = np.nan_to_num(probe["scores"]["induction"], nan=-1.0)
     i, j = divmod(int(best.argmax()), cfg.n_heads)

@@ -243,7 +243,7 @@ REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2"
                           ("llama-block", "c2", "c2.lm=smollm2"), ("rope", "c3", "c3.lm=smollm2"),
                           ("generation", "d1", "d1.lm=smollm2"), ("generation", "d1-chat", "d1.lm=smollm2&d1.mode=chat"),
                           ("kv-cache", "d2", "d2.lm=smollm2"), ("memory-wall", "d3", "d3.model=smollm2-135m&d3.dtype=q4_1"),
-                          ("gqa", "d4", "d4.lm=smollm2")]
+                          ("gqa", "d4", "d4.lm=smollm2"), ("heads-at-work", "f1", "f1.lm=smollm2")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
 
