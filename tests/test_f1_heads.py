@@ -169,3 +169,36 @@ def test_smollm2_copies_and_its_induction_heads_do_it():
         random_rise = study["random"].second - run.whole.second
         assert top_rise > 3 and top_rise > 5 * abs(random_rise), (mode, top_rise, random_rise)
         assert study["top"].accuracy < study["random"].accuracy
+
+
+def test_score_panels_lays_out_every_grid_with_the_chosen_cell():
+    import numpy as np
+
+    from viz.heads_at_work import probe_losses, score_panels
+
+    grids = [np.full((30, 9), v, dtype=np.float32) for v in (0.1, 0.2, 0.3, 0.4)]
+    grids[2][18, 6] = 0.9
+    fig = score_panels(grids, titles=["a", "b", "c", "d"], selected=(18, 6), cols=2)
+    assert len(fig["data"]) == 4
+    for trace in fig["data"]:
+        assert trace["z"].shape == (9, 30)                                   # heads × layers
+        assert trace["zmin"] == 0.0 and trace["zmax"] == 1.0
+        assert trace["customdata"][6][18] == "18,6"
+    assert fig["data"][2]["z"][6, 18] == pytest.approx(0.9)
+    # panel (row 1, col 0) starts one panel height down; the red square sits on (18, 6) in each
+    assert fig["data"][2]["x0"] == 0 and fig["data"][2]["y0"] == fig["data"][3]["y0"] > 0
+    assert fig["data"][1]["x0"] == fig["data"][3]["x0"] > 30
+    boxes = fig["layout"]["shapes"]
+    assert len(boxes) == 4 and boxes[0]["x0"] == pytest.approx(17.5) and boxes[0]["y0"] == pytest.approx(5.5)
+    assert not score_panels(grids, titles=list("abcd"), selected=None)["layout"]["shapes"]
+    lines = probe_losses({"m": np.arange(40.0)}, 20, title="t", names=("1", "2"), x_title="x", y_title="y")
+    assert lines["data"][0]["x"].tolist() == list(range(1, 41))
+    assert lines["layout"]["shapes"][0]["x1"] == pytest.approx(20.5)         # the first copy shaded
+
+
+def test_repeated_words_still_turn_their_labels():
+    from viz.attention import word_label_px
+    from viz.common import unique_labels
+
+    assert word_label_px(unique_labels(["the", " cat", "the"]), 12) > 0      # "the\u200b" is not CJK
+    assert word_label_px(unique_labels(["君", "不", "君"]), 12) == 0.0
