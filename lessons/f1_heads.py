@@ -1,4 +1,6 @@
 """F1 · Heads at work: what SmolLM2's 270 heads do, scored, and the copying heads switched off."""
+import functools
+
 import numpy as np
 import streamlit as st
 
@@ -14,8 +16,10 @@ from core.lab.head_scores import (
     token_losses,
 )
 from core.parts.attention import scaled_dot_product_attention
+from ui.chart import chart
 from ui.f1_heads import TEXT_TOKENS, ablation, probe_heads, text_heads
 from ui.frame import (
+    _plotly_words,
     beside_code,
     built_figure,
     choice,
@@ -129,12 +133,30 @@ slot["course"] = st.container()
 
 def grids(scores: dict, probe_scores: dict, selected, cols: int, key: str, titles: list[str], inputs: tuple):
     """The four scores as four layer × head grids: two on the text, two on the probe. Built once
-    per ``inputs`` (the model, the text, the probe) and chosen cell, for every session."""
+    per ``inputs`` (the model, the text, the probe) and chosen cell, for every session. With a
+    chosen cell, a click on any cell chooses that head (the sliders follow)."""
     values = [scores["previous"], scores["sink"], probe_scores["induction"], probe_scores["duplicate"]]
     words = (tr(f"{NS}.layer_word"), tr(f"{NS}.head_word"))
-    figure(built_figure((key, *inputs, selected, lang()), lambda: score_panels(
+    fig = built_figure((key, *inputs, selected, lang()), lambda: score_panels(
         values, titles=titles, selected=selected, cols=cols, axis_titles=words, value_name=tr(f"{NS}.score_word"),
-        colorbar_title=tr(f"{NS}.score_word"), cell_px=16 if cols == 2 else 22)), key=key)
+        colorbar_title=tr(f"{NS}.score_word"), cell_px=16 if cols == 2 else 22))
+    if selected is None:
+        figure(fig, key=key)
+        return
+    # ui.chart directly: ui.frame.figure passes no click on (as the explorer's map).
+    chart(fig, key, tr("common.chart_failed"),
+          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
+                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
+          on_select=functools.partial(picked, key))
+
+
+def picked(key: str) -> None:
+    """A click on a grid (before the rerun): that cell's layer and head move the sliders."""
+    value = st.session_state.get(key)
+    cell = value.get("select") if hasattr(value, "get") else None
+    parts = cell.split(",") if isinstance(cell, str) else []
+    if len(parts) == 2 and all(p.isdigit() for p in parts):
+        st.session_state[f"{NS}.layer"], st.session_state[f"{NS}.head"] = int(parts[0]), int(parts[1])
 
 
 def pattern(data: dict, title: str, layer: int, head: int, hover: tuple[str, str, str]):
@@ -154,9 +176,10 @@ def top_lines(scores: dict, probe_scores: dict) -> str:
         values = (probe_scores if s in ("induction", "duplicate") else scores)[s]
         flat = np.nan_to_num(values, nan=-1.0).ravel()
         best = np.argsort(-flat, kind="stable")[:3]
-        heads = ", ".join(tr(f"{NS}.head_at", layer=int(i) // values.shape[1], head=int(i) % values.shape[1],
-                             score=float(flat[i])) for i in best if flat[i] >= 0)
-        rows.append(f"- **{tr(SCORE_KEYS[s][1])}**: {heads or tr(f'{NS}.none')}")
+        heads = tr(f"{NS}.sep").join(tr(f"{NS}.head_at", layer=int(i) // values.shape[1],
+                                        head=int(i) % values.shape[1], score=float(flat[i]))
+                                     for i in best if flat[i] >= 0)
+        rows.append("- " + tr(f"{NS}.top_row", name=tr(SCORE_KEYS[s][1]), heads=heads or tr(f"{NS}.none")))
     return "\n".join(rows)
 
 
@@ -231,10 +254,11 @@ def lesson_body():
         names = {"none": tr(f"{NS}.cond_none"), "top": tr(f"{NS}.cond_top", k=k), "random": tr(f"{NS}.cond_random", k=k)}
         figure(built_figure((f"{NS}.ablate", name, length, seed, k, mode, lang()), lambda: probe_losses(
             {names[c]: study[c].losses.numpy() for c in study}, length, title=tr(f"{NS}.ablate_fig"),
+            colours=["#31333F", "#d62728", "#1f77b4"],
             names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
             x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.ablate")
     with slot["ablate_table"]:
-        head_list = {c: ", ".join(f"{i}.{j}" for i, j in study[c].heads) or "—" for c in study}
+        head_list = {c: tr(f"{NS}.sep").join(f"{i}.{j}" for i, j in study[c].heads) or "—" for c in study}
         table = [f"| {tr(f'{NS}.col_cond')} | {tr(f'{NS}.col_heads')} | {tr(f'{NS}.col_second')} | "
                  f"{tr(f'{NS}.col_acc')} | {tr(f'{NS}.col_guess')} | "
                  f"{tr(f'{NS}.col_answer', answer=plain(result['answer']))} |",

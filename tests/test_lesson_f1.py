@@ -1,6 +1,8 @@
 """F1 in both languages: four 30 × 9 score grids equal to the core scores, the chosen head on the
 text and on the probe, the copy losses, the ablation, the course model, every control at its
 ends, bad input and the page without SmolLM2."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,11 @@ from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_arra
 PAGE = "f1_heads.py"
 REAL_TEXT = "The cat sat on the mat. The dog sat on the log. The cat saw the dog."
 COURSE_TEXT = "君不见，黄河之水天上来，奔流到海不复回。君不见，高堂明镜悲白发，朝如青丝暮成雪。"
+
+
+def _heads_off(table: str) -> list[list[str]]:
+    """The heads each row of the ablation table switched off ("18.6", ...), after the header rows."""
+    return [re.split(r", |、", row.split("|")[2].strip()) for row in table.split("\n")[2:]]
 
 
 def _real():
@@ -90,7 +97,7 @@ def test_f1_smollm2_grids_equal_the_core_scores(lang):
     rise_random = hs.copy_losses(torch.from_numpy(rand.astype(np.float32)), 20)[1] - second
     assert rise_top > 3 and rise_top > 5 * abs(rise_random)
     table = next(m.value for m in at.markdown if m.value.startswith("| "))
-    assert "18.6, 17.3, 17.4" in table
+    assert _heads_off(table)[1][:3] == ["18.6", "17.3", "17.4"]
     # the course model as contrast: four 4 × 4 grids
     _, course = _grids(at, "f1.course")
     assert all(z.shape == (4, 4) and _in_unit_range(z) for z in course)
@@ -122,8 +129,7 @@ def test_f1_every_control_at_its_ends(lang):
         assert_ok(at)
         assert len(figure_by_key(at, "f1.ablate")["data"]) == 3
         table = next(m.value for m in at.markdown if m.value.startswith("| "))
-        rows = table.split("\n")[2:]
-        assert [r.split("|")[2].strip().count(",") + 1 for r in rows[1:]] == [k, k]    # k heads off each
+        assert [len(h) for h in _heads_off(table)[1:]] == [k, k]              # k heads off each
     at.segmented_control(key="f1.mode").set_value("mean").run()
     assert_ok(at)
     assert at.query_params.get("f1.mode") in ("mean", ["mean"])
@@ -173,7 +179,7 @@ def test_f1_on_the_course_model(lang):
     at.slider(key="f1.k").set_value(8).run()
     assert_ok(at)
     table = next(m.value for m in at.markdown if m.value.startswith("| "))
-    assert [r.split("|")[2].strip().count(",") + 1 for r in table.split("\n")[3:]] == [8, 8]
+    assert [len(h) for h in _heads_off(table)[1:]] == [8, 8]
 
 
 def test_f1_without_the_real_model(monkeypatch):

@@ -71,22 +71,25 @@ def score_panels(
 
 
 def probe_losses(series: dict[str, np.ndarray], length: int, *, title: str | None, names: tuple[str, str],
-                 x_title: str, y_title: str, height: int = 360) -> Figure:
+                 x_title: str, y_title: str, colours: list[str] | None = None, height: int = 380) -> Figure:
     """Next-token loss at each target position of a probe (<bos>, one copy of ``length`` tokens,
-    the same again), one line per named series, the two copies shaded and named (``names``).
+    the same again), one line per named series (``colours`` in their order), the first copy
+    shaded and both copies named above the plot (``names``).
 
     Example: probe_losses({"model": np.ones(40)}, 20, ...) -> one line over positions 1 .. 40
     """
     first = {"type": "rect", "xref": "x", "yref": "paper", "x0": 0.5, "x1": length + 0.5, "y0": 0, "y1": 1,
              "fillcolor": "#f2f2f2", "line": {"width": 0}, "layer": "below"}
-    labels = [{"text": text, "x": x, "y": 1, "xref": "x", "yref": "paper", "yanchor": "top", "showarrow": False,
+    labels = [{"text": text, "x": x, "y": 1, "xref": "x", "yref": "paper", "yanchor": "bottom", "showarrow": False,
                "font": {"size": 13}} for text, x in ((names[0], (length + 1) / 2), (names[1], length + (length + 1) / 2))]
     x = np.arange(1, 2 * length + 1)                           # the position of each target token
-    data = [{"type": "scatter", "x": array(x), "y": array(y), "name": name, "mode": "lines+markers" if length <= 24
-             else "lines", "marker": {"size": 5}} for name, y in series.items()]
+    mode = "lines+markers" if length <= 24 else "lines"
+    data = [{"type": "scatter", "x": array(x), "y": array(y), "name": name, "mode": mode, "marker": {"size": 5},
+             **({"line": {"color": colours[i]}, "marker": {"size": 5, "color": colours[i]}} if colours else {})}
+            for i, (name, y) in enumerate(series.items())]
     layout = {"xaxis": {"title": {"text": x_title}, "range": [0.5, 2 * length + 0.5]},
               "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
               "shapes": [first], "annotations": labels,
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
-              "margin": {"b": 62 + 24 * (-(-len(series) // 2))}}
-    return make(data, layout, title, height)
+              "margin": {"t": 90 if title else 34, "b": 62 + 24 * len(series)}}
+    return make(data, layout, title, height + 24 * len(series))
