@@ -211,13 +211,13 @@ def lesson_body():
                       n=len(on_text["tokens"])))
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
     with slot["patterns"]:
-        left, right = st.columns(2)
-        for col, data, key, title, inputs in ((left, on_text, "text_head", f"{NS}.text_head_fig", (text,)),
-                                              (right, probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
-            with col:
-                figure(built_figure((f"{NS}.{key}", name, *inputs, layer, head, lang()),
-                                    lambda data=data, title=title: pattern(data, title, layer, head, hover)),
-                       key=f"{NS}.{key}")
+        # One above the other, each the page's width: side by side at 1440 px, the probe's 41 word
+        # labels overlapped in a half-width chart.
+        for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
+                                         (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
+            figure(built_figure((f"{NS}.{key}", name, *inputs, layer, head, lang()),
+                                lambda data=data, title=title: pattern(data, title, layer, head, hover)),
+                   key=f"{NS}.{key}")
         st.caption(tr(f"{NS}.patterns_caption", length=length))
     with slot["top"]:
         st.markdown(tr(f"{NS}.top_intro") + "\n\n" + top_lines(on_text["scores"], probe["scores"]))
