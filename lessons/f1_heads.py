@@ -60,14 +60,15 @@ dev = device()
 
 # SmolLM2 by default (?f1.lm=course for the course model). Without its package the switch
 # says how to install it and the lesson runs on the course model.
-picked = model_switch(NS, default=REAL)
-loaded = real_model(dev) if picked == REAL else None
+loaded = real_model(dev) if model_switch(NS, default=REAL) == REAL else None
 name = REAL if loaded else COURSE
 loaded = loaded or course_model(dev)
 
 
-def text_controls():
-    c1, c2, c3 = st.columns([4, 2, 1])
+def text_controls(n_layers: int, n_heads: int):
+    """The text, and the cell chooser: the head whose pattern is shown large (its ranges follow
+    the model, 30 × 9 or 4 × 4)."""
+    c1, c2, c3 = st.columns([3, 1.2, 1.2])
     with c1:
         if name == REAL:
             text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=TEXT_TOKENS))
@@ -76,21 +77,22 @@ def text_controls():
             text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
             default = COURSE_TEXT
     with c2:
+        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, DEFAULT_CELL[0], key=f"{NS}.layer")
+    with c3:
+        head = ranged_slider(tr(f"{NS}.head_label"), 0, n_heads - 1, DEFAULT_CELL[1], key=f"{NS}.head")
+    return (default if text.empty else text.text), layer, head
+
+
+def probe_controls():
+    """The probe's length T and seed: beside the losses along it (the induction grids above follow)."""
+    c1, c2 = st.columns([3, 1])
+    with c1:
         length = st.slider(tr(f"{NS}.length_label"), *LENGTHS, DEFAULT_LENGTH, key=f"{NS}.length",
                            bind="query-params", help=tr(f"{NS}.length_help"))
-    with c3:
+    with c2:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
                                help=tr(f"{NS}.seed_help"))
-    return (default if text.empty else text.text), int(length), int(seed)
-
-
-def cell_controls(n_layers: int, n_heads: int):
-    c1, c2 = st.columns(2)
-    with c1:
-        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, n_layers - 1, DEFAULT_CELL[0], key=f"{NS}.layer")
-    with c2:
-        head = ranged_slider(tr(f"{NS}.head_label"), 0, n_heads - 1, DEFAULT_CELL[1], key=f"{NS}.head")
-    return layer, head
+    return int(length), int(seed)
 
 
 def ablation_controls(n_heads_all: int):
@@ -113,13 +115,14 @@ def short_tokens(tokens: list[str]) -> list[str]:
 # The page's fixed parts (prose, code) are laid out once; the fragment refills the slots.
 st.subheader(tr(f"{NS}.scores_title"))
 st.markdown(tr(f"{NS}.scores_text"))
-slot = {"controls": st.container(), "grids": st.container(), "cell": st.container(), "patterns": st.container()}
+slot = {"controls": st.container(), "cell": st.container(), "grids": st.container(), "patterns": st.container()}
 slot["top"] = beside_code(head_scores, induction_targets, height=460)
 st.subheader(tr(f"{NS}.sink_title"))
 st.markdown(tr(f"{NS}.sink_text"))
 slot["sink"] = beside_code(scaled_dot_product_attention, height=420)
 st.subheader(tr(f"{NS}.copy_title"))
 st.markdown(tr(f"{NS}.copy_text"))
+slot["probe_controls"] = st.container()
 slot["copy"] = beside_code(repeated_probe, token_losses, copy_losses, height=460)
 st.subheader(tr(f"{NS}.ablate_title"))
 st.markdown(tr(f"{NS}.ablate_text"))
@@ -190,7 +193,10 @@ def lesson_body():
     model, _ = loaded
     cfg = model.config
     with slot["controls"]:
-        text, length, seed = text_controls()
+        text, layer, head = text_controls(cfg.n_layers, cfg.n_heads)
+    with slot["probe_controls"]:
+        length, seed = probe_controls()
+    with slot["controls"]:
         with st.spinner(tr(f"{NS}.running")):
             on_text = text_heads(name, text, dev, loaded)
             probe = probe_heads(name, length, seed, dev, loaded)
@@ -199,7 +205,6 @@ def lesson_body():
         if "<unk>" in on_text["tokens"]:
             st.info(tr(f"{NS}.unknown", n=on_text["tokens"].count("<unk>")))
     with slot["cell"]:
-        layer, head = cell_controls(cfg.n_layers, cfg.n_heads)
         values = {s: float((probe if s in ("induction", "duplicate") else on_text)["scores"][s][layer, head])
                   for s in SCORES}
         st.caption(tr(f"{NS}.cell_caption", layer=layer, head=head, kv=head // (cfg.n_heads // cfg.n_kv_heads),
