@@ -91,5 +91,5 @@ def probe_losses(series: dict[str, np.ndarray], length: int, *, title: str | Non
               "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
               "shapes": [first], "annotations": labels,
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
-              "margin": {"t": 90 if title else 34, "b": 62 + 24 * len(series)}}
-    return make(data, layout, title, height + 24 * len(series))
+              "margin": {"t": 90 if title else 34, "b": 62}}       # make() adds the legend's rows below
+    return make(data, layout, title, height)
