@@ -115,7 +115,9 @@ def short_tokens(tokens: list[str]) -> list[str]:
 # The page's fixed parts (prose, code) are laid out once; the fragment refills the slots.
 st.subheader(tr(f"{NS}.scores_title"))
 st.markdown(tr(f"{NS}.scores_text"))
-slot = {"controls": st.container(), "cell": st.container(), "grids": st.container(), "patterns": st.container()}
+slot = {"controls": st.container(), "cell": st.container(), "grids": st.container()}
+st.subheader(tr(f"{NS}.pattern_title"))       # a slide of its own in presenter mode
+slot["patterns"] = st.container()
 slot["top"] = beside_code(head_scores, induction_targets, height=460)
 st.subheader(tr(f"{NS}.sink_title"))
 st.markdown(tr(f"{NS}.sink_text"))
