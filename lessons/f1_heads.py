@@ -212,7 +212,7 @@ def lesson_body():
         st.caption(tr(f"{NS}.cell_caption", layer=layer, head=head, kv=head // (cfg.n_heads // cfg.n_kv_heads),
                       **{s: (v if np.isfinite(v) else float("nan")) for s, v in values.items()}))
     with slot["grids"]:
-        grids(on_text["scores"], probe["scores"], (layer, head), 2, f"{NS}.grids",
+        grids(on_text["scores"], probe["scores"], (layer, head), 2 if cfg.n_layers > 12 else 4, f"{NS}.grids",
               [tr(SCORE_KEYS[s][0]) for s in SCORES], (name, text, length, seed))
         st.caption(tr(f"{NS}.grids_caption", layers=cfg.n_layers, heads=cfg.n_heads, length=length,
                       n=len(on_text["tokens"])))
