@@ -76,7 +76,7 @@ def test_f1_smollm2_grids_equal_the_core_scores(lang):
     for z, ref in zip(zs, want, strict=True):
         assert z.shape == (9, 30)                                      # heads × layers: 30 × 9 heads
         assert _in_unit_range(z)
-        assert np.allclose(z, ref.T.numpy(), atol=1e-4, equal_nan=True)
+        assert np.allclose(z, ref.T.numpy(), atol=2e-3, equal_nan=True)      # float16 weights
     n_text = len(prompt_ids(tok, REAL_TEXT, 128)[0])
     _check_cell(at, 18, 6, n_text, 20)
     # the induction head 18.6 on the probe: a stripe in the second copy
@@ -123,7 +123,7 @@ def test_f1_every_control_at_its_ends(lang):
     ids = hs.repeated_probe(tok, 48, 0)
     z = _grids(at)[1][2]
     ref = hs.head_scores(hs.run_probe(model, ids).weights, ids)["induction"]
-    assert np.allclose(z, ref.T.numpy(), atol=1e-4)
+    assert np.allclose(z, ref.T.numpy(), atol=2e-3)
     for k in (1, 20):
         at.slider(key="f1.k").set_value(k).run()
         assert_ok(at)
@@ -169,7 +169,7 @@ def test_f1_on_the_course_model(lang):
     want = _core_scores(model, tok, COURSE_TEXT, 20, 0)
     for z, ref in zip(zs, want, strict=True):
         assert z.shape == (4, 4) and _in_unit_range(z)
-        assert np.allclose(z, ref.T.numpy(), atol=1e-4, equal_nan=True)
+        assert np.allclose(z, ref.T.numpy(), atol=2e-3, equal_nan=True)      # float16 weights
     assert at.slider(key="f1.layer").max == 3 and at.slider(key="f1.layer").value == 3    # 18 clamped
     with pytest.raises(KeyError):
         figure_by_key(at, "f1.course")                                  # no second course grid

@@ -7,6 +7,8 @@ nothing here may be changed by a caller.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 import torch
@@ -18,7 +20,7 @@ from core.lab.real_attention import prompt_ids
 TEXT_TOKENS = 128     # tokens of a text read at most (a forward of SmolLM2 on 128 tokens: ~0.3 s here)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def text_heads(name: str, text: str, dev: str, _loaded) -> dict:
     """The four scores of every head on ``text`` (the start token first), its tokens and every
     head's weights (float16, (L, H, N, N))."""
@@ -33,17 +35,19 @@ def text_heads(name: str, text: str, dev: str, _loaded) -> dict:
             "scores": {k: v.cpu().numpy() for k, v in scores.items()}}
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False)
 def probe_heads(name: str, length: int, seed: int, dev: str, _loaded) -> dict:
     """The repeated random probe, one forward pass: its tokens, the four scores, the losses along
-    it, and the run itself (for the ablation: every head's mean output)."""
+    it, and the run itself (for the ablation: every head's mean output). The weights are kept
+    once, as float16 on the CPU (5 MB at T = 48), and every score is read from those."""
     model, tok = _loaded
     ids = hs.repeated_probe(tok, length, seed)
     with torch.inference_mode():
         run = hs.run_probe(model, ids, dev)
-    scores = hs.head_scores(run.weights, ids)
-    return {"tokens": tok.tokens(ids), "run": run, "weights": run.weights.cpu().numpy().astype(np.float16),
-            "scores": {k: v.cpu().numpy() for k, v in scores.items()}}
+    run = dataclasses.replace(run, weights=run.weights.to("cpu", torch.float16))
+    scores = hs.head_scores(run.weights.float(), ids)
+    return {"tokens": tok.tokens(ids), "run": run, "weights": run.weights.numpy(),
+            "scores": {k: v.numpy() for k, v in scores.items()}}
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)

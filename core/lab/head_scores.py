@@ -250,7 +250,7 @@ def ablation_study(model: torch.nn.Module, run: ProbeRun, k: int, mode: str, see
     on the second copy than "random".
     """
     c = model.config
-    scores = head_scores(run.weights, run.ids)["induction"]               # (L, H)
+    scores = head_scores(run.weights.float(), run.ids)["induction"]       # (L, H), also from float16 weights
     top = top_heads(scores, k)
     control = random_heads(c.n_layers, c.n_heads, k, seed, exclude=top)
     return {"none": run.whole, "top": ablate(model, run, top, mode, device),
