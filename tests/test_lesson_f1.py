@@ -193,3 +193,25 @@ def test_f1_without_the_real_model(monkeypatch):
     _, zs = _grids(at)
     assert all(z.shape == (4, 4) for z in zs)
     assert at.text_input(key="f1.text").value == COURSE_TEXT
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_home_and_the_course_map_list_part_f(lang):
+    """Part F on the home page's map with its three lessons (F1 a link, F2 and F3 until their
+    files exist "coming soon") and in the sidebar's navigation."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_util import APP
+    from ui.course import PARTS
+
+    assert [lesson.code for lesson in dict(PARTS)["F"]] == ["F1", "F2", "F3"]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = lang
+    at.run()
+    assert_ok(at)
+    part = {"en": "F · What a trained model learned", "zh": "F · 训练出的模型学到了什么"}[lang]
+    assert part in [s.value for s in at.subheader]
+    names = {"en": ("Heads at work", "The logit lens", "A model learning"),
+             "zh": ("注意力头在做什么", "逐层解码", "模型是怎样学会的")}[lang]
+    shown = " ".join(m.value for m in at.markdown) + " ".join(str(p.proto) for p in at.get("page_link"))
+    assert all(f"{code} · {name}" in shown for code, name in zip(("F1", "F2", "F3"), names, strict=True))
