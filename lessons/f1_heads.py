@@ -115,7 +115,8 @@ def short_tokens(tokens: list[str]) -> list[str]:
 # The page's fixed parts (prose, code) are laid out once; the fragment refills the slots.
 st.subheader(tr(f"{NS}.scores_title"))
 st.markdown(tr(f"{NS}.scores_text"))
-slot = {"controls": st.container(), "cell": st.container(), "grids": st.container()}
+st.subheader(tr(f"{NS}.grids_title"))         # the grids on a slide of their own in presenter mode
+slot = {"controls": st.container(), "grids": st.container(), "cell": st.container()}
 st.subheader(tr(f"{NS}.pattern_title"))       # a slide of its own in presenter mode
 slot["patterns"] = st.container()
 slot["top"] = beside_code(head_scores, induction_targets, height=460)
@@ -144,7 +145,7 @@ def grids(scores: dict, probe_scores: dict, selected, cols: int, key: str, title
     words = (tr(f"{NS}.layer_word"), tr(f"{NS}.head_word"))
     fig = built_figure((key, *inputs, selected, lang()), lambda: score_panels(
         values, titles=titles, selected=selected, cols=cols, axis_titles=words, value_name=tr(f"{NS}.score_word"),
-        colorbar_title=tr(f"{NS}.score_word"), cell_px=16 if cols == 2 else 22))
+        colorbar_title=tr(f"{NS}.score_word"), cell_px=15 if cols == 2 else 22))
     if selected is None:
         figure(fig, key=key)
         return

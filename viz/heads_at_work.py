@@ -53,7 +53,8 @@ def score_panels(
                            "y0": y0 + head - 0.5, "y1": y0 + head + 0.5, "line": {"color": "#d62728", "width": 2.5}})
     every = 1 if n_layers <= 12 else 5
     layer_ticks = list(range(0, n_layers, every))
-    head_ticks = list(range(0, n_heads, 1 if n_heads <= 9 else 2))
+    # Every other head named beyond 4: presenter mode draws ticks at 18 px, taller than a row.
+    head_ticks = list(range(0, n_heads, 1 if n_heads <= 4 else 2))
     layout = {
         "xaxis": {"tickvals": [c * step_x + i for c in range(cols) for i in layer_ticks],
                   "ticktext": [str(i) for _ in range(cols) for i in layer_ticks], "tickfont": {"size": 11},
