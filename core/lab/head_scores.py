@@ -45,14 +45,16 @@ def earlier_copies(ids: list[int]) -> torch.Tensor:
 
 
 def induction_targets(ids: list[int]) -> torch.Tensor:
-    """(N, N) bool: key s follows an earlier copy of query t's token (ids[s-1] == ids[t], s <= t).
+    """(N, N) bool: key s follows an earlier copy of query t's token
+    (ids[s-1] == ids[t], s <= t).
 
-    Example: induction_targets([5, 7, 5])[2] -> [False, True, False]   # "5 was followed by 7"
+    Example: induction_targets([5, 7, 5])[2] -> [False, True, False]
+             ("5 was followed by 7")
     """
-    copies = earlier_copies(ids)                                         # (N, N): j is a copy of t
+    copies = earlier_copies(ids)              # (N, N): key j is a copy of t
     n = len(ids)
     targets = torch.zeros(n, n, dtype=torch.bool)
-    targets[:, 1:] = copies[:, :-1]                                      # key j+1 for every copy j
+    targets[:, 1:] = copies[:, :-1]           # key j+1 for every copy j
     return targets
 
 
@@ -63,26 +65,31 @@ def _mean_over(values: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return values[..., rows].mean(-1)
 
 
-def head_scores(weights: torch.Tensor, ids: list[int]) -> dict[str, torch.Tensor]:
-    """The four scores of every head of ``weights`` (..., N, N), causal, on the tokens ``ids``.
+def head_scores(weights: torch.Tensor,
+                ids: list[int]) -> dict[str, torch.Tensor]:
+    """The four scores of every head of ``weights`` (..., N, N), causal,
+    on the tokens ``ids``.
 
-    Example: a head that attends only to the previous position (query 0 to itself) has
-             previous 1.0; one that attends only to position 0 has sink 1.0.
+    Example: a head that attends only to the previous position (query 0
+             to itself) has previous 1.0; one that attends only to
+             position 0 has sink 1.0.
     """
     n = weights.shape[-1]
     device = weights.device
-    pos = torch.arange(n, device=device)                                 # (N,)
-    later = pos >= 1                                                     # query 0 has no choice
-    previous = torch.zeros(weights.shape[:-1], device=device)            # (..., N)
-    previous[..., 1:] = weights[..., pos[1:], pos[:-1]]                  # w[t, t-1]
-    copies = earlier_copies(ids).to(device)                              # (N, N)
-    targets = induction_targets(ids).to(device)                          # (N, N)
+    pos = torch.arange(n, device=device)                      # (N,)
+    later = pos >= 1                          # query 0 has no choice
+    previous = torch.zeros(weights.shape[:-1], device=device)  # (..., N)
+    previous[..., 1:] = weights[..., pos[1:], pos[:-1]]       # w[t, t-1]
+    copies = earlier_copies(ids).to(device)                   # (N, N)
+    targets = induction_targets(ids).to(device)               # (N, N)
     return {
         "previous": _mean_over(previous, later),
         "sink": _mean_over(weights[..., :, 0], later),
-        "induction": _mean_over((weights * targets).sum(-1), targets.any(-1)),
-        "duplicate": _mean_over((weights * copies).sum(-1), copies.any(-1)),
-    }                                                                    # each (...)
+        "induction": _mean_over((weights * targets).sum(-1),
+                                targets.any(-1)),
+        "duplicate": _mean_over((weights * copies).sum(-1),
+                                copies.any(-1)),
+    }                                                         # each (...)
 
 
 def word_like(token: str) -> bool:
@@ -95,16 +102,18 @@ def word_like(token: str) -> bool:
 
 
 def repeated_probe(tokenizer, length: int, seed: int) -> list[int]:
-    """<bos>, then ``length`` distinct random word-like tokens, then the same tokens again
-    (Olsson et al. 2022's probe: nothing in it can be predicted except by copying).
+    """<bos>, then ``length`` distinct random word-like tokens, then the
+    same tokens again (Olsson et al. 2022's probe: nothing in it can be
+    predicted except by copying). Drawn with a seeded generator of its
+    own: the same probe for every student with that seed.
 
-    Drawn with a seeded generator of its own: the same probe for every student with that seed.
-
-    Example: repeated_probe(tok, 3, 0) -> [bos, a, b, c, a, b, c] for three random tokens a, b, c
+    Example: repeated_probe(tok, 3, 0) -> [bos, a, b, c, a, b, c]
+             for three random tokens a, b, c
     """
     g = torch.Generator().manual_seed(int(seed))
     picked: list[int] = []
-    for i in torch.randperm(tokenizer.vocab_size, generator=g).tolist():
+    order = torch.randperm(tokenizer.vocab_size, generator=g).tolist()
+    for i in order:
         if word_like(tokenizer.tokens([i])[0]):
             picked.append(i)
             if len(picked) == length:
@@ -113,26 +122,30 @@ def repeated_probe(tokenizer, length: int, seed: int) -> list[int]:
 
 
 def token_losses(logits: torch.Tensor, ids: list[int]) -> torch.Tensor:
-    """(N - 1,) cross-entropy, in nats, of each next token: entry t is -log p(ids[t+1] | ids[..t]).
+    """(N - 1,) cross-entropy of each next token, in nats: entry t is
+    -log p(ids[t+1] | ids[0..t]).
 
-    Example: logits that give every token the same score on V = 4 -> every loss is log 4 = 1.386
+    Example: logits that give every token the same score on V = 4
+             -> every loss is log 4 = 1.386
     """
-    logp = torch.log_softmax(logits.float(), dim=-1)                     # (N, V)
-    nxt = torch.tensor(ids[1:], device=logits.device)                    # (N - 1,)
-    return -logp[:-1].gather(-1, nxt[:, None])[:, 0]                     # (N - 1,)
+    logp = torch.log_softmax(logits.float(), dim=-1)          # (N, V)
+    nxt = torch.tensor(ids[1:], device=logits.device)         # (N - 1,)
+    return -logp[:-1].gather(-1, nxt[:, None])[:, 0]          # (N - 1,)
 
 
 def copy_losses(losses: torch.Tensor, length: int) -> tuple[float, float]:
-    """Mean loss on the first copy and on the second, from ``token_losses`` of a probe.
+    """Mean loss on the first copy and on the second, from the
+    ``token_losses`` of a probe.
 
-    The first token of each copy is left out: nothing before it says what it will be (the
-    second copy's first token is where the repeat begins). So the first copy's mean is over
-    the targets at positions 2 .. T, the second's over T + 2 .. 2T.
+    The first token of each copy is left out: nothing before it says what
+    it will be (the second copy's first token is where the repeat begins).
+    So the first copy's mean is over the targets at positions 2 .. T, the
+    second's over T + 2 .. 2T.
 
     Example: length 3, losses [9, 8, 8, 9, 1, 1] -> (8.0, 1.0)
     """
-    first = losses[1:length]                                             # targets 2 .. T
-    second = losses[length + 1:2 * length]                               # targets T + 2 .. 2T
+    first = losses[1:length]                         # targets 2 .. T
+    second = losses[length + 1:2 * length]           # targets T+2 .. 2T
     return float(first.mean()), float(second.mean())
 
 
@@ -224,34 +237,42 @@ def head_mask(n_layers: int, n_heads: int, off: list[tuple[int, int]]) -> torch.
 
 
 @torch.no_grad()
-def ablate(model: torch.nn.Module, run: ProbeRun, off: list[tuple[int, int]], mode: str,
+def ablate(model: torch.nn.Module, run: ProbeRun,
+           off: list[tuple[int, int]], mode: str,
            device: str = "cpu") -> Outcome:
-    """The probe again with the heads in ``off`` switched off: their output (before w_o) set to
-    zero (``mode`` "zero") or to its mean over the probe ("mean": what the head writes on
-    average stays, only what depends on the tokens goes).
+    """The probe again with the heads in ``off`` switched off: their
+    output (before w_o) set to zero (``mode`` "zero") or to its mean over
+    the probe ("mean": what the head writes on average stays, only what
+    depends on the tokens goes).
 
-    Example (SmolLM2): ablate(m, run, [(18, 6)], "zero").second > run.whole.second
+    Example (SmolLM2): ablate(m, run, [(18, 6)], "zero").second
+                       > run.whole.second
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     c = model.config
-    mask = head_mask(c.n_layers, c.n_heads, off).to(device)               # (L, H)
-    fill = run.head_means.to(device) if mode == "mean" else None          # (L, H, d_head)
-    logits = model(torch.tensor([run.ids], device=device), head_mask=mask, head_fill=fill)[0]  # (N, V)
+    mask = head_mask(c.n_layers, c.n_heads, off).to(device)   # (L, H)
+    fill = run.head_means.to(device) if mode == "mean" else None
+    ids = torch.tensor([run.ids], device=device)              # (1, N)
+    logits = model(ids, head_mask=mask, head_fill=fill)[0]    # (N, V)
     return outcome(logits, run.ids, off)
 
 
 @torch.no_grad()
-def ablation_study(model: torch.nn.Module, run: ProbeRun, k: int, mode: str, seed: int,
+def ablation_study(model: torch.nn.Module, run: ProbeRun, k: int,
+                   mode: str, seed: int,
                    device: str = "cpu") -> dict[str, Outcome]:
-    """A pattern is a correlation; removing the head is the test. The probe with every head
-    ("none"), without the k heads of highest induction score ("top"), and without k heads drawn
-    at random from the others ("random"). If those k heads do the copying, "top" loses far more
-    on the second copy than "random".
+    """A pattern is a correlation; removing the head is the test. The
+    probe with every head ("none"), without the k heads of highest
+    induction score ("top"), and without k heads drawn at random from the
+    others ("random"). If those k heads do the copying, "top" loses far
+    more on the second copy than "random".
     """
     c = model.config
-    scores = head_scores(run.weights.float(), run.ids)["induction"]       # (L, H), also from float16 weights
+    weights = run.weights.float()             # (L, H, N, N), kept as fp16
+    scores = head_scores(weights, run.ids)["induction"]       # (L, H)
     top = top_heads(scores, k)
     control = random_heads(c.n_layers, c.n_heads, k, seed, exclude=top)
-    return {"none": run.whole, "top": ablate(model, run, top, mode, device),
+    return {"none": run.whole,
+            "top": ablate(model, run, top, mode, device),
             "random": ablate(model, run, control, mode, device)}
