@@ -35,7 +35,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 REAL_QUERY = {"b1": {"b1.source": "smollm2", "b1.ex_open": "true", "b1.ex.lm": "smollm2"},
               "b2": {"b2.lm": "smollm2", "b2.ex_open": "true", "b2.ex.lm": "smollm2"},
               "d3": {"d3.model": "smollm2-135m", "d3.dtype": "q4_1"}}
-REAL_LESSONS = ("a1", "a2", "b1", "b2", "c2", "c3", "d1", "d2", "d3", "d4", "f2")
+REAL_LESSONS = ("a1", "a2", "b1", "b2", "c2", "c3", "d1", "d2", "d3", "d4", "f1", "f2")
 
 
 def script_median_ms(page_file: str, runs: int, query: dict[str, str] | None = None) -> float:

@@ -31,7 +31,7 @@ def _sources() -> dict[Path, str]:
 def _dynamic_used(key: str, sources: dict[Path, str]) -> bool:
     """Keys built at run time by the frame: lesson titles, course map, Try-this questions."""
     parts = key.split(".")
-    if parts[0] == "course" or re.fullmatch(r"home\.part_[A-E]", key):
+    if parts[0] == "course" or re.fullmatch(r"home\.part_[A-F]", key):
         return True
     pages = {lesson.ns: lesson for lesson in all_lessons() if lesson.exists}
     if parts[0] in pages:

@@ -56,6 +56,11 @@ PARTS: list[tuple[str, list[Lesson]]] = [
         Lesson("E1", "e1_moe.py", "moe", ":material/call_split:"),
         Lesson("E2", "e2_lora.py", "lora", ":material/tune:"),
     ]),
+    ("F", [
+        Lesson("F1", "f1_heads.py", "heads-at-work", ":material/psychology:"),
+        Lesson("F2", "f2_logit_lens.py", "logit-lens", ":material/layers:"),
+        Lesson("F3", "f3_learning.py", "learning", ":material/trending_down:"),
+    ]),
 ]
 
 

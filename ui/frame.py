@@ -579,6 +579,11 @@ def ranged_slider(label: str, lo: int, hi: int, default: int | tuple[int, int], 
         st.session_state[key] = value
         _forget_url_value(key)
     value = clamp(st.slider(label, lo, hi, key=key, bind="query-params", **kwargs))
+    if not pair and value == lo != clamp(default):
+        # Drawn without a value of its own, the slider's default is lo, and a bound widget at its
+        # default is left out of the address: a link would open at ``default`` (F1: head 0 chosen
+        # by a click, the link opened at head 6). Put it there.
+        _address_holds(key, str(value))
     memory[key] = (lo, hi, value, wanted)
     return value
 

@@ -35,9 +35,11 @@ def word_label_px(labels: list[str], size: float) -> float:
     longest at ``size``: such column labels are turned (tickangle -90) and need that much room,
     or "because" and "it" overlap in a 30 px column. CJK is never turned.
 
-    Example: word_label_px(["君", "不", "&lt;bos&gt;"], 12) -> 0.0; word_label_px(["The", " cat"], 12) > 0
+    Example: word_label_px(["君", "不", "&lt;bos&gt;"], 12) -> 0.0; word_label_px(["The", " cat"], 12) > 0;
+             word_label_px(["the", "the\u200b"], 12) > 0 (a repeated word is still a word)
     """
-    if any(any(ord(ch) >= 0x1100 for ch in t) for t in labels):
+    # The zero-width marks of unique_labels (U+200B, repeated tokens) are not CJK.
+    if any(any(ord(ch) >= 0x1100 and ch != "\u200b" for ch in t) for t in labels):
         return 0.0
     if not any(len(t.strip("\u200b")) >= 3 and any(ch.isalpha() for ch in t) for t in labels):
         return 0.0

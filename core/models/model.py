@@ -107,12 +107,15 @@ class Block(nn.Module):
         positions: torch.Tensor,
         trace: Trace | None = None,
         cache: LayerKV | None = None,
+        head_mask: torch.Tensor | None = None,
+        head_fill: torch.Tensor | None = None,
     ) -> torch.Tensor:
         record(trace, "resid_pre", x)                                # (B, N, D)
         h = self.attn_norm(x)                                        # (B, N, D)
         record(trace, "attn_norm", h)
         a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
-                      cache=cache, positions=positions)              # (B, N, D)
+                      cache=cache, positions=positions,
+                      head_mask=head_mask, head_fill=head_fill)      # (B, N, D)
         record(trace, "attn_out", a)
         x = x + a
         record(trace, "resid_mid", x)
@@ -141,7 +144,11 @@ class LlamaDecoder(nn.Module):
         """An empty cache for one generation; the caller keeps it, the model does not."""
         return KVCache(self.config.n_layers)
 
-    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, trace: Trace | None = None) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, trace: Trace | None = None,
+                head_mask: torch.Tensor | None = None, head_fill: torch.Tensor | None = None) -> torch.Tensor:
+        """``head_mask`` (L, H): 1 keeps head h of block l, 0 switches it off (lesson F1's
+        ablation); ``head_fill`` (L, H, d_head): what a switched-off head writes instead (its
+        mean output, say), zeros when None. Without a mask every head runs as it is."""
         b, n = ids.shape
         past = 0 if cache is None else cache.length
         if past + n > self.config.max_seq_len:
@@ -157,6 +164,8 @@ class LlamaDecoder(nn.Module):
                 x, mask, positions,
                 trace=None if trace is None else trace.child(f"blocks.{i}"),
                 cache=None if cache is None else cache.layers[i],
+                head_mask=None if head_mask is None else head_mask[i],     # (H,)
+                head_fill=None if head_fill is None else head_fill[i],     # (H, d_head)
             )                                                                # (B, N, D)
         x = self.final_norm(x)                                               # (B, N, D)
         record(trace, "final_norm", x)

@@ -123,6 +123,8 @@ class MultiHeadAttention(nn.Module):
         rope_base: float | None = None,
         cache: LayerKV | None = None,
         positions: torch.Tensor | None = None,
+        head_mask: torch.Tensor | None = None,
+        head_fill: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """x (B, N, D) -> (B, N, D).
 
@@ -134,6 +136,10 @@ class MultiHeadAttention(nn.Module):
                   attends over all of it.
         positions (N,) positions of x for RoPE; default: continue after
                   what the cache holds.
+        head_mask (H,) 1 keeps a head's output, 0 switches it off (ablation,
+                  lesson F1); None = every head as it is.
+        head_fill (H, d_head) what a switched-off head writes instead (e.g.
+                  its mean output); None = zeros.
         """
         c = self.config
         cross = context is not None
@@ -170,7 +176,14 @@ class MultiHeadAttention(nn.Module):
         record(trace, "attn.scores", att.scores)          # (B, H, N, S)
         record(trace, "attn.weights", att.weights)        # (B, H, N, S)
 
-        concat = merge_heads(att.output)                  # (B, N, H*d_head)
+        heads = att.output                                # (B, H, N, d_head)
+        if head_mask is not None:
+            # Ablation: a head is removed before w_o mixes the heads, so the
+            # rest of the model reads what it would without it.
+            keep = head_mask.view(1, -1, 1, 1).to(heads.dtype)       # (1, H, 1, 1)
+            fill = 0.0 if head_fill is None else head_fill[None, :, None, :]  # (1, H, 1, d_head)
+            heads = heads * keep + fill * (1 - keep)      # (B, H, N, d_head)
+        concat = merge_heads(heads)                       # (B, N, H*d_head)
         record(trace, "attn.concat", concat)
         out = self.w_o(concat)                            # (B, N, D)
         record(trace, "attn.out", out)

@@ -248,7 +248,8 @@ REAL_MODEL = [c for c in [("tokens", "a1", "a1.lm=smollm2"), ("embeddings", "a2"
                           ("kv-cache", "d2", "d2.lm=smollm2"), ("memory-wall", "d3", "d3.model=smollm2-135m&d3.dtype=q4_1"),
                           ("gqa", "d4", "d4.lm=smollm2"),
                           ("logit-lens", "f2-ioi", "f2.prompt=" + quote(IOI) + "&f2.target=6"),
-                          ("logit-lens", "f2-zh", "f2.prompt=" + quote(LONG[:40]))]
+                          ("logit-lens", "f2-zh", "f2.prompt=" + quote(LONG[:40])),
+                          ("heads-at-work", "f1", "f1.lm=smollm2")]
               if c[0] in {slug for slug, _ in LESSONS}]
 
 
