@@ -180,3 +180,33 @@ def test_every_lesson_presents(lesson, lang):
     bar = _bar(at)
     assert bar["present"] and bar["step"] == 2 and bar["has_prev"]
     assert len(_presenter_css(at)) == 1
+
+
+def _repeated_page():
+    import streamlit as st
+
+    from ui.frame import repeat_control
+    value = st.slider("capacity", 1, 8, 2, key="x.cap", bind="query-params")
+    st.markdown(f"value {value}")
+    repeat_control(st.slider, "capacity", 1, 8, key="x.cap")
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_repeated_control(present):
+    """ui.frame.repeat_control: in presenter mode a copy of a URL-bound control on another slide;
+    moving it moves the control and the address. Nothing in normal mode."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.chart import PRESENTING
+    at = AppTest.from_function(_repeated_page)
+    at.session_state[PRESENTING] = present
+    at.run()
+    assert len(at.slider) == (2 if present else 1)
+    if not present:
+        return
+    assert at.slider(key="x.cap.again").value == 2
+    at.slider(key="x.cap.again").set_value(6).run()
+    assert at.slider(key="x.cap").value == 6 and at.markdown[0].value == "value 6"
+    assert at.query_params["x.cap"] in ("6", ["6"])
+    at.slider(key="x.cap").set_value(3).run()                 # and the copy follows the control
+    assert at.slider(key="x.cap.again").value == 3

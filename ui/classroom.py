@@ -162,12 +162,17 @@ def section_selector(n: int) -> str:
 def presenter_css(n: int) -> str:
     """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``.
     Prose 24 px (1.2 rem of 20), code 18 px, a code panel under its figure rather than beside it
-    (at 18 px, 80 columns need the whole width); charts draw their own type larger (ui/chart.js)."""
+    (at 18 px, 80 columns need the whole width); charts draw their own type larger (ui/chart.js).
+    Little room above a slide's title and between its elements, and a bar in smaller type (15 px,
+    for the lecturer), so that a title, a row of controls and a chart fit a 1280x720 screen."""
     return f"""<style>
 html {{ font-size: 20px; }}
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
-[data-testid="stMainBlockContainer"] {{ padding-top: 1.5rem; padding-bottom: 5rem; max-width: 100%; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 0.6rem; padding-bottom: 5rem; max-width: 100%; }}
+{_BLOCK}, {_BLOCK} [data-testid="stVerticalBlock"] {{ gap: 0.7rem; }}
+{_BLOCK} [data-testid="stHeading"] :is(h2, h3) {{ padding-top: 0.2rem; padding-bottom: 0.2rem; }}
+.anatomy-classroom[data-present="1"] {{ font-size: 0.75rem; }}
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.2rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
 [data-testid="stCode"] pre code, [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 18px !important; }}

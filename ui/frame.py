@@ -152,9 +152,11 @@ def beside_code(*objs: Callable | type, height: int | None = 520, widths: tuple[
 
 def section_with_controls(ns: str, name: str, *objs: Callable | type, height: int | None = 520):
     """A section laid out once: its title and prose (``{ns}.{name}_title``, ``_text``), an empty
-    slot for its controls, then ``beside_code(*objs)``. Returns (controls slot, figure slot)."""
+    slot for its controls, then ``beside_code(*objs)``. Returns (controls slot, figure slot).
+    In presenter mode the prose is one slide, the controls with their figure the next (slide())."""
     st.subheader(tr(f"{ns}.{name}_title"))
     st.markdown(tr(f"{ns}.{name}_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{ns}.{name}_title")))
     controls = st.container()
     return controls, beside_code(*objs, height=height)
 
@@ -224,6 +226,26 @@ LAYOUT_CSS = f"""<style>
 
 def layout_css() -> None:
     st.html(LAYOUT_CSS)
+
+
+def _copy_back(copy: str, key: str) -> None:
+    """The repeated control moved: the control itself takes its value (a callback, before the run)."""
+    st.session_state[key] = st.session_state[copy]
+
+
+def repeat_control(widget: Callable, label: str, *args, key: str, **kwargs) -> None:
+    """In presenter mode, a copy of the URL-bound control ``key`` on the slide of another figure it
+    drives (E1: the capacity above the load chart, two slides after the router's controls); nothing
+    in normal mode, where the control itself is on the same page. The copy shows the control's
+    value, and moving it moves the control, so the address (``key``) and every figure follow.
+    ``widget`` and its arguments as for the control itself (``st.slider``, ``st.select_slider``),
+    without ``key``, ``value`` or ``bind``. Draw it after the control, in the same run."""
+    if not st.session_state.get(PRESENTING):
+        return
+    copy = f"{key}.again"
+    if key in st.session_state:
+        st.session_state[copy] = st.session_state[key]
+    widget(label, *args, key=copy, on_change=_copy_back, args=(copy, key), **kwargs)
 
 
 def slide(title: str) -> None:
