@@ -260,8 +260,8 @@ export default function (component) {
   }
 
   // The presenter's bar, fixed at the foot of the screen.
-  root.style.cssText = "position:fixed; left:50%; bottom:0.6rem; transform:translateX(-50%); z-index:999990;"
-    + " display:flex; align-items:center; gap:0.4rem; padding:0.35rem 0.6rem; border-radius:0.8rem;"
+  root.style.cssText = "position:fixed; left:50%; bottom:0.25rem; transform:translateX(-50%); z-index:999990;"
+    + " display:flex; align-items:center; gap:0.4rem; padding:0.25rem 0.5rem; border-radius:0.8rem;"
     + " background:rgba(255,255,255,0.94); box-shadow:0 2px 10px rgba(0,0,0,0.18); white-space:nowrap;";
   const where = document.createElement("span");
   where.className = "anatomy-where";

@@ -374,7 +374,7 @@ def _plotly_words(language: str) -> dict[str, str]:
 # Presenter mode (ui/classroom.py) draws every chart a quarter larger, type and height
 # (ui/chart.js). A taller chart is given this height first, so that at 1280x720, the common
 # projector size, it fits with a slide's title and controls above the presenter's bar
-# (1.25 x 340 = 425 px of a 653 px screen above the bar).
+# (1.25 x 340 = 425 px of the ~670 px above the bar).
 PRESENT_MAX_HEIGHT = 340
 
 
