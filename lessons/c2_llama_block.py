@@ -298,6 +298,7 @@ def counter_section():
     # ---------------------------------------------------------------- parameter counter
     st.subheader(tr(f"{NS}.params_title"))
     st.markdown(tr(f"{NS}.params_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.params_title")))
 
 
     def params_controls():

@@ -109,6 +109,7 @@ st.subheader(tr(f"{NS}.real_title"))
 real = real_model(device()) if model_switch(NS) == REAL else None
 loaded = real or course_model(device())
 st.markdown(tr(f"{NS}.real_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.real_title")))
 if loaded:
     slot["real_controls"] = st.container()
     slot["real_dist"] = beside_code(score_by_distance, real_query_key, height=560)

@@ -22,10 +22,10 @@ function innerBlock(el) {
     ? el.querySelector(':scope > [data-testid="stVerticalBlock"]') : null;
 }
 
-// The page's slides: [{title, parts: [elements]}], and every element's slide number(s) written
-// on it as data-anatomy-slide (a container cut in several: "3 4 5"), which the step's style sheet
-// reads (ui/classroom.py: presenter_css). Elements not yet numbered (just arrived) stay hidden
-// until the next frame numbers them.
+// The page's slides, [{title, head}] (head: the element that opens it), and, with ``mark``,
+// every element's slide number(s) written on it as data-anatomy-slide (a container cut in
+// several: "3 4 5"), which the step's style sheet reads (ui/classroom.py: presenter_css).
+// Elements not yet numbered (just arrived) stay hidden until the next frame numbers them.
 function slides(mark) {
   const block = document.querySelector(BLOCK);
   const found = [{ title: state.lesson, head: null }];
@@ -39,12 +39,10 @@ function slides(mark) {
     const inner = innerBlock(el);
     const kids = inner ? Array.from(inner.children) : [];
     const heads = kids.filter(isHeadElement);
-    if (isHeadElement(el) || (heads.length === 1 && kids[0] === heads[0])) {   // one section
-      start(el);
-      put(el, String(found.length));
-      continue;
-    }
-    if (!heads.length) {
+    const head = isHeadElement(el) || (heads.length === 1 && kids[0] === heads[0]);   // one section
+    if (head || !heads.length) {                 // one element of one slide
+      if (mark && el.hasAttribute("data-anatomy-split")) el.removeAttribute("data-anatomy-split");
+      if (head) start(el);
       put(el, String(found.length));
       continue;
     }
