@@ -17,6 +17,7 @@ from ui.frame import (
     lang,
     plain,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -163,13 +164,18 @@ def real_merge_controls(pieces: list[dict]) -> tuple[int, int]:
 
 # The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
 # the slots that depend on its controls, so a slider move re-sends the figures, not the page.
-slot = {"controls": st.container()}
+# In presenter mode each section's prose is a slide, then its controls with the figures they move.
+slot = {}
 st.subheader(tr(f"{NS}.ids_title"))
 if real_tok is None:
     st.markdown(tr(f"{NS}.ids_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.ids_title")))
+    slot["controls"] = st.container()           # the text and the tokenizer, above the chips they drive
     slot["ids"] = beside_code(tokenize, ByteBPE.encode, height=460)
 else:
     st.markdown(tr(f"{NS}.real_ids_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.ids_title")))
+    slot["controls"] = st.container()
     slot["ids"] = beside_code(byte_bpe.ByteBPE.encode, byte_bpe.pre_tokenize, byte_bpe.bpe, height=520)
     st.subheader(tr(f"{NS}.real_char_title"))
     st.markdown(tr(f"{NS}.real_char_text"))
@@ -181,10 +187,12 @@ else:
     slot["replay"] = st.container()         # the whole width: a piece's symbols after each merge
 st.subheader(tr(f"{NS}.bpe_title"))
 st.markdown(tr(f"{NS}.bpe_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.bpe_title")))
 slot["bpe_controls"] = st.container()          # k and the corpus sit above the curve they move
 slot["merges"] = beside_code(pair_counts, best_pair, merge, ByteBPE.train, height=520)
 st.subheader(tr(f"{NS}.count_title"))
 st.markdown(tr(f"{NS}.count_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.count_title")))
 slot["counts"] = st.container()
 
 

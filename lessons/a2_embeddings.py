@@ -27,6 +27,7 @@ from ui.frame import (
     lang,
     plain,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -174,17 +175,20 @@ model, tok, problem = course_model()
 
 # The page's fixed parts (prose, the code) are laid out once; the fragment below refills only
 # the slots that depend on its controls, so a slider move re-sends the figures, not the page.
-slot = {"controls": st.container()}
+# In presenter mode each section's prose is a slide, then its controls with the figures they move.
 st.subheader(tr(f"{NS}.lookup_title"))
 if model is None and real is None:
     st.warning(tr(f"{NS}.no_model", command=REBUILD))
     st.caption(problem)
 st.markdown(tr(f"{NS}.real_lookup_text") if real is not None else tr(f"{NS}.lookup_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.lookup_title")))
+slot = {"controls": st.container()}          # the text and the table, above the matrix they drive
 slot["lookup"] = beside_code(lookup, height=300)
 
 st.subheader(tr(f"{NS}.near_title"))
 if real is not None:
     st.markdown(tr(f"{NS}.near_text_math") + "\n\n" + tr(f"{NS}.real_near_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.near_title")))
     slot["near_controls"] = st.container()
     left, right = st.columns([1, 1])
     slot["near"] = left.container()
@@ -192,6 +196,7 @@ if real is not None:
         code_panel(nearest_to, unit_rows, word_vectors, height=460)
     st.subheader(tr(f"{NS}.real_map_title"))
     st.markdown(tr(f"{NS}.real_map_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.real_map_title")))
     slot["map_controls"] = st.container()
     slot["map"] = beside_code(word_vectors, pca_2d, height=520)
 else:
@@ -199,6 +204,7 @@ else:
     if model is None:
         st.info(tr(f"{NS}.needs_model"))
     else:
+        slide(tr("classroom.slide.continued", title=tr(f"{NS}.near_title")))
         slot["near_controls"] = st.container()
         left, right = st.columns([1, 1])
         slot["near"] = left.container()
@@ -206,6 +212,7 @@ else:
             code_panel(nearest, height=420)
         st.subheader(tr(f"{NS}.map_title"))
         st.markdown(tr(f"{NS}.map_text"))
+        slide(tr("classroom.slide.continued", title=tr(f"{NS}.map_title")))
         slot["map"] = beside_code(pca_2d, kept_on_map, height=520)
 
 

@@ -23,6 +23,7 @@ from ui.frame import (
     ranged_slider,
     section_with_controls,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -114,6 +115,7 @@ def offset_controls(n_pos: int):
 # 1. Order blindness -------------------------------------------------------------------------
 st.subheader(tr(f"{NS}.blind_title"))
 st.markdown(tr(f"{NS}.blind_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.blind_title")))
 text, add_pe, seed = order_controls()
 dev = device()
 check = order_demo(text, add_pe, seed, dev)
@@ -141,6 +143,7 @@ slot = {}
 slot["table_controls"], slot["table"] = section_with_controls(NS, "table", sinusoidal_at, frequencies)  # 2. The table
 st.subheader(tr(f"{NS}.waves_title"))                              # 3. One dimension at a time
 st.markdown(tr(f"{NS}.waves_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.waves_title")))
 slot["waves"] = st.container()
 slot["offset_controls"], slot["offsets"] = section_with_controls(  # 4. Distance, not place
     NS, "offset", offset_similarity, height=360)

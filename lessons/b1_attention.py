@@ -19,6 +19,7 @@ from ui.frame import (
     plain,
     ranged_slider,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -91,9 +92,11 @@ slot["matrix"] = st.container()      # six panels need the page's whole width
 slot["cell"] = beside_code(scaled_dot_product_attention, cell_arithmetic)
 st.subheader(tr(f"{NS}.scale_title"))
 st.markdown(tr(f"{NS}.scale_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.scale_title")))
 slot["scale"] = st.container()
 st.subheader(tr(f"{NS}.batch_title"))
 st.markdown(tr(f"{NS}.batch_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.batch_title")))
 slot["batch"] = beside_code(toy.batch_attention, height=420)
 
 

@@ -17,6 +17,7 @@ from ui.frame import (
     plain,
     ranged_slider,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -134,10 +135,12 @@ st.subheader(tr(f"{NS}.trained_title"))
 trained_slot = st.container()        # the same text through a trained layer: heads that do differ
 st.subheader(tr(f"{NS}.reshape_title"))
 st.markdown(tr(f"{NS}.reshape_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.reshape_title")))
 split_slot = st.container()          # the three panels need the page's width
 reshape_slot = beside_code(split_heads, merge_heads, height=640)
 st.subheader(tr(f"{NS}.params_title"))
 st.markdown(tr(f"{NS}.params_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.params_title")))
 params_slot = beside_code(parameter_counts, height=420)
 
 

@@ -23,6 +23,7 @@ from ui.frame import (
     header,
     ranged_slider,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -105,6 +106,7 @@ def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
         code_panel(masked_attention, causal_mask, scaled_dot_product_attention, with_mask, height=560)
     st.subheader(tr(f"{NS}.pad_title"))
     st.markdown(tr(f"{NS}.pad_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.pad_title")))
     texts = padded_texts(text)
     slots["padding"] = beside_code(padding_mask, padded_attention, height=480)
     slots["batch"] = st.container()
@@ -175,6 +177,7 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
     n = len(tokens)
     st.subheader(tr(f"{NS}.leak_title"))
     st.markdown(tr(f"{NS}.leak_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.leak_title")))
     if n < 2:
         st.info(tr(f"{NS}.leak_short"))
     else:

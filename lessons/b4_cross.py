@@ -18,6 +18,7 @@ from ui.frame import (
     lang,
     plain,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -145,6 +146,7 @@ def quoted(chars: list[str]) -> str:
 # The page's fixed parts are laid out once; the fragments below refill only their slots.
 st.subheader(tr(f"{NS}.trained_title"))
 st.markdown(tr(f"{NS}.trained_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.trained_title")))
 example_buttons()
 slot = {"date_controls": st.container(), "verdict": st.container(), "trained": st.container()}
 align_left, align_right = st.columns([1, 1])
@@ -154,6 +156,7 @@ code_panel(cross_kv, cross_attend, height=None)
 
 st.subheader(tr(f"{NS}.untrained_title"))
 st.markdown(tr(f"{NS}.untrained_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.untrained_title")))
 slot.update({"controls": st.container(), "title": st.container()})
 slot["matrix"] = st.container()
 code_panel(random_cross_attention, height=None)

@@ -30,6 +30,7 @@ from ui.frame import (
     ranged_slider,
     send_now,
     shapes_table,
+    slide,
     tr,
     tr_items,
     try_this,
@@ -134,15 +135,18 @@ def measured(kernel: str, n: int, w: int) -> dict | None:
 # The fixed parts (prose, code panels) are laid out once; the fragment refills the slots.
 st.subheader(tr(f"{NS}.gallery_title"))
 st.markdown(tr(f"{NS}.gallery_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.gallery_title")))
 slot = {"controls": st.container()}
 slot["gallery"] = beside_code(window, strided, fixed, longformer, bigbird, block_local, height=560)
 slot["table"] = st.container()
 st.subheader(tr(f"{NS}.reach_title"))
 st.markdown(tr(f"{NS}.reach_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.reach_title")))
 slot["reach_controls"] = st.container()
 slot["reach"] = beside_code(receptive_field, height=420)
 st.subheader(tr(f"{NS}.kernel_title"))
 st.markdown(tr(f"{NS}.kernel_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.kernel_title")))
 slot["kernel"] = beside_code(banded_attention, gather_attention, height=620)
 
 

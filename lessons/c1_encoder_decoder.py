@@ -25,6 +25,7 @@ from ui.frame import (
     header,
     lang,
     plain,
+    slide,
     text_box,
     tr,
     try_this,
@@ -166,6 +167,7 @@ def shape(a) -> str:
 slot = {"example": st.container()}
 st.subheader(tr(f"{NS}.stacks_title"))
 st.markdown(tr(f"{NS}.stacks_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.stacks_title")))
 st.caption(tr(f"{NS}.marks"))          # the key to the special tokens' marks on every axis below
 left, right = st.columns([1, 1])
 slot["diagram"], slot["controls"], slot["io"] = left.container(), right.container(), right.container()
@@ -177,16 +179,19 @@ code_panel(EncoderLayer.forward, DecoderLayer.forward, cross_attend, height=None
 # would scroll sideways. The functions shown are wrapped to 66 characters.
 st.subheader(tr(f"{NS}.norm_title"))
 st.markdown(tr(f"{NS}.norm_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.norm_title")))
 slot["norm_controls"], slot["norm"] = st.container(), st.container()
 code_panel(standardise, norm_stats, height=None)
 
 st.subheader(tr(f"{NS}.ffn_title"))
 st.markdown(tr(f"{NS}.ffn_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.ffn_title")))
 slot["ffn_controls"], slot["ffn"] = st.container(), st.container()
 code_panel(FeedForward, relu_off, height=None)
 
 st.subheader(tr(f"{NS}.decode_title"))
 st.markdown(tr(f"{NS}.decode_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.decode_title")))
 st.caption(tr(f"{NS}.marks"))          # here they stand in the vocabulary, next to the digits
 slot["feed_controls"], slot["step_controls"] = st.container(), st.container()
 slot["decode"], slot["forcing"] = st.container(), st.container()

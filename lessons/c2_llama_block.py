@@ -37,6 +37,7 @@ from ui.frame import (
     section_with_controls,
     send_now,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -158,6 +159,7 @@ if loaded:
     slot["tensor"], slot["tensor_code"] = left.container(), right.container()
     st.subheader(tr(f"{NS}.stream_title"))
     st.markdown(tr(f"{NS}.stream_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.stream_title")))
     slot["stream"] = st.container()
 
 # ---------------------------------------------------------------- RMSNorm vs LayerNorm
@@ -168,6 +170,7 @@ timing_section()
 # ---------------------------------------------------------------- SwiGLU
 st.subheader(tr(f"{NS}.swiglu_title"))
 st.markdown(tr(f"{NS}.swiglu_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.swiglu_title")))
 curves = curves_demo()
 left, right = st.columns([1, 1])
 with left:
@@ -295,6 +298,7 @@ def counter_section():
     # ---------------------------------------------------------------- parameter counter
     st.subheader(tr(f"{NS}.params_title"))
     st.markdown(tr(f"{NS}.params_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.params_title")))
 
 
     def params_controls():

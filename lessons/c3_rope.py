@@ -36,6 +36,7 @@ from ui.frame import (
     ranged_slider,
     section_with_controls,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -89,14 +90,17 @@ st.subheader(tr(f"{NS}.rotate_title"))
 slot["plane"] = beside_code(apply_rope, rotate_pairs, pair_angle)
 st.subheader(tr(f"{NS}.speed_title"))
 st.markdown(tr(f"{NS}.speed_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.speed_title")))
 slot["freq"] = beside_code(rope_frequencies, height=None)
 st.subheader(tr(f"{NS}.bound_title"))
 st.markdown(tr(f"{NS}.bound_text"))            # the decay explained before its chart
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.bound_title")))
 slot["bound"] = beside_code(rope_score_bound, height=None)
 slot["matrix_controls"], slot["matrix"] = section_with_controls(NS, "toeplitz", rope_score_matrix,
                                                                 fixed_query_key)
 st.subheader(tr(f"{NS}.complex_title"))
 st.markdown(tr(f"{NS}.complex_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.complex_title")))
 st.info(tr(f"{NS}.pairing_note"))
 slot["complex"] = beside_code(apply_rope_complex, rope_both_forms)
 
@@ -105,6 +109,7 @@ st.subheader(tr(f"{NS}.real_title"))
 real = real_model(device()) if model_switch(NS) == REAL else None
 loaded = real or course_model(device())
 st.markdown(tr(f"{NS}.real_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.real_title")))
 if loaded:
     slot["real_controls"] = st.container()
     slot["real_dist"] = beside_code(score_by_distance, real_query_key, height=560)

@@ -25,6 +25,7 @@ from ui.frame import (
     plain,
     ranged_slider,
     send_now,
+    slide,
     text_box,
     tr,
     try_this,
@@ -119,6 +120,7 @@ def course_body():
     """The whole lesson reruns alone (st.fragment) when a control moves: the questions below
     are neither sent nor drawn again."""
     if loaded is not None:
+        slide(tr("classroom.slide.d1_setup"))       # presenter mode: the fragment's slides
         st.markdown(tr(f"{NS}.course_intro"))
         prompt, bos = prompt_controls()
         step_row, sampling_row = st.container(), st.container()
@@ -159,6 +161,7 @@ def course_body():
             model_p.append(s["chosen_model"])
             sample_p.append(s["chosen_sample"])
         names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
+        slide(tr("classroom.slide.d1_step"))
         log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
                         help=tr(f"{NS}.log_help"))
         legend = (tr(f"{NS}.legend_chosen"), tr(f"{NS}.legend_kept"), tr(f"{NS}.legend_cut"), names[1])
@@ -177,6 +180,7 @@ def course_body():
                          rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
             st.markdown(why + " " + tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
         # The same step at three temperatures, side by side (also the page's width: 3 x 10 names).
+        slide(tr("classroom.slide.d1_strip"))
         strip = {tr(f"{NS}.strip_panel", t=t): s["strip"][t] for t in STRIP}
         figure(temperature_strip(s["tokens"][:STRIP_SHOW], strip, title=tr(f"{NS}.strip_title", pos=pos),
                                  y_title=names[1], hover_names=(tr(f"{NS}.token"), names[1]), log=log),
@@ -338,6 +342,7 @@ def real_body(model, tok):
     """The lesson on SmolLM2: a text to continue or a question to answer, Generate streams the
     answer, then every step's distribution can be looked at."""
     dev = device()
+    slide(tr("classroom.slide.d1_setup"))           # presenter mode: the fragment's slides
     st.markdown(tr(f"{NS}.real_intro"))
     mode = choice(tr(f"{NS}.mode"), MODES, f"{NS}.mode", {m: tr(MODE_KEYS[m]) for m in MODES},
                   widget="segmented")
@@ -385,6 +390,7 @@ def real_body(model, tok):
             for r in earlier))
 
     drawn = current["new_ids"] if current else []
+    slide(tr("classroom.slide.d1_step"))
     at = ranged_slider(tr(f"{NS}.inspect"), 1, len(drawn), 1, key=f"{NS}.real_step") if len(drawn) > 1 else 1
     log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
                     help=tr(f"{NS}.log_help"))
@@ -405,6 +411,7 @@ def real_body(model, tok):
         real_bars(d, False, tr(f"{NS}.real_bars_next", pos=pos), log)
         st.markdown(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
     strip = {tr(f"{NS}.strip_panel", t=t): strip_p[t] for t in STRIP}
+    slide(tr("classroom.slide.d1_strip"))
     figure(temperature_strip([visible_token(t) for t in d["tokens"][:STRIP_SHOW]], strip,
                              title=tr(f"{NS}.strip_title", pos=pos), y_title=tr(f"{NS}.sample_prob"),
                              hover_names=(tr(f"{NS}.token"), tr(f"{NS}.sample_prob")), log=log, horizontal=True),

@@ -21,6 +21,7 @@ from ui.frame import (
     model_labels,
     plain,
     shapes_table,
+    slide,
     text_box,
     tr,
     try_this,
@@ -141,6 +142,7 @@ if loaded is not None:
         with step_slots["controls"]:
             openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
             text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"), empty_key=f"{NS}.empty_prompt")
+            slide(tr("classroom.slide.continued", title=tr(f"{NS}.steps_title")))   # presenter: the step + figure
             step, layer, head = step_controls(mc.n_layers, mc.n_heads)
             run = replay("" if text.empty else text.text, dev)
             if run["unknown"]:
@@ -184,6 +186,7 @@ if loaded is not None:
 # 2 · What it saves: counted and measured -------------------------------------------------------------
 st.subheader(tr(f"{NS}.cost_title"))
 st.markdown(tr(f"{NS}.cost_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.cost_title")))
 lm = model_switch(NS)                                   # course model (default) or SmolLM2
 cost_name = configs.SMOLLM2 if lm == REAL else configs.COURSE
 cost_cfg = configs.get(cost_name)
@@ -244,6 +247,7 @@ if lm == REAL and timed is not None:
 # 3 · What it costs: memory ----------------------------------------------------------------------------
 st.subheader(tr(f"{NS}.memory_title"))
 st.markdown(tr(f"{NS}.memory_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.memory_title")))
 memory_slots = {"controls": st.container()}
 memory_slots["figure"] = beside_code(kv_cache_bytes, height=380)
 

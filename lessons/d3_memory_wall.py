@@ -6,6 +6,7 @@ from core.calc.flops import decode_operators, decode_variants, prefill_and_decod
 from core.calc.params import count_params
 from core.calc.timing import copy_seconds, decode_against_bandwidth
 from core.parts.kv_cache import kv_cache_bytes
+from ui.classroom import presenting
 from ui.frame import (
     beside_code,
     built_figure,
@@ -16,6 +17,8 @@ from ui.frame import (
     header,
     lang,
     model_labels,
+    repeat_control,
+    slide,
     tr,
     try_this,
 )
@@ -107,13 +110,16 @@ left, right = st.columns([3, 2])
 slot["hierarchy"], slot["hierarchy_text"] = left.container(), right.container()
 st.subheader(tr(f"{NS}.roofline_title"))
 st.markdown(tr(f"{NS}.roofline_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.roofline_title")))
 slot["controls"] = st.container(border=True)
 slot["roofline"] = beside_code(step_flops, step_bytes, roofline.attainable_tflops, height=560)
 st.subheader(tr(f"{NS}.ops_title"))
 st.markdown(tr(f"{NS}.ops_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.ops_title")))
 slot["ops"] = beside_code(decode_operators, height=520)
 st.subheader(tr(f"{NS}.moves_title"))
 st.markdown(tr(f"{NS}.moves_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.moves_title")))
 slot["moves_controls"] = st.container(border=True)
 slot["moves"] = st.container()
 
@@ -166,6 +172,12 @@ def workload_sections():
 
     # 2b · Operator by operator: at batch 1 and at the chosen batch -------------------------------
     with slot["ops"]:
+        if presenting():   # presenter mode: the batch and the context again, on this figure's slide
+            c1, c2 = st.columns(2)
+            with c1:
+                repeat_control(st.select_slider, tr(f"{NS}.batch"), BATCHES, key=f"{NS}.batch")
+            with c2:
+                repeat_control(st.select_slider, tr(f"{NS}.context"), CONTEXTS, key=f"{NS}.context")
         points, arrows = [], []
         for op, symbol in (("weights", "square"), ("attention", "circle")):
             for b in dict.fromkeys((1, batch)):

@@ -65,12 +65,11 @@ def kind_of(h: int, h_kv: int) -> str:
 def sharing_sections():
     """Sections 1 and 2 follow the model, H_kv and the context; they rerun alone (st.fragment)
     when one of those moves, leaving the course model's heads and the questions as they are."""
+    # 1 · Who reads what (the controls under its title: in presenter mode, on the slide of its map)
+    st.subheader(tr(f"{NS}.map_title"))
     cfg, h_kv, context = sharing_controls()
     kind = kind_of(cfg.n_heads, h_kv)
     groups = kv_groups(cfg.n_heads, h_kv)
-
-    # 1 · Who reads what -----------------------------------------------------------------------
-    st.subheader(tr(f"{NS}.map_title"))
     left, right = st.columns([1, 1])
     with left:
         figure(head_map(groups, row_names=(tr(f"{NS}.query_heads"), tr(f"{NS}.kv_row")),

@@ -17,6 +17,8 @@ from ui.frame import (
     header,
     lang,
     plain,
+    repeat_control,
+    slide,
     text_box,
     tr,
     try_this,
@@ -126,13 +128,16 @@ expert_names = [f"E{e}" for e in range(cfg.n_experts)]
 # The fixed parts are laid out once; the fragment refills the slots when a control moves.
 st.subheader(tr(f"{NS}.route_title"))
 st.markdown(tr(f"{NS}.route_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.route_title")))   # presenter mode: controls + figure
 slot = {"controls": st.container()}
 slot["router"] = beside_code(MoE.forward, choose_experts, height=560)
 st.subheader(tr(f"{NS}.load_title"))
 st.markdown(tr(f"{NS}.load_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.load_title")))
 slot["load"] = beside_code(expert_capacity, fill_experts, switch_loss, height=480)
 st.subheader(tr(f"{NS}.devices_title"))
 st.markdown(tr(f"{NS}.devices_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.devices_title")))
 slot["devices"] = beside_code(all_to_all, height=420)
 
 
@@ -167,6 +172,9 @@ def routing_section():
             key=f"{NS}.router")
         st.markdown(tr(f"{NS}.losses", aux=r["aux"], balance=r["balance"], z=r["z"]))
     with slot["load"]:
+        # presenter mode: the capacity again, on this figure's slide
+        repeat_control(st.select_slider, tr(f"{NS}.capacity"), CAPACITY, key=f"{NS}.capacity",
+                       help=tr(f"{NS}.capacity_help"))
         cap_text = tr(f"{NS}.no_limit") if r["capacity"] is None else str(r["capacity"])
         figure(built_figure(("load", *shown), lambda: load_bars(
             r["wanted"], r["load"], r["capacity"], expert_names=expert_names,
@@ -179,6 +187,7 @@ def routing_section():
                     + "\n\n" + marked_text(run["tokens"], r["overflowed"], r["partly"]))
         st.caption(tr(f"{NS}.hits", hits=run["hits"], total=max(0, n - 1)))
     with slot["devices"]:
+        repeat_control(st.slider, tr(f"{NS}.n_used"), 1, cfg.n_experts, key=f"{NS}.n_used")   # presenter mode
         traffic = r["traffic"]
         crossing = int(traffic.sum() - traffic.trace())
         gpus = [f"GPU {g}" for g in range(n_used)]

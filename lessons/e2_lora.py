@@ -9,7 +9,20 @@ from core.calc import configs
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS, add_lora
 from core.parts.lora import LoRALinear
-from ui.frame import beside_code, built_figure, figure, fragment, header, lang, plain, send_now, text_box, tr, try_this
+from ui.frame import (
+    beside_code,
+    built_figure,
+    figure,
+    fragment,
+    header,
+    lang,
+    plain,
+    send_now,
+    slide,
+    text_box,
+    tr,
+    try_this,
+)
 from ui.lora import (
     MODELS,
     adapter_blob,
@@ -109,6 +122,7 @@ def compare_numbers(compare: dict) -> dict:
 loaded = course_model("cpu")
 st.subheader(tr(f"{NS}.counts_title"))
 st.markdown(tr(f"{NS}.counts_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.counts_title")))
 controls_slot = st.container()
 counts_slot = beside_code(LoRALinear.forward, LoRALinear.merge, add_lora)
 
@@ -137,6 +151,7 @@ counts_section()
 st.subheader(tr(f"{NS}.tune_title"))
 stats = song_stats()
 st.markdown(tr(f"{NS}.tune_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.tune_title")))
 if stats:
     body, whole = stats["body"], stats["whole"]
     st.caption(tr(f"{NS}.song_stats", poems=stats["poems"], chars=body["characters"], lines=body["lines"],

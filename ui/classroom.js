@@ -5,25 +5,63 @@
 
 const BLOCK = '[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]';
 
-// The page's top-level section headings (ui/classroom.py: _HEAD, the same rule in CSS).
-function isHead(el) {
-  if (el.matches('[data-testid="stElementContainer"]')) {
-    return !!el.querySelector(':scope > [data-testid="stHeading"] :is(h2, h3)');
-  }
-  if (el.matches('[data-testid="stLayoutWrapper"]')) {
-    return !!el.querySelector(':scope > [data-testid="stVerticalBlock"] > [data-testid="stElementContainer"]:first-child'
-      + ' > [data-testid="stHeading"] :is(h2, h3)');
-  }
-  return false;
+// Slides (ui/classroom.py). A slide starts at a section heading (an h2/h3 of st.header /
+// st.subheader) or at a slide mark (ui.frame.slide); step 1 is what comes before the first.
+// Headings are looked for at the top level of the page and one level in: a top-level container
+// (st.container, a fragment's) whose first element is a heading is one section (the explorer,
+// "Try this"); one with headings further down is cut at each of them (D4's fragment holds two
+// sections, D1's whole lesson is one fragment with slide marks).
+const HEADING = ':scope > [data-testid="stHeading"] :is(h2, h3), :scope > [data-testid="stHtml"] .anatomy-slide';
+
+function isHeadElement(el) {
+  return el.matches('[data-testid="stElementContainer"]') && !!el.querySelector(HEADING);
 }
 
-// Steps of this page: its opening, then one per section heading.
-function steps() {
+function innerBlock(el) {
+  return el.matches('[data-testid="stLayoutWrapper"]')
+    ? el.querySelector(':scope > [data-testid="stVerticalBlock"]') : null;
+}
+
+// The page's slides, [{title, head}] (head: the element that opens it), and, with ``mark``,
+// every element's slide number(s) written on it as data-anatomy-slide (a container cut in
+// several: "3 4 5"), which the step's style sheet reads (ui/classroom.py: presenter_css).
+// Elements not yet numbered (just arrived) stay hidden until the next frame numbers them.
+function slides(mark) {
   const block = document.querySelector(BLOCK);
-  if (!block) return 1;
-  let n = 1;
-  for (const el of block.children) if (isHead(el)) n += 1;
-  return n;
+  const found = [{ title: state.lesson, head: null }];
+  if (!block) return found;
+  const put = (el, value) => { if (mark && el.getAttribute("data-anatomy-slide") !== value) el.setAttribute("data-anatomy-slide", value); };
+  const start = (head) => {
+    const h = head.querySelector(":is(h2, h3), .anatomy-slide");
+    found.push({ title: ((h && h.textContent) || "").replace(/\s+/g, " ").trim(), head });
+  };
+  for (const el of block.children) {
+    const inner = innerBlock(el);
+    const kids = inner ? Array.from(inner.children) : [];
+    const heads = kids.filter(isHeadElement);
+    const head = isHeadElement(el) || (heads.length === 1 && kids[0] === heads[0]);   // one section
+    if (head || !heads.length) {                 // one element of one slide
+      if (mark && el.hasAttribute("data-anatomy-split")) el.removeAttribute("data-anatomy-split");
+      if (head) start(el);
+      put(el, String(found.length));
+      continue;
+    }
+    // A container cut at each heading inside it; what comes before its first heading belongs
+    // to the slide before.
+    const spans = isHeadElement(kids[0]) ? [] : [found.length];
+    for (const kid of kids) {
+      if (isHeadElement(kid)) { start(kid); spans.push(found.length); }
+      put(kid, String(found.length));
+    }
+    if (mark) el.setAttribute("data-anatomy-split", "");
+    put(el, Array.from(new Set(spans)).join(" "));
+  }
+  return found;
+}
+
+// Steps of this page: its opening, then one per slide.
+function steps() {
+  return slides(false).length;
 }
 
 function running() {
@@ -73,17 +111,9 @@ function go(delta, lesson) {
   else if (next < 1 && state.has_prev) state.send("action", "lesson:-1:last");
 }
 
-// The slides' titles, for the overview: the lesson's name, then each section heading's text.
+// The slides' titles, for the overview: the lesson's name, then each slide's heading.
 function slideTitles() {
-  const block = document.querySelector(BLOCK);
-  const titles = [state.lesson];
-  if (!block) return titles;
-  for (const el of block.children) {
-    if (!isHead(el)) continue;
-    const h = el.querySelector(":is(h2, h3)");
-    titles.push(((h && h.textContent) || "").replace(/\s+/g, " ").trim());
-  }
-  return titles;
+  return slides(false).map((slide) => slide.title);
 }
 
 // The overview (key O): a numbered list of this lesson's slides; a click or the slide's number
@@ -228,8 +258,8 @@ export default function (component) {
   }
 
   // The presenter's bar, fixed at the foot of the screen.
-  root.style.cssText = "position:fixed; left:50%; bottom:0.6rem; transform:translateX(-50%); z-index:999990;"
-    + " display:flex; align-items:center; gap:0.4rem; padding:0.35rem 0.6rem; border-radius:0.8rem;"
+  root.style.cssText = "position:fixed; left:50%; bottom:0.25rem; transform:translateX(-50%); z-index:999990;"
+    + " display:flex; align-items:center; gap:0.4rem; padding:0.25rem 0.5rem; border-radius:0.8rem;"
     + " background:rgba(255,255,255,0.94); box-shadow:0 2px 10px rgba(0,0,0,0.18); white-space:nowrap;";
   const where = document.createElement("span");
   where.className = "anatomy-where";
@@ -256,7 +286,9 @@ export default function (component) {
   // one (an old link) is brought back to the last once the page has finished running.
   let asked = false;
   const update = () => {
-    const n = steps();
+    const n = slides(true).length;
+    root.dataset.steps = String(n);
+    watchInner();
     const name = document.createElement("span");
     name.className = "anatomy-lesson";
     name.textContent = data.lesson + " — ";
@@ -271,7 +303,6 @@ export default function (component) {
       setTriggerValue("action", "clamp:" + n + "@" + data.page);
     }
   };
-  update();
   if (root.__watch) root.__watch.disconnect();
   let queued = false;
   root.__watch = new MutationObserver(() => {
@@ -281,8 +312,17 @@ export default function (component) {
   });
   const block = document.querySelector(BLOCK);
   if (block) root.__watch.observe(block, { childList: true });
+  // and inside each top-level container (a fragment's elements arrive there)
+  function watchInner() {
+    if (!block || !root.__watch) return;
+    for (const el of block.children) {
+      const inner = innerBlock(el);
+      if (inner) root.__watch.observe(inner, { childList: true });
+    }
+  }
   const app = document.querySelector('[data-testid="stApp"]');
   if (app) root.__watch.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+  update();
   if (root.__shown !== data.step) {   // a new section starts at the top of the screen
     root.__shown = data.step;
     for (const el of [document.querySelector('[data-testid="stMain"]'), document.scrollingElement]) {

@@ -1,12 +1,13 @@
 """In class: presenter mode (``?present=1``), a link to what is on screen, one click to copy it.
 
 Presenter mode is the same page, shown for a projector: large type, no sidebar, and the lesson
-one section at a time. A lesson's sections are its top-level subheaders (``st.subheader`` /
-``st.header`` in the page, ``section_with_controls``, "Try this"); what comes before the first
-one (title, introduction, the page's first controls) is step 1. Every section is still run and
-sent as usual, so every lesson works unchanged in both modes: a style sheet written here from
-the step number hides the other sections (a CSS rule, so it holds whatever the browser redraws),
-and a small component (ui/classroom.js) draws the presenter's bar and listens to the keyboard:
+one slide at a time. A slide starts at each section heading (``st.subheader`` / ``st.header`` in
+the page or in a top-level fragment or container, ``section_with_controls``, "Try this") and at
+each slide mark a lesson puts inside a long section (``ui.frame.slide``); what comes before the
+first (title, introduction, the page's first controls) is step 1. Every section is still run and
+sent as usual, so every lesson works in both modes: a style sheet written here from the step
+number hides the other slides (a CSS rule, so it holds whatever the browser redraws), and a small
+component (ui/classroom.js) numbers the slides, draws the presenter's bar and listens to the keyboard:
 
 - → or Page Down: the next section; after the last one, the next lesson;
 - ← or Page Up: the previous section; before the first one, the previous lesson;
@@ -138,37 +139,40 @@ def _act(action: str, at: int, order: list) -> None:
 
 
 # --- The presenter's page ---------------------------------------------------------------------
-# The page's top-level block, its section headings, and the elements of step n. A heading is
-# an element holding an h2/h3 (st.header / st.subheader), or a container (st.container, a
-# fragment's) that opens with one (the explorer). ":nth-child(k of H)" counts headings only.
+# The page's top-level block, and which of its elements make step n. Slides are found in the
+# browser (ui/classroom.js: slides): a slide starts at a section heading (an element holding an
+# h2/h3: st.header / st.subheader) or a slide mark (ui.frame.slide), at the top level of the page
+# or one level in, inside a top-level container or fragment; a container that opens with its only
+# heading is one section (the explorer, "Try this"). The bar numbers each element with its slide
+# (data-anatomy-slide="n"; a container cut in several slides holds each of their numbers and
+# data-anatomy-split), and this style sheet shows the elements of step n. An element not numbered
+# yet (it has just arrived) stays hidden until the next frame.
 _BLOCK = '[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]'
-_HEAD = (':is([data-testid="stElementContainer"]:has(> [data-testid="stHeading"] :is(h2, h3)),'
-         ' [data-testid="stLayoutWrapper"]:has(> [data-testid="stVerticalBlock"]'
-         ' > [data-testid="stElementContainer"]:first-child > [data-testid="stHeading"] :is(h2, h3)))')
 _KEEP = ':has(.anatomy-classroom)'
+_MARK = '[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] .anatomy-slide)'
 
 
 def section_selector(n: int) -> str:
-    """The top-level elements of step ``n`` (1 = before the first heading), as a selector list.
+    """The elements of step ``n``, as numbered by the bar.
 
-    Example: section_selector(1) -> ':not(H, H ~ *)' with H the heading selector;
-    section_selector(3) -> the 2nd heading and what follows it up to the 3rd heading."""
-    if n <= 1:
-        return f":not({_HEAD}, {_HEAD} ~ *)"
-    k = n - 1
-    this, after = f"{_HEAD}:nth-child({k} of {_HEAD})", f"{_HEAD}:nth-child({k + 1} of {_HEAD})"
-    return f"{this}, {this} ~ :not({after}, {after} ~ *)"
+    Example: section_selector(3) -> '[data-anatomy-slide~="3"]'"""
+    return f'[data-anatomy-slide~="{int(n)}"]'
 
 
 def presenter_css(n: int) -> str:
     """Large type, no sidebar, and only step ``n`` of the page. A fixed sheet but for ``n``.
     Prose 24 px (1.2 rem of 20), code 18 px, a code panel under its figure rather than beside it
-    (at 18 px, 80 columns need the whole width); charts draw their own type larger (ui/chart.js)."""
+    (at 18 px, 80 columns need the whole width); charts draw their own type larger (ui/chart.js).
+    Little room above a slide's title and between its elements, and a bar in smaller type (15 px,
+    for the lecturer), so that a title, a row of controls and a chart fit a 1280x720 screen."""
     return f"""<style>
 html {{ font-size: 20px; }}
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
 [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {{ display: none !important; }}
-[data-testid="stMainBlockContainer"] {{ padding-top: 1.5rem; padding-bottom: 5rem; max-width: 100%; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 0.6rem; padding-bottom: 5rem; max-width: 100%; }}
+{_BLOCK}, {_BLOCK} [data-testid="stVerticalBlock"] {{ gap: 0.7rem; }}
+{_BLOCK} [data-testid="stHeading"] :is(h2, h3) {{ padding-top: 0.2rem; padding-bottom: 0.2rem; }}
+.anatomy-classroom[data-present="1"] {{ font-size: 0.75rem; }}
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li {{ font-size: 1.2rem; }}
 [data-testid="stCaptionContainer"] {{ font-size: 0.95rem; }}
 [data-testid="stCode"] pre code, [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 18px !important; }}
@@ -177,4 +181,7 @@ html {{ font-size: 20px; }}
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stCode"]) > [data-testid="stColumn"] {{
   width: 100% !important; flex: 1 1 auto !important; min-width: 0; }}
 {_BLOCK} > :not({section_selector(n)}, {_KEEP}) {{ display: none !important; }}
+{_BLOCK} > [data-anatomy-split] > [data-testid="stVerticalBlock"] > :not({section_selector(n)}) {{ display: none !important; }}
+{_MARK}[data-anatomy-slide] {{ display: flex; }}
+.anatomy-slide {{ font-size: 1.3rem; font-weight: 600; line-height: 1.3; color: rgb(49, 51, 63); }}
 </style>"""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import inspect
 import math
 import textwrap
@@ -21,7 +22,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import i18n
 from core.text.clean import CleanText, clean_text
-from ui.chart import chart
+from ui.chart import PRESENTING, chart
 
 LANG_KEY = "lang"
 DEVICE_KEY = "device"
@@ -151,9 +152,11 @@ def beside_code(*objs: Callable | type, height: int | None = 520, widths: tuple[
 
 def section_with_controls(ns: str, name: str, *objs: Callable | type, height: int | None = 520):
     """A section laid out once: its title and prose (``{ns}.{name}_title``, ``_text``), an empty
-    slot for its controls, then ``beside_code(*objs)``. Returns (controls slot, figure slot)."""
+    slot for its controls, then ``beside_code(*objs)``. Returns (controls slot, figure slot).
+    In presenter mode the prose is one slide, the controls with their figure the next (slide())."""
     st.subheader(tr(f"{ns}.{name}_title"))
     st.markdown(tr(f"{ns}.{name}_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{ns}.{name}_title")))
     controls = st.container()
     return controls, beside_code(*objs, height=height)
 
@@ -180,6 +183,8 @@ def section_with_controls(ns: str, name: str, *objs: Callable | type, height: in
 #   wider than the column (inline math in prose may still wrap: kept whole, a long one pushed
 #   A3's page sideways at 1024 px; C3's rotation formula is split in two instead).
 _CODE_W = "min(620px, 56%)"
+# A slide mark (slide()): shown in presenter mode only (ui/classroom.py: presenter_css).
+_SLIDE_MARK = '[data-testid="stElementContainer"]:has(> [data-testid="stHtml"] .anatomy-slide)'
 _STACKS = ':is([data-testid="stCode"], .anatomy-chart, [data-testid^="stBidiComponent"])'
 LAYOUT_CSS = f"""<style>
 @media (max-width: 1600px) {{
@@ -213,6 +218,7 @@ LAYOUT_CSS = f"""<style>
   [data-testid="stColumn"] [data-testid="stCode"] pre {{ padding-left: 10px !important; padding-right: 10px !important; }}
   [data-testid="stColumn"] [data-testid="stCode"] pre code {{ font-size: 12px; }}
 }}
+{_SLIDE_MARK} {{ display: none; }}
 .katex-display > .katex {{ white-space: nowrap; }}
 .katex-display {{ overflow-x: auto; overflow-y: hidden; }}
 </style>"""
@@ -220,6 +226,34 @@ LAYOUT_CSS = f"""<style>
 
 def layout_css() -> None:
     st.html(LAYOUT_CSS)
+
+
+def _copy_back(copy: str, key: str) -> None:
+    """The repeated control moved: the control itself takes its value (a callback, before the run)."""
+    st.session_state[key] = st.session_state[copy]
+
+
+def repeat_control(widget: Callable, label: str, *args, key: str, **kwargs) -> None:
+    """In presenter mode, a copy of the URL-bound control ``key`` on the slide of another figure it
+    drives (E1: the capacity above the load chart, two slides after the router's controls); nothing
+    in normal mode, where the control itself is on the same page. The copy shows the control's
+    value, and moving it moves the control, so the address (``key``) and every figure follow.
+    ``widget`` and its arguments as for the control itself (``st.slider``, ``st.select_slider``),
+    without ``key``, ``value`` or ``bind``. Draw it after the control, in the same run."""
+    if not st.session_state.get(PRESENTING):
+        return
+    copy = f"{key}.again"
+    if key in st.session_state:
+        st.session_state[copy] = st.session_state[key]
+    widget(label, *args, key=copy, on_change=_copy_back, args=(copy, key), **kwargs)
+
+
+def slide(title: str) -> None:
+    """Start a new slide here in presenter mode (ui/classroom.py), titled ``title`` (our own text,
+    already translated) on the slide and in the overview (key O). Nothing shows in normal mode.
+    For a long section: its prose on one slide, then its controls with the figure they drive on
+    the next. At the top level of the page or directly inside a top-level fragment or container."""
+    st.html(f'<div class="anatomy-slide">{html.escape(title)}</div>')
 
 
 def bring_into_view(key: str, press: int) -> None:
@@ -337,9 +371,30 @@ def _plotly_words(language: str) -> dict[str, str]:
     return {english: i18n.t(language, f"{PLOTLY_KEYS}.{key}") for english, key in PLOTLY_WORDS.items()}
 
 
+# Presenter mode (ui/classroom.py) draws every chart a quarter larger, type and height
+# (ui/chart.js). A taller chart is given this height first, so that at 1280x720, the common
+# projector size, it fits with a slide's title and controls above the presenter's bar
+# (1.25 x 340 = 425 px of the ~670 px above the bar).
+PRESENT_MAX_HEIGHT = 340
+
+
+def presenter_figure(fig):
+    """``fig`` as presenter mode draws it: no taller than PRESENT_MAX_HEIGHT. A new outer dict
+    with the same data: the figure itself is shared by every session and never changed.
+
+    Example: presenter_figure(Figure(data=[], layout={"height": 600}))["layout"]["height"] -> 340
+    """
+    layout = fig.get("layout") if isinstance(fig, dict) else None
+    if not isinstance(layout, dict) or (layout.get("height") or 420) <= PRESENT_MAX_HEIGHT:
+        return fig
+    return type(fig)(data=fig["data"], layout={**layout, "height": PRESENT_MAX_HEIGHT})
+
+
 def figure(fig, key: str) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
+    if st.session_state.get(PRESENTING):
+        fig = presenter_figure(fig)
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
                   "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None})

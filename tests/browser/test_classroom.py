@@ -198,31 +198,35 @@ def test_export_png_svg_csv(chromium_browser, server_url, lang, tmp_path):
     page.close()
 
 
-# The page's top-level headings (a section's, or the title), those on screen only if ``shown``.
-TOP_HEADINGS = """(shown) => {
-  const B = document.querySelector('[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]');
-  const first = (el) => el.matches('[data-testid="stElementContainer"]')
-    ? el.querySelector(':scope > [data-testid="stHeading"] :is(h1, h2, h3)')
-    : el.querySelector(':scope > [data-testid="stVerticalBlock"] > [data-testid="stElementContainer"]:first-child'
-                       + ' > [data-testid="stHeading"] :is(h2, h3)');
-  return Array.from(B.children).map(first).filter(h => h && (!shown || h.offsetParent !== null))
-    .map(h => h.textContent.trim());
+# What presenter mode shows: the slide numbers of the elements on screen (ui/classroom.js numbers
+# each top-level element, and each element of a container cut into slides), and the headings or
+# slide marks on screen.
+SHOWN = """() => {
+  const seen = (el) => el.getBoundingClientRect().height > 0;
+  const main = document.querySelector('[data-testid="stMain"]');
+  const numbered = Array.from(main.querySelectorAll('[data-anatomy-slide]'))
+    .filter((el) => seen(el) && !el.matches('[data-anatomy-split]') && !el.querySelector('.anatomy-classroom'));
+  return {slides: Array.from(new Set(numbered.map((el) => el.getAttribute('data-anatomy-slide')))),
+          heads: Array.from(main.querySelectorAll('h2, h3, .anatomy-slide')).filter(seen).map((h) => h.textContent.trim())};
 }"""
 
 
 @pytest.mark.parametrize("slug", [lesson.url_path for lesson in existing_lessons()])
 def test_every_lesson_one_section_at_a_time(chromium_browser, server_url, slug):
-    """Step 2 of every lesson shows its first section's heading and no other section's."""
+    """Step 2 of every lesson shows its first slide after the opening, and no other slide."""
     page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(f"{server_url}/{slug}?lang=en")
-    settle(page)
-    sections = page.evaluate(TOP_HEADINGS, False)[1:]            # the title first
-    assert sections[-1] == i18n.t("en", "common.try_this")
     page.goto(f"{server_url}/{slug}?lang=en&present=1&step=2")
     settle(page)
-    assert page.evaluate(TOP_HEADINGS, True) == [sections[0]]
+    assert int(page.locator(".anatomy-classroom").get_attribute("data-steps")) >= 3
+    shown = page.evaluate(SHOWN)
+    assert shown["slides"] == ["2"] and shown["heads"], shown
+    assert t_try() not in shown["heads"]
     assert page.locator('[data-testid="stException"]').count() == 0
     page.close()
+
+
+def t_try() -> str:
+    return i18n.t("en", "common.try_this")
 
 
 # Stepping across lessons is exact (issue 23): → from a lesson's last slide opens the next lesson
@@ -232,14 +236,15 @@ PAIRS = [(a.url_path, b.url_path) for a, b in zip(existing_lessons(), existing_l
 
 
 def _slides(page) -> int:
-    return page.evaluate(TOP_HEADINGS, False).__len__()      # the title's step 1, then one a section
+    """The number of slides the bar counted (the opening, then one a section or slide mark)."""
+    return int(page.locator(".anatomy-classroom").get_attribute("data-steps"))
 
 
 @pytest.mark.parametrize("before,after", PAIRS, ids=[f"{a}>{b}" for a, b in PAIRS])
 def test_stepping_across_lessons(chromium_browser, server_url, before, after):
     page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
     try:
-        page.goto(f"{server_url}/{before}?lang=en")
+        page.goto(f"{server_url}/{before}?lang=en&present=1&step=1")
         settle(page)
         last = _slides(page)
         page.goto(f"{server_url}/{before}?lang=en&present=1&step={last}")
