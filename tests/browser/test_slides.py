@@ -157,6 +157,12 @@ PENDING = {
     "e1": "the router (3) and the memory chart (10) below the fold at 1280x720; the router's 24 token "
           "ticks overlap; the memory legend meets its axis title",
     "e2": "the counts (3) and the spectra (5) below the fold at 1280x720; texts meet (5)",
+    "f1": "the score grids (3), the probe's pattern (5, 6) and the losses (7) below the fold at 1280x720; "
+          "the chosen head's word ticks overlap at 18 px (4)",
+    "f2": "the lens grid (2) below the fold at both sizes, its row ticks overlap at 18 px; the cell's "
+          "bars (3) and the attribution (4) below the fold; the head grid's ticks overlap (5)",
+    "f3": "the loss curve's log ticks overlap at 18 px (2); the guesses (5) and the heads (7) below the "
+          "fold at 1280x720",
 }
 STRICT = os.environ.get("ANATOMY_SLIDES_STRICT") == "1"
 LESSONS = existing_lessons()
