@@ -1,0 +1,133 @@
+"""Live controls (issue 25): each lesson's frames, computed by one batched core call, equal the
+single-value core results value for value; the frames the browser applies rebuild every figure;
+the URL values snap to the grid; a figure with its frames stays under 300 KB."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from tests.apptest_util import decode
+from ui.chart import _to_json
+from ui.live import MAX_BYTES, frames_of, nearest, parse, snap, url_text
+
+
+def compose(frames_json: str, base: dict, i: int) -> dict:
+    """What ui/chart.js composeFrame does: the base figure with frame i's changing keys."""
+    spec = json.loads(frames_json)
+    fig = json.loads(_to_json(base))
+    frame = spec["frames"][i]
+    for (t, keys), src in zip(spec["traces"], frame["data"], strict=True):
+        for k in keys:
+            if k in src:
+                fig["data"][t][k] = src[k]
+            else:
+                fig["data"][t].pop(k, None)
+    for k in spec["layout"]:
+        if k in frame["layout"]:
+            fig["layout"][k] = frame["layout"][k]
+        else:
+            fig["layout"].pop(k, None)
+    return fig
+
+
+def _plain(obj):
+    """A figure's JSON with typed arrays decoded, for comparing two of them."""
+    if isinstance(obj, dict):
+        if "bdata" in obj:
+            return decode(obj).tolist()
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def assert_frames_rebuild(figures) -> None:
+    frames = frames_of(figures)
+    assert frames.bytes <= MAX_BYTES, frames.bytes
+    for start in (0, len(figures) - 1):
+        for i, fig in enumerate(figures):
+            assert _plain(compose(frames.json, figures[start], i)) == _plain(json.loads(_to_json(fig)))
+
+
+def test_grid_helpers():
+    assert snap(0.07, [0.0, 0.05, 0.1]) == 0.05
+    assert snap(0.075, [0.0, 0.05, 0.1]) == 0.05            # a tie: the lower
+    assert snap(-3, [1, 2, 4]) == 1 and snap(99, [1, 2, 4]) == 4
+    assert nearest(3.4, [1, 2, 4]) == 2
+    assert parse("1.5", 0.0) == 1.5 and parse("abc", 0.0) == 0.0 and parse("nan", 2) == 2
+    assert parse("inf", 1) == 1 and parse(None, 3) == 3 and parse("1e309", 0) == 0
+    assert url_text(2.0) == "2" and url_text(0.35) == "0.35" and url_text(128) == "128"
+
+
+def test_frames_of_keeps_only_what_changes():
+    from viz.common import array, make
+    figs = [make([{"type": "bar", "x": ["a", "b"], "y": array([v, 1 - v]), "name": "p"},
+                  {"type": "scatter", "x": [0, 1], "y": array([0.5, 0.5]), "name": "fixed"}],
+                 {"annotations": [{"text": f"{v:.1f}", "x": 0, "y": 1}]}, title="t")
+            for v in (0.1, 0.5, 0.9)]
+    frames = frames_of(figs)
+    spec = json.loads(frames.json)
+    assert spec["traces"] == [[0, ["y"]]]
+    assert set(spec["layout"]) == {"annotations", "datarevision"}
+    assert_frames_rebuild(figs)
+    with pytest.raises(ValueError):
+        frames_of([figs[0], make([], {}, title="t")])
+
+
+# ---- D1: temperature -------------------------------------------------------------------------
+def test_d1_sweep_equals_single_temperatures():
+    from core.models.generate import at_temperature, entropy, sampling_probs, sampling_probs_at, temperature_sweep
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(500, generator=g) * 3
+    temps = [round(0.05 * i, 2) for i in range(101)]
+    for k, p in ((None, None), (5, None), (None, 0.9), (40, 0.5)):
+        rows = sampling_probs_at(logits, temps, k, p)
+        for i, t in enumerate(temps):
+            assert torch.equal(rows[i], sampling_probs(logits, t, k, p)), (t, k, p)
+    model_probs = torch.softmax(logits, -1)
+    ids = torch.topk(model_probs, 20).indices.tolist()
+    shown, h = temperature_sweep(model_probs.numpy(), temps, ids, 5, 0.9)
+    for i, t in enumerate(temps):
+        single = at_temperature(model_probs, t, 5, 0.9)
+        assert torch.equal(shown[i], single[ids])
+        assert h[i] == entropy(single)
+    assert h[0] == 0 and h[-1] > h[20]                        # greedy: one-hot; hot: flatter
+
+
+def test_d1_frames_equal_single_value_figures():
+    from core.models.generate import at_temperature, temperature_sweep
+    from viz.generation import probability_bars
+    g = torch.Generator().manual_seed(1)
+    model_probs = torch.softmax(torch.randn(300, generator=g) * 2, -1)
+    ids = torch.topk(model_probs, 20).indices.tolist()
+    tokens = [f"t{i}" for i in ids]
+    model_p = model_probs[ids].tolist()
+    temps = [round(0.05 * i, 2) for i in range(101)]
+    kw = {"title": "x", "names": ("m", "s"), "hover_names": ("tok", "m", "s"), "legend": ("a", "b", "c", "d"),
+          "log": True}
+    rows = temperature_sweep(model_probs, temps, ids)[0].tolist()
+    figs = [probability_bars(tokens, model_p, row, None, **kw) for row in rows]
+    for t, fig in zip(temps, figs, strict=True):
+        single = probability_bars(tokens, model_p, at_temperature(model_probs, t)[ids].tolist(), None, **kw)
+        assert np.array_equal(fig["data"][1]["y"], single["data"][1]["y"])
+        assert fig["data"][0]["marker"] == single["data"][0]["marker"]
+    assert_frames_rebuild(figs)
+
+
+# ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
+PAGES = [("d1_generation.py", "d1.bars")]
+
+
+@pytest.mark.parametrize("page,fig_key", PAGES)
+def test_page_live_figure(page, fig_key):
+    from tests.apptest_util import chart_spec, charts, live_of, open_lesson
+    at = open_lesson(page, "zh")
+    live = live_of(at, fig_key)
+    spec = next(chart_spec(el) for el in charts(at) if el.proto.id.endswith("-" + fig_key))
+    assert len(spec) + len(live["frames"]) <= MAX_BYTES
+    assert len(live["values"]) == len(live["texts"]) == len(json.loads(live["frames"])["frames"]) >= 2
+    # The frame at the value sent, applied to the figure sent, is that figure.
+    assert _plain(compose(live["frames"], json.loads(spec), live["index"])) == _plain(json.loads(spec))

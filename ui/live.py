@@ -1,0 +1,189 @@
+"""Live controls: a figure that follows its slider while it is dragged (issue 25).
+
+A Streamlit slider changes nothing until it is released, and then the press costs a server
+round trip and a re-render of the page (2.2-4.4x the floor page here, docs/LESSONS.md). For the
+control a lesson is about, the figure's changing data is computed for every value of a grid in
+one batched ``core/`` call, sent with the figure, and the browser switches between these frames
+as the slider moves (ui/chart.js): no round trip until the slider is let go. Then the value goes
+into the URL under the control's key and into session state, and the page parts that depend on
+it follow in one rerun.
+
+A lesson:
+
+    temperature = live_value(f"{NS}.temperature", TEMPERATURES, 0.0)   # before what depends on it
+    ...
+    live_figure(lambda: [bars(p) for p in core_batched(TEMPERATURES)], ("d1.bars", *inputs),
+                f"{NS}.bars", f"{NS}.temperature", TEMPERATURES, 0.0, tr(f"{NS}.temperature"))
+
+The builder returns one figure per grid value (each drawn by the viz function the lesson used
+before, from one row of the batched result); ``frames`` keeps what differs between them. The
+value is plain session state under the control's key, so an AppTest moves it as before
+(``at.session_state[key] = v``) or through the URL (``?key=v``).
+"""
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+from plotly.io.json import to_json_plotly
+from streamlit.errors import StreamlitAPIException
+
+from ui.chart import _typed
+
+MAX_BYTES = 300_000          # a figure and its frames, as JSON (issue 25: <= 300 KB)
+_SEEN = "_live.url"          # {key: the URL value this session last read or wrote}
+
+
+def snap(value: float, values: Sequence[float]) -> float:
+    """The grid value nearest ``value`` (the lower one on a tie).
+
+    Example: snap(0.07, [0.0, 0.05, 0.1]) -> 0.05; snap(9, [1, 2, 4]) -> 4
+    """
+    return values[nearest(value, values)]
+
+
+def nearest(value: float, values: Sequence[float]) -> int:
+    """The index of the grid value nearest ``value``. Example: nearest(3.4, [1, 2, 4]) -> 2"""
+    return min(range(len(values)), key=lambda i: (abs(values[i] - value), i))
+
+
+def parse(text: str | None, default: float) -> float:
+    """A URL value as a number, ``default`` when it is none or not a finite number.
+
+    Example: parse("1.5", 0.0) -> 1.5; parse("abc", 0.0) -> 0.0; parse("nan", 2) -> 2
+    """
+    try:
+        value = float(text) if text is not None else default
+    except ValueError:
+        return default
+    return value if math.isfinite(value) else default
+
+
+def url_text(value: float) -> str:
+    """How a value is written into the address. Example: url_text(2.0) -> "2"; url_text(0.35) -> "0.35" """
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def live_value(key: str, values: Sequence[float], default: float) -> float:
+    """The control's value: from the address on a first visit or when a new link was opened,
+    else what this session last chose (session state under ``key``). Always a grid value: a URL
+    value between two grid values snaps to the nearer, one that is not a number gets ``default``."""
+    seen = st.session_state.setdefault(_SEEN, {})
+    in_url = st.query_params.get(key)
+    if key not in st.session_state or in_url != seen.get(key):
+        seen[key] = in_url
+        st.session_state[key] = parse(in_url, default)
+    held = st.session_state[key]
+    value = snap(held if isinstance(held, (int, float)) and math.isfinite(held) else default, values)
+    st.session_state[key] = value
+    _write_url(key, value, default)
+    return value
+
+
+def _write_url(key: str, value: float, default: float) -> None:
+    """The address holds the value (not the default, as a bound widget leaves it out). Written only
+    when it differs: a page switch keeps only the parameters of bound widgets."""
+    seen = st.session_state.setdefault(_SEEN, {})
+    want = None if value == default else url_text(value)
+    if st.query_params.get(key) == want:
+        return
+    try:
+        if want is None:
+            del st.query_params[key]
+        else:
+            st.query_params[key] = want
+    except (KeyError, StreamlitAPIException):   # bound to a widget of another run (D1's other model)
+        return
+    seen[key] = want
+
+
+@dataclass(frozen=True)
+class Frames:
+    """One figure per grid value, and the JSON of what differs between them."""
+    figures: tuple            # viz.common.Figure per value, in grid order
+    json: str                 # {"traces": [[i, [keys]]], "layout": [keys], "frames": [{"data", "layout"}]}
+    revision: str             # a digest of ``json``: the browser parses the frames once per revision
+    bytes: int                # the largest figure's JSON plus the frames' JSON
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype
+                and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return type(a) is type(b) and a == b
+
+
+def _changed(dicts: list[dict]) -> list[str]:
+    """The keys whose values are not the same in every dict (a key missing in some counts)."""
+    keys = list(dict.fromkeys(k for d in dicts for k in d))
+    first = dicts[0]
+    return [k for k in keys if any(k not in d or k not in first or not _same(d[k], first[k]) for d in dicts)]
+
+
+def frames_of(figures: Sequence) -> Frames:
+    """What the browser needs to draw each of ``figures`` from any one of them: the trace keys and
+    layout keys that change, and their values in each figure. ``datarevision`` changes with the
+    data, so it is among the layout keys and plotly.js redraws each frame."""
+    from ui.chart import figure_json
+
+    if len({len(f["data"]) for f in figures}) != 1:
+        raise ValueError("every frame needs the same traces (draw empty ones where a value has none)")
+    n = len(figures[0]["data"])
+    traces = [(i, _changed([f["data"][i] for f in figures])) for i in range(n)]
+    traces = [(i, keys) for i, keys in traces if keys]
+    layout = _changed([f["layout"] for f in figures])
+    frames = [{"data": [{k: f["data"][i][k] for k in keys if k in f["data"][i]} for i, keys in traces],
+               "layout": {k: f["layout"][k] for k in layout if k in f["layout"]}} for f in figures]
+    text = to_json_plotly(_typed({"traces": [[i, keys] for i, keys in traces], "layout": layout, "frames": frames}))
+    biggest = max(len(figure_json(f)[0]) for f in figures)
+    return Frames(figures=tuple(figures), json=text, revision=f"{zlib.crc32(text.encode()):08x}",
+                  bytes=biggest + len(text))
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def built_frames(key: tuple | str, _build: Callable[[], Sequence]) -> Frames:
+    """The frames ``_build`` draws, built once per ``key`` for every session (as
+    ``ui.frame.built_figure``: ``key`` holds plain values only, every input but the live one)."""
+    return frames_of(_build())
+
+
+def _commit(fig_key: str, key: str, values: Sequence[float], default: float) -> None:
+    """On release (before the rerun): the chosen value into session state and the address."""
+    sent = (st.session_state.get(fig_key) or {}).get("commit")
+    try:
+        value = snap(float(sent), values)
+    except (TypeError, ValueError):
+        return
+    st.session_state[key] = value
+    _write_url(key, value, default)
+
+
+def live_figure(build: Callable[[], Sequence], cache_key: tuple | str, fig_key: str, key: str,
+                values: Sequence[float], default: float, label: str, texts: Sequence[str] | None = None) -> float:
+    """Draw the figure at the control's value with a slider of its own over ``values`` that redraws
+    it in the browser while it moves. ``build`` returns one figure per value (one batched core
+    call); ``cache_key`` names them for every session. ``label`` and ``texts`` (each value as the
+    slider shows it; default ``url_text``) are in the page's language. Returns the value."""
+    from ui.frame import figure
+
+    values = list(values)
+    value = live_value(key, values, default)
+    frames = built_frames(cache_key, build)
+    index = values.index(value)
+    live = {"frames": frames.json, "rev": frames.revision, "index": index, "label": label,
+            "texts": list(texts) if texts is not None else [url_text(v) for v in values],
+            "values": values}
+    figure(frames.figures[index], fig_key, live=live,
+           on_commit=lambda: _commit(fig_key, key, values, default))
+    return value
