@@ -117,8 +117,20 @@ def test_d1_frames_equal_single_value_figures():
     assert_frames_rebuild(figs)
 
 
+# ---- A3: start position p --------------------------------------------------------------------
+def test_a3_offsets_equal_single_starts():
+    from core.parts.positional import offset_similarities, offset_similarity, sinusoidal
+    for n, d in ((128, 128), (64, 64), (9, 4)):
+        pe = sinusoidal(n, d)
+        rows = offset_similarities(pe, list(range(n - 1)))
+        for p, row in enumerate(rows):
+            # One product against n - 1 matrix-vector products: the same sums, rounded apart in
+            # float32 (2.7e-5 at most on values up to D/2 = 64).
+            torch.testing.assert_close(row, offset_similarity(pe, p), rtol=1e-6, atol=5e-5)
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
-PAGES = [("d1_generation.py", "d1.bars")]
+PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

@@ -309,6 +309,7 @@ function liveChart(component, host, release) {
   st.server = live.index;
   st.name.textContent = live.label;
   st.box.classList.toggle("anatomy-live-present", !!data.present);
+  st.box.dataset.key = (data.export && data.export.file) || "";   // the chart's key: tests find its slider
   st.input.max = String(live.values.length - 1);
   st.input.value = String(st.index);
   st.shown.textContent = st.texts[st.index];

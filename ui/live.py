@@ -36,6 +36,8 @@ from ui.chart import _typed
 
 MAX_BYTES = 300_000          # a figure and its frames, as JSON (issue 25: <= 300 KB)
 _SEEN = "_live.url"          # {key: the URL value this session last read or wrote}
+_WANTED = "_live.wanted"     # {key: the value chosen last, before it was snapped to the grid}
+_SHOWN = "_live.shown"       # {key: the value the last run used}
 
 
 def snap(value: float, values: Sequence[float]) -> float:
@@ -70,17 +72,23 @@ def url_text(value: float) -> str:
 
 
 def live_value(key: str, values: Sequence[float], default: float) -> float:
-    """The control's value: from the address on a first visit or when a new link was opened,
-    else what this session last chose (session state under ``key``). Always a grid value: a URL
-    value between two grid values snaps to the nearer, one that is not a number gets ``default``."""
+    """The control's value, always a grid value: the address's on a first visit or when a new
+    link was opened (a value between two grid values snaps to the nearer, one that is not a number
+    gets ``default``), else what this session chose last (session state under ``key``: the
+    slider's release writes it there, and so can a test). A grid that shrinks (A3's positions)
+    clamps the value; when it grows again, the chosen value comes back (as ui.frame.ranged_slider)."""
     seen = st.session_state.setdefault(_SEEN, {})
+    wanted = st.session_state.setdefault(_WANTED, {})
+    shown = st.session_state.setdefault(_SHOWN, {})
     in_url = st.query_params.get(key)
-    if key not in st.session_state or in_url != seen.get(key):
+    if key not in st.session_state or key not in wanted or in_url != seen.get(key):
         seen[key] = in_url
-        st.session_state[key] = parse(in_url, default)
-    held = st.session_state[key]
-    value = snap(held if isinstance(held, (int, float)) and math.isfinite(held) else default, values)
-    st.session_state[key] = value
+        wanted[key] = parse(in_url, default)
+    elif st.session_state[key] != shown.get(key):      # chosen since the last run (a release, a test)
+        held = st.session_state[key]
+        wanted[key] = float(held) if isinstance(held, (int, float)) and math.isfinite(held) else default
+    value = snap(wanted[key], values)
+    st.session_state[key] = shown[key] = value
     _write_url(key, value, default)
     return value
 

@@ -16,6 +16,7 @@ from tests.browser.test_pages import _base_path_probe
 # where to look, or None)
 LIVE = [
     ("generation", "d1.bars", "d1.temperature"),
+    ("positions", "a3.offsets", "a3.p"),
 ]
 
 # Counts the server runs the page sees (the app's script state turning "running") and exposes
@@ -90,7 +91,8 @@ def test_keys_and_drag_move_the_figure_without_a_run(chromium_browser, server_ur
     page, errors = _open(chromium_browser, f"{server_url}/{path}?lang=en")
     start = _state(page, fig_key)
     runs = page.evaluate("() => window.__runs")
-    slider = page.locator(".anatomy-live input[type=range]").first
+    slider = page.locator(f'.anatomy-live[data-key="{fig_key}"] input[type=range]')
+    slider.scroll_into_view_if_needed()
     slider.focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -155,7 +157,7 @@ def test_dependent_text_follows_the_release(chromium_browser, server_url):
     page, errors = _open(chromium_browser, f"{server_url}/generation?lang=en")
     caption = page.locator('[data-testid="stCaptionContainer"]', has_text="Drag the temperature").first
     before = caption.inner_text()
-    slider = page.locator(".anatomy-live input[type=range]").first
+    slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
     slider.focus()
     page.keyboard.press("End")
     page.wait_for_function(f"(k) => ({HOST})(k).__live.index === ({HOST})(k).__live.values.length - 1",
