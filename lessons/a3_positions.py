@@ -16,11 +16,11 @@ from core.parts.positional import (
 )
 from ui.frame import (
     code_panel,
-    lang,
     device,
     figure,
     fragment,
     header,
+    lang,
     plain,
     ranged_slider,
     section_with_controls,
