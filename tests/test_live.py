@@ -129,8 +129,23 @@ def test_a3_offsets_equal_single_starts():
             torch.testing.assert_close(row, offset_similarity(pe, p), rtol=1e-6, atol=5e-5)
 
 
+# ---- B1: d_k -----------------------------------------------------------------------------------
+def test_b1_widths_equal_single_experiments():
+    from core.lab import toy
+    from core.lab.attention_lab import scaling_by_width
+    from core.parts.attention import scaling_experiment
+    widths = [1, 2, 16, 1024]
+    for w, got in zip(widths, scaling_by_width(widths, 64, 3), strict=True):
+        single = scaling_experiment(*toy.unit_vectors(64, w, 3))
+        for name, value in single.items():
+            assert torch.equal(got[name], value), (w, name)
+        assert got["mean_entropy_raw"] == single["entropy_raw"].mean()
+    first, last = scaling_by_width([1, 1024], 256, 0)
+    assert last["mean_entropy_raw"] < first["mean_entropy_raw"] / 10              # saturated: near one-hot rows
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
-PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets")]
+PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

@@ -289,3 +289,17 @@ def course_attention_steps(model: torch.nn.Module, tokenizer, text: str, layer: 
     k = trace[f"blocks.{layer}.attn.k"][0, head // n_rep]                 # (N, d_head) its KV head
     v = trace[f"blocks.{layer}.attn.v"][0, head // n_rep]                 # (N, d_head)
     return toy.AttentionSteps(tokens, q, k, v, scaled_dot_product_attention(q, k, v, causal_mask(len(tokens))))
+
+
+def scaling_by_width(widths: list[int], n: int, seed: int) -> list[dict[str, torch.Tensor]]:
+    """``scaling_experiment`` on ``n`` random queries and keys at each width, in one call: B1's
+    live d_k slider sends the histogram of every width with the page. Entry i is exactly
+    ``scaling_experiment(*toy.unit_vectors(n, widths[i], seed))``, plus the mean row entropies.
+    Example: scaling_by_width([1, 512], 256, 0)[1]["mean_entropy_raw"] is near 0 (one-hot rows)."""
+    from core.parts.attention import scaling_experiment
+    out = []
+    for width in widths:
+        stats = scaling_experiment(*toy.unit_vectors(n, width, seed))       # (n, n) scores, (n,) entropies
+        out.append({**stats, "mean_entropy_raw": stats["entropy_raw"].mean(),
+                    "mean_entropy_scaled": stats["entropy_scaled"].mean()})
+    return out
