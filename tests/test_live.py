@@ -144,8 +144,19 @@ def test_b1_widths_equal_single_experiments():
     assert last["mean_entropy_raw"] < first["mean_entropy_raw"] / 10              # saturated: near one-hot rows
 
 
+# ---- B3: the changed position ----------------------------------------------------------------
+def test_b3_leaks_equal_single_positions():
+    from core.lab.attention_lab import future_leak, future_leaks
+    text = "君不见黄河之水天上来"
+    for p, got in zip(range(1, 10), future_leaks(text, list(range(1, 10)), 2, 0), strict=True):
+        single = future_leak(text, p, 2, 0)
+        assert torch.equal(got["causal"], single["causal"]) and torch.equal(got["none"], single["none"])
+        assert (got["causal"][:p] == 0).all() and (got["none"][:p] > 0).any()
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
-PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist")]
+PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
+         ("b3_masks.py", "b3.leak")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

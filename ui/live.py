@@ -53,13 +53,15 @@ def nearest(value: float, values: Sequence[float]) -> int:
     return min(range(len(values)), key=lambda i: (abs(values[i] - value), i))
 
 
-def parse(text: str | None, default: float) -> float:
+def parse(text: str | None, default: float | None) -> float | None:
     """A URL value as a number, ``default`` when it is none or not a finite number.
 
     Example: parse("1.5", 0.0) -> 1.5; parse("abc", 0.0) -> 0.0; parse("nan", 2) -> 2
     """
+    if text is None:
+        return default
     try:
-        value = float(text) if text is not None else default
+        value = float(text)
     except ValueError:
         return default
     return value if math.isfinite(value) else default
@@ -83,11 +85,11 @@ def live_value(key: str, values: Sequence[float], default: float) -> float:
     in_url = st.query_params.get(key)
     if key not in st.session_state or key not in wanted or in_url != seen.get(key):
         seen[key] = in_url
-        wanted[key] = parse(in_url, default)
+        wanted[key] = parse(in_url, None)              # None: the default, which may follow the input
     elif st.session_state[key] != shown.get(key):      # chosen since the last run (a release, a test)
         held = st.session_state[key]
-        wanted[key] = float(held) if isinstance(held, (int, float)) and math.isfinite(held) else default
-    value = snap(wanted[key], values)
+        wanted[key] = float(held) if isinstance(held, (int, float)) and math.isfinite(held) else None
+    value = snap(default if wanted[key] is None else wanted[key], values)
     st.session_state[key] = shown[key] = value
     _write_url(key, value, default)
     return value

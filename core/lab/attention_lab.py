@@ -303,3 +303,12 @@ def scaling_by_width(widths: list[int], n: int, seed: int) -> list[dict[str, tor
         out.append({**stats, "mean_entropy_raw": stats["entropy_raw"].mean(),
                     "mean_entropy_scaled": stats["entropy_scaled"].mean()})
     return out
+
+
+def future_leaks(text: str, positions: list[int], n_heads: int, seed: int, d_model: int = 32,
+                 device: str = "cpu") -> list[dict[str, torch.Tensor]]:
+    """``future_leak`` at every changed position in one call (B3's live slider sends them all with
+    the page). Each entry is computed as ``future_leak`` computes it, run by run, so the exact
+    zeros before the changed position stay exact.
+    Example: future_leaks("君不见黄河", [1, 3], 2, 0)[1]["causal"][:3] -> [0., 0., 0.]"""
+    return [future_leak(text, p, n_heads, seed, d_model, device) for p in positions]
