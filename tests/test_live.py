@@ -22,7 +22,7 @@ def compose(frames_json: str, base: dict, i: int) -> dict:
     for (t, keys), src in zip(spec["traces"], frame["data"], strict=True):
         for k in keys:
             if k in src:
-                fig["data"][t][k] = src[k]
+                fig["data"][t][k] = _resolve(spec, src[k])
             else:
                 fig["data"][t].pop(k, None)
     for k in spec["layout"]:
@@ -31,6 +31,15 @@ def compose(frames_json: str, base: dict, i: int) -> dict:
         else:
             fig["layout"].pop(k, None)
     return fig
+
+
+def _resolve(spec: dict, value):
+    """A frame's value with its pooled arrays (ui.live._pooled) filled in, as ui/chart.js does."""
+    if isinstance(value, dict) and set(value) == {"prefix", "rows"}:
+        return decode(spec["pool"][value["prefix"]])[: value["rows"]].tolist()
+    if isinstance(value, dict):
+        return {k: _resolve(spec, v) for k, v in value.items()}
+    return value
 
 
 def _plain(obj):
@@ -73,6 +82,12 @@ def test_frames_of_keeps_only_what_changes():
     assert spec["traces"] == [[0, ["y"]]]
     assert set(spec["layout"]) == {"annotations", "datarevision"}
     assert_frames_rebuild(figs)
+    grow = [make([{"type": "scatter", "x": array(np.arange(n)), "y": array(np.arange(n) ** 2.0)},
+                  {"type": "heatmap", "z": array(np.arange(n * 3.0).reshape(n, 3))}], {}, title="t")
+            for n in (1, 4, 2)]
+    spec = json.loads(frames_of(grow).json)
+    assert len(spec["pool"]) == 3 and spec["frames"][1]["data"][0]["x"] == {"prefix": 0, "rows": 4}
+    assert_frames_rebuild(grow)
     with pytest.raises(ValueError):
         frames_of([figs[0], make([], {}, title="t")])
 
@@ -154,9 +169,27 @@ def test_b3_leaks_equal_single_positions():
         assert (got["causal"][:p] == 0).all() and (got["none"][:p] > 0).any()
 
 
+# ---- C3: the query's position m ---------------------------------------------------------------
+def test_c3_angles_equal_single_positions():
+    from core.lab.rope_analysis import fixed_query_key, pair_angle, pair_angles, pair_path, rope_both_forms
+    q, k = fixed_query_key(64, 0)
+    ms = list(range(257))
+    batched = pair_angles(q, k, ms, 4, 3, 10000.0)
+    for i, m in enumerate(ms):
+        single = pair_angle(q, k, m, 4, 3, 10000.0)
+        # a batch of rotations and one rotation: the same products, 1 float32 ulp apart at most
+        for name in ("q", "angle", "score"):
+            torch.testing.assert_close(batched[name][i], single[name], rtol=0, atol=1e-6)
+        assert torch.equal(batched["k"], single["k"])
+    # The trail of positions 0..m is the first m + 1 rows of the trail of all positions.
+    full = pair_path(rope_both_forms(q, torch.arange(257), 10000.0)["real"], 3)
+    for m in (0, 12, 256):
+        assert torch.equal(full[: m + 1], pair_path(rope_both_forms(q, torch.arange(m + 1), 10000.0)["real"], 3))
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
 PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
-         ("b3_masks.py", "b3.leak")]
+         ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)
@@ -165,7 +198,7 @@ def test_page_live_figure(page, fig_key):
     at = open_lesson(page, "zh")
     live = live_of(at, fig_key)
     spec = next(chart_spec(el) for el in charts(at) if el.proto.id.endswith("-" + fig_key))
-    assert len(spec) + len(live["frames"]) <= MAX_BYTES
+    assert len(spec.encode()) + len(live["frames"].encode()) <= MAX_BYTES
     assert len(live["values"]) == len(live["texts"]) == len(json.loads(live["frames"])["frames"]) >= 2
     # The frame at the value sent, applied to the figure sent, is that figure.
     assert _plain(compose(live["frames"], json.loads(spec), live["index"])) == _plain(json.loads(spec))

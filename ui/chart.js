@@ -238,6 +238,35 @@ function commitLive(st) {
   st.component.setTriggerValue("commit", st.values[st.index]);
 }
 
+// A pooled array (ui/live.py: an array that grows with the value), decoded once: its first rows.
+function prefixRows(st, ref) {
+  const pool = st.pool || (st.pool = []);
+  let full = pool[ref.prefix];
+  if (!full) {
+    const spec = st.frames.pool[ref.prefix];
+    const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
+    const Kind = TYPED[spec.dtype] || Float64Array;
+    const shape = typeof spec.shape === "string" ? spec.shape.split(",").map(Number) : (spec.shape || []);
+    full = pool[ref.prefix] = { flat: new Kind(bytes.buffer, 0, bytes.length / Kind.BYTES_PER_ELEMENT),
+      cols: shape.length > 1 ? shape[1] : 0 };
+  }
+  if (!full.cols) return full.flat.slice(0, ref.rows);
+  const rows = [];
+  for (let r = 0; r < ref.rows; r++) rows.push(full.flat.slice(r * full.cols, (r + 1) * full.cols));
+  return rows;
+}
+
+// A frame's value, copied (presenter mode changes fonts in place), its pooled arrays filled in.
+function resolve(st, v) {
+  if (!v || typeof v !== "object") return v;
+  if (v.prefix !== undefined && v.rows !== undefined && Object.keys(v).length === 2) return prefixRows(st, v);
+  if (Array.isArray(v)) return v.map((x) => resolve(st, x));
+  if (typeof v.bdata === "string") return structuredClone(v);
+  const out = {};
+  for (const k of Object.keys(v)) out[k] = resolve(st, v[k]);
+  return out;
+}
+
 // The figure of frame i: the server's figure (any frame's) with frame i's changing keys.
 function composeFrame(st, i) {
   const figure = JSON.parse(st.baseText);
@@ -246,7 +275,7 @@ function composeFrame(st, i) {
     const trace = figure.data[t];
     const src = frame.data[j];
     for (const k of keys) {
-      if (k in src) trace[k] = structuredClone(src[k]);
+      if (k in src) trace[k] = resolve(st, src[k]);
       else delete trace[k];
     }
   });
@@ -300,6 +329,7 @@ function liveChart(component, host, release) {
   if (st.rev !== live.rev) {
     st.frames = JSON.parse(live.frames);   // once per distinct frames (the other controls' values)
     st.rev = live.rev;
+    st.pool = null;
   }
   if (st.awaiting !== null && (live.index === st.awaiting || performance.now() - st.awaitingSince > AWAIT_MAX)) {
     st.awaiting = null;

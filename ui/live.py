@@ -22,6 +22,7 @@ value is plain session state under the control's key, so an AppTest moves it as 
 """
 from __future__ import annotations
 
+import json
 import math
 import zlib
 from collections.abc import Callable, Sequence
@@ -29,7 +30,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
-from plotly.io.json import to_json_plotly
 from streamlit.errors import StreamlitAPIException
 
 from ui.chart import _typed
@@ -116,7 +116,9 @@ def _write_url(key: str, value: float, default: float) -> None:
 class Frames:
     """One figure per grid value, and the JSON of what differs between them."""
     figures: tuple            # viz.common.Figure per value, in grid order
-    json: str                 # {"traces": [[i, [keys]]], "layout": [keys], "frames": [{"data", "layout"}]}
+    json: str                 # {"traces": [[i, [keys]]], "layout": [keys], "pool": [arrays],
+                              #  "frames": [{"data", "layout"}]}; a value {"prefix": j, "rows": r} is
+                              #  the first r rows of pool[j]
     revision: str             # a digest of ``json``: the browser parses the frames once per revision
     bytes: int                # the largest figure's JSON plus the frames' JSON
 
@@ -141,6 +143,43 @@ def _changed(dicts: list[dict]) -> list[str]:
     return [k for k in keys if any(k not in d or k not in first or not _same(d[k], first[k]) for d in dicts)]
 
 
+def _prefixes(values: list) -> np.ndarray | None:
+    """The longest of ``values`` if every one is a numeric array made of its first rows, else None.
+
+    Example: [arange(2), arange(5), arange(3)] -> arange(5); [arange(2), ones(3)] -> None
+    """
+    if not all(isinstance(v, np.ndarray) and v.ndim >= 1 and v.dtype.kind in "fiu" for v in values):
+        return None
+    longest = max(values, key=len)
+    if len({len(v) for v in values}) == 1:
+        return None
+    for v in values:
+        if v.dtype != longest.dtype or v.shape[1:] != longest.shape[1:] or not np.array_equal(
+                v, longest[: len(v)], equal_nan=v.dtype.kind == "f"):
+            return None
+    return longest
+
+
+def _pooled(values: list, pool: list) -> list:
+    """``values`` (one a frame) with every growing array (``_prefixes``) replaced by a reference
+    into ``pool``, looking inside dicts too (a marker's colours)."""
+    longest = _prefixes(values)
+    if longest is not None:
+        pool.append(longest)
+        return [{"prefix": len(pool) - 1, "rows": int(v.shape[0])} for v in values]
+    if values and all(isinstance(v, dict) for v in values) and len({tuple(v) for v in values}) == 1:
+        inner = {k: _pooled([v[k] for v in values], pool) for k in values[0]}
+        return [{k: inner[k][j] for k in values[0]} for j in range(len(values))]
+    return values
+
+
+def _number(value):
+    """JSON for what the encoder does not know: numpy scalars."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def frames_of(figures: Sequence) -> Frames:
     """What the browser needs to draw each of ``figures`` from any one of them: the trace keys and
     layout keys that change, and their values in each figure. ``datarevision`` changes with the
@@ -153,12 +192,18 @@ def frames_of(figures: Sequence) -> Frames:
     traces = [(i, _changed([f["data"][i] for f in figures])) for i in range(n)]
     traces = [(i, keys) for i, keys in traces if keys]
     layout = _changed([f["layout"] for f in figures])
-    frames = [{"data": [{k: f["data"][i][k] for k in keys if k in f["data"][i]} for i, keys in traces],
-               "layout": {k: f["layout"][k] for k in layout if k in f["layout"]}} for f in figures]
-    text = to_json_plotly(_typed({"traces": [[i, keys] for i, keys in traces], "layout": layout, "frames": frames}))
+    # An array that grows with the value (a trail of positions 0..m, a cache of t rows) is each
+    # frame's first rows of one array: sent once, each frame names how many rows it takes.
+    pool: list[np.ndarray] = []
+    columns = {(i, k): _pooled([f["data"][i].get(k) for f in figures], pool) for i, keys in traces for k in keys}
+    frames = [{"data": [{k: columns[(i, k)][j] for k in keys if k in f["data"][i]} for i, keys in traces],
+               "layout": {k: f["layout"][k] for k in layout if k in f["layout"]}} for j, f in enumerate(figures)]
+    # Written as UTF-8, not \uXXXX: a Chinese title in every frame was six bytes a character.
+    text = json.dumps(_typed({"traces": [[i, keys] for i, keys in traces], "layout": layout, "pool": pool,
+                              "frames": frames}), ensure_ascii=False, separators=(",", ":"), default=_number)
     biggest = max(len(figure_json(f)[0]) for f in figures)
     return Frames(figures=tuple(figures), json=text, revision=f"{zlib.crc32(text.encode()):08x}",
-                  bytes=biggest + len(text))
+                  bytes=biggest + len(text.encode()))
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)

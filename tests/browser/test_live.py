@@ -19,6 +19,7 @@ LIVE = [
     ("positions", "a3.offsets", "a3.p"),
     ("attention", "b1.hist", "b1.width"),
     ("masks", "b3.leak", "b3.changed"),
+    ("rope", "c3.plane", "c3.m"),
 ]
 
 # Counts the server runs the page sees (the app's script state turning "running") and exposes
