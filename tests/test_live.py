@@ -35,21 +35,31 @@ def compose(frames_json: str, base: dict, i: int) -> dict:
 
 def _resolve(spec: dict, value):
     """A frame's value with its pooled arrays (ui.live._pooled) filled in, as ui/chart.js does."""
-    if isinstance(value, dict) and set(value) == {"prefix", "rows"}:
-        return decode(spec["pool"][value["prefix"]])[: value["rows"]].tolist()
+    if isinstance(value, dict) and "prefix" in value and set(value) <= {"prefix", "rows", "cols", "blank"}:
+        full = spec["pool"][value["prefix"]]
+        if isinstance(full, list):
+            return full[: value["rows"]]
+        full = decode(full)
+        part = full[: value["rows"]] if "cols" not in value else full[: value["rows"], : value["cols"]]
+        part = part.copy()
+        a, b = value.get("blank", (0, 0))
+        part[a:b] = np.nan
+        return part.tolist()
     if isinstance(value, dict):
         return {k: _resolve(spec, v) for k, v in value.items()}
     return value
 
 
 def _plain(obj):
-    """A figure's JSON with typed arrays decoded, for comparing two of them."""
+    """A figure's JSON with typed arrays decoded, for comparing two of them (NaN as "NaN")."""
     if isinstance(obj, dict):
         if "bdata" in obj:
-            return decode(obj).tolist()
+            return _plain(decode(obj).tolist())
         return {k: _plain(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_plain(v) for v in obj]
+    if isinstance(obj, float) and obj != obj:
+        return "NaN"
     return obj
 
 
@@ -88,6 +98,19 @@ def test_frames_of_keeps_only_what_changes():
     spec = json.loads(frames_of(grow).json)
     assert len(spec["pool"]) == 3 and spec["frames"][1]["data"][0]["x"] == {"prefix": 0, "rows": 4}
     assert_frames_rebuild(grow)
+    # A growing matrix whose last rows are blank in each frame (D2's new rows), and a growing block.
+    full = np.arange(36.0).reshape(6, 6)
+
+    def cut(n, blank_from):
+        z = full[:n, :n].copy()
+        z[blank_from:] = np.nan
+        return z
+    blocks = [make([{"type": "heatmap", "z": array(cut(n, n - 1)), "y": [f"r{i}" for i in range(n)]}], {}, title="t")
+              for n in (2, 4, 6, 3)]
+    spec = json.loads(frames_of(blocks).json)
+    assert spec["frames"][1]["data"][0]["z"] == {"prefix": 0, "rows": 4, "cols": 4, "blank": [3, 4]}
+    assert spec["frames"][1]["data"][0]["y"] == {"prefix": 1, "rows": 4}
+    assert_frames_rebuild(blocks)
     with pytest.raises(ValueError):
         frames_of([figs[0], make([], {}, title="t")])
 

@@ -238,28 +238,46 @@ function commitLive(st) {
   st.component.setTriggerValue("commit", st.values[st.index]);
 }
 
-// A pooled array (ui/live.py: an array that grows with the value), decoded once: its first rows.
+// A pooled array (ui/live.py: an array that grows with the value), decoded once, and the part
+// of it a frame shows: its first rows (and columns), rows blank[0]..blank[1]-1 blank (NaN).
 function prefixRows(st, ref) {
   const pool = st.pool || (st.pool = []);
   let full = pool[ref.prefix];
   if (!full) {
     const spec = st.frames.pool[ref.prefix];
-    const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
-    const Kind = TYPED[spec.dtype] || Float64Array;
-    const shape = typeof spec.shape === "string" ? spec.shape.split(",").map(Number) : (spec.shape || []);
-    full = pool[ref.prefix] = { flat: new Kind(bytes.buffer, 0, bytes.length / Kind.BYTES_PER_ELEMENT),
-      cols: shape.length > 1 ? shape[1] : 0 };
+    if (Array.isArray(spec)) {
+      full = pool[ref.prefix] = { list: spec };
+    } else {
+      const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
+      const Kind = TYPED[spec.dtype] || Float64Array;
+      const shape = typeof spec.shape === "string" ? spec.shape.split(",").map(Number) : (spec.shape || []);
+      full = pool[ref.prefix] = { flat: new Kind(bytes.buffer, 0, bytes.length / Kind.BYTES_PER_ELEMENT),
+        cols: shape.length > 1 ? shape[1] : 0, Kind };
+    }
   }
-  if (!full.cols) return full.flat.slice(0, ref.rows);
+  if (full.list) return full.list.slice(0, ref.rows);
+  const [a, b] = ref.blank || [0, 0];
+  if (!full.cols) {
+    const out = full.flat.slice(0, ref.rows);
+    if (b > a) out.fill(NaN, a, b);
+    return out;
+  }
+  const cols = ref.cols || full.cols;
   const rows = [];
-  for (let r = 0; r < ref.rows; r++) rows.push(full.flat.slice(r * full.cols, (r + 1) * full.cols));
+  for (let r = 0; r < ref.rows; r++) {
+    rows.push(r >= a && r < b ? new full.Kind(cols).fill(NaN) : full.flat.slice(r * full.cols, r * full.cols + cols));
+  }
   return rows;
 }
+
+const REF_KEYS = new Set(["prefix", "rows", "cols", "blank"]);
 
 // A frame's value, copied (presenter mode changes fonts in place), its pooled arrays filled in.
 function resolve(st, v) {
   if (!v || typeof v !== "object") return v;
-  if (v.prefix !== undefined && v.rows !== undefined && Object.keys(v).length === 2) return prefixRows(st, v);
+  if (v.prefix !== undefined && v.rows !== undefined && Object.keys(v).every((k) => REF_KEYS.has(k))) {
+    return prefixRows(st, v);
+  }
   if (Array.isArray(v)) return v.map((x) => resolve(st, x));
   if (typeof v.bdata === "string") return structuredClone(v);
   const out = {};

@@ -117,8 +117,8 @@ class Frames:
     """One figure per grid value, and the JSON of what differs between them."""
     figures: tuple            # viz.common.Figure per value, in grid order
     json: str                 # {"traces": [[i, [keys]]], "layout": [keys], "pool": [arrays],
-                              #  "frames": [{"data", "layout"}]}; a value {"prefix": j, "rows": r} is
-                              #  the first r rows of pool[j]
+                              #  "frames": [{"data", "layout"}]}; a value {"prefix": j, "rows": r,
+                              #  "cols": c, "blank": [a, b]} is pool[j][:r, :c] with rows a..b-1 NaN
     revision: str             # a digest of ``json``: the browser parses the frames once per revision
     bytes: int                # the largest figure's JSON plus the frames' JSON
 
@@ -143,30 +143,80 @@ def _changed(dicts: list[dict]) -> list[str]:
     return [k for k in keys if any(k not in d or k not in first or not _same(d[k], first[k]) for d in dicts)]
 
 
-def _prefixes(values: list) -> np.ndarray | None:
-    """The longest of ``values`` if every one is a numeric array made of its first rows, else None.
+def _rows_blank(v: np.ndarray) -> np.ndarray:
+    """Which rows of ``v`` hold nothing (every value NaN). Example: [[nan, nan], [1, nan]] -> [True, False]"""
+    if v.dtype.kind != "f":
+        return np.zeros(len(v), dtype=bool)
+    return np.isnan(v.reshape(len(v), -1)).all(axis=1)
+
+
+def _block(v, full) -> dict | None:
+    """How ``v`` is cut from ``full``: {"rows", "cols", "blank": [a, b]}: its first rows (and first
+    columns), rows a..b-1 left blank (NaN). None if it is not."""
+    if isinstance(v, list):
+        return {"rows": len(v)} if v == full[: len(v)] else None
+    r = v.shape[0]
+    c = v.shape[1] if v.ndim == 2 else None
+    part = full[:r] if c is None else full[:r, :c]
+    blank = np.flatnonzero(_rows_blank(v) & ~_rows_blank(part))
+    a, b = (int(blank[0]), int(blank[-1]) + 1) if len(blank) else (0, 0)
+    if b - a != len(blank):
+        return None
+    keep = np.ones(r, dtype=bool)
+    keep[a:b] = False
+    if not np.array_equal(v[keep], part[keep], equal_nan=v.dtype.kind == "f"):
+        return None
+    out = {"rows": r}
+    if c is not None:
+        out["cols"] = c
+    if b > a:
+        out["blank"] = [a, b]
+    return out
+
+
+def _grown(values: list) -> np.ndarray | list | None:
+    """One array (or list of labels) that each of ``values`` is cut from: its first rows (and
+    columns), some rows perhaps blank (NaN). The cache of D2 grows row by row, C3's trail point by
+    point: sent once, not once a frame. None if the values are not all cut from one.
 
     Example: [arange(2), arange(5), arange(3)] -> arange(5); [arange(2), ones(3)] -> None
     """
-    if not all(isinstance(v, np.ndarray) and v.ndim >= 1 and v.dtype.kind in "fiu" for v in values):
+    if all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in values):
+        longest = max(values, key=len)
+        ok = len({len(v) for v in values}) > 1 and all(v == longest[: len(v)] for v in values)
+        return longest if ok else None
+    if not all(isinstance(v, np.ndarray) and v.ndim in (1, 2) and v.dtype.kind in "fiu" for v in values):
         return None
-    longest = max(values, key=len)
-    if len({len(v) for v in values}) == 1:
+    if len({(v.ndim, v.dtype) for v in values}) != 1 or len({v.shape for v in values}) == 1:
         return None
-    for v in values:
-        if v.dtype != longest.dtype or v.shape[1:] != longest.shape[1:] or not np.array_equal(
-                v, longest[: len(v)], equal_nan=v.dtype.kind == "f"):
-            return None
-    return longest
+    shape = tuple(max(v.shape[d] for v in values) for d in range(values[0].ndim))
+    if values[0].dtype.kind != "f":
+        longest = max(values, key=lambda v: v.size)
+        return longest if longest.shape == shape and all(_block(v, longest) for v in values) else None
+    full = np.full(shape, np.nan, dtype=values[0].dtype)
+    filled = np.zeros(shape[0], dtype=bool)
+    for v in sorted(values, key=lambda v: -v.size):   # every row from the widest frame that shows it
+        rows = np.flatnonzero(~_rows_blank(v))
+        for i in rows:
+            target = full[i] if v.ndim == 1 else full[i, : v.shape[1]]
+            if not filled[i]:
+                if v.ndim == 1:
+                    full[i] = v[i]
+                else:
+                    full[i, : v.shape[1]] = v[i]
+                filled[i] = True
+            elif not np.array_equal(np.atleast_1d(target), np.atleast_1d(v[i]), equal_nan=True):
+                return None
+    return full if all(_block(v, full) is not None for v in values) else None
 
 
 def _pooled(values: list, pool: list) -> list:
     """``values`` (one a frame) with every growing array (``_prefixes``) replaced by a reference
     into ``pool``, looking inside dicts too (a marker's colours)."""
-    longest = _prefixes(values)
-    if longest is not None:
-        pool.append(longest)
-        return [{"prefix": len(pool) - 1, "rows": int(v.shape[0])} for v in values]
+    full = _grown(values)
+    if full is not None:
+        pool.append(full)
+        return [{"prefix": len(pool) - 1, **_block(v, full)} for v in values]
     if values and all(isinstance(v, dict) for v in values) and len({tuple(v) for v in values}) == 1:
         inner = {k: _pooled([v[k] for v in values], pool) for k in values[0]}
         return [{k: inner[k][j] for k in values[0]} for j in range(len(values))]
@@ -192,8 +242,8 @@ def frames_of(figures: Sequence) -> Frames:
     traces = [(i, _changed([f["data"][i] for f in figures])) for i in range(n)]
     traces = [(i, keys) for i, keys in traces if keys]
     layout = _changed([f["layout"] for f in figures])
-    # An array that grows with the value (a trail of positions 0..m, a cache of t rows) is each
-    # frame's first rows of one array: sent once, each frame names how many rows it takes.
+    # An array that grows with the value (a trail of positions 0..m, a cache of t rows) is cut
+    # from one array: sent once, each frame names its rows, columns and blank rows.
     pool: list[np.ndarray] = []
     columns = {(i, k): _pooled([f["data"][i].get(k) for f in figures], pool) for i, keys in traces for k in keys}
     frames = [{"data": [{k: columns[(i, k)][j] for k in keys if k in f["data"][i]} for i, keys in traces],
