@@ -210,9 +210,26 @@ def test_c3_angles_equal_single_positions():
         assert torch.equal(full[: m + 1], pair_path(rope_both_forms(q, torch.arange(m + 1), 10000.0)["real"], 3))
 
 
+# ---- D2: the decode step ----------------------------------------------------------------------
+def test_d2_histories_equal_single_steps():
+    from core.models.generate import Generation
+    from core.parts.kv_cache import cache_histories, cache_history, watch_cache
+    from ui.model import _load
+    model, tok = _load("cpu")
+    steps = watch_cache(Generation(model, tok, "君不见，黄河之水", 6))
+    uptos = list(range(len(steps)))
+    for t, got in zip(uptos, cache_histories(steps, 1, 2, uptos), strict=True):
+        single = cache_history(steps, 1, 2, t)
+        assert got["kv_head"] == single["kv_head"]
+        for name in ("q", "k", "v", "weights"):
+            assert torch.equal(got[name], single[name])
+        assert got["k"].shape[0] == 8 + t                            # the cache grows one row a step
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
 PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
-         ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane")]
+         ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane"),
+         ("d2_kv_cache.py", "d2.fig")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

@@ -20,6 +20,7 @@ LIVE = [
     ("attention", "b1.hist", "b1.width"),
     ("masks", "b3.leak", "b3.changed"),
     ("rope", "c3.plane", "c3.m"),
+    ("kv-cache", "d2.fig", "d2.step"),
 ]
 
 # Counts the server runs the page sees (the app's script state turning "running") and exposes
