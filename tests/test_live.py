@@ -226,10 +226,22 @@ def test_d2_histories_equal_single_steps():
         assert got["k"].shape[0] == 8 + t                            # the cache grows one row a step
 
 
+# ---- D3: the batch size ------------------------------------------------------------------------
+def test_d3_batches_equal_single_batches():
+    from core.calc import configs
+    from core.calc.flops import prefill_and_decode, prefill_and_decode_at
+    cfg = configs.get("llama-2-7b")
+    batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    got = prefill_and_decode_at(cfg, 4096, batches, 2, 2)
+    for b, entry in zip(batches, got, strict=True):
+        assert entry == prefill_and_decode(cfg, 4096, b, 2, 2)
+    assert got[0]["decode"]["intensity"] < got[-1]["decode"]["intensity"]       # the point moves right
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
 PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
          ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane"),
-         ("d2_kv_cache.py", "d2.fig")]
+         ("d2_kv_cache.py", "d2.fig"), ("d3_memory_wall.py", "d3.roofline")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

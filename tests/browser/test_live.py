@@ -21,6 +21,7 @@ LIVE = [
     ("masks", "b3.leak", "b3.changed"),
     ("rope", "c3.plane", "c3.m"),
     ("kv-cache", "d2.fig", "d2.step"),
+    ("memory-wall", "d3.roofline", "d3.batch"),
 ]
 
 # Counts the server runs the page sees (the app's script state turning "running") and exposes
