@@ -238,10 +238,28 @@ def test_d3_batches_equal_single_batches():
     assert got[0]["decode"]["intensity"] < got[-1]["decode"]["intensity"]       # the point moves right
 
 
+# ---- E1: the capacity factor ------------------------------------------------------------------
+def test_e1_capacities_equal_single_runs():
+    from core.lab.moe_lab import route_prompt, route_prompt_at
+    from core.models.moe_model import load_moe_model
+    from core.parts.moe import Routing
+    from ui.moe import MAIN
+    model, tok = load_moe_model("cpu", prefix=MAIN)
+    routings = [Routing(mode="noisy", k=2, n_experts=8, noise_scale=1.0, capacity_factor=c) for c in (0.25, 1.25, None)]
+    runs = route_prompt_at(model, tok, "君不见，黄河之水天上来", routings, 3)
+    for routing, got in zip(routings, runs, strict=True):
+        single = route_prompt(model, tok, "君不见，黄河之水天上来", routing, 3)
+        for a, b in zip(got.results, single.results, strict=True):
+            assert torch.equal(a.load, b.load) and torch.equal(a.wanted, b.wanted) and a.capacity == b.capacity
+    assert runs[0].results[0].load.sum() < runs[2].results[0].load.sum()     # a tight capacity turns tokens away
+    assert snap("1.3", ["1", "1.5", "∞"]) == "1.5" and snap("∞", ["1", "∞"]) == "∞"
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
 PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
          ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane"),
-         ("d2_kv_cache.py", "d2.fig"), ("d3_memory_wall.py", "d3.roofline")]
+         ("d2_kv_cache.py", "d2.fig"), ("d3_memory_wall.py", "d3.roofline"),
+         ("e1_moe.py", "e1.load")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

@@ -40,17 +40,27 @@ _WANTED = "_live.wanted"     # {key: the value chosen last, before it was snappe
 _SHOWN = "_live.shown"       # {key: the value the last run used}
 
 
-def snap(value: float, values: Sequence[float]) -> float:
-    """The grid value nearest ``value`` (the lower one on a tie).
+def snap(value, values: Sequence):
+    """The grid value nearest ``value`` (the lower one on a tie). A grid of options (strings, as
+    E1's capacity factors with "∞") takes an option as it is and a number by the options' own.
 
-    Example: snap(0.07, [0.0, 0.05, 0.1]) -> 0.05; snap(9, [1, 2, 4]) -> 4
+    Example: snap(0.07, [0.0, 0.05, 0.1]) -> 0.05; snap(9, [1, 2, 4]) -> 4; snap(1.3, ["1", "1.5", "∞"]) -> "1.5"
     """
     return values[nearest(value, values)]
 
 
-def nearest(value: float, values: Sequence[float]) -> int:
+def _number_of(option) -> float:
+    if not isinstance(option, str):
+        return float(option)
+    return math.inf if option == "∞" else float(option)
+
+
+def nearest(value, values: Sequence) -> int:
     """The index of the grid value nearest ``value``. Example: nearest(3.4, [1, 2, 4]) -> 2"""
-    return min(range(len(values)), key=lambda i: (abs(values[i] - value), i))
+    if value in values:
+        return list(values).index(value)
+    value = _number_of(value)
+    return min(range(len(values)), key=lambda i: (abs(_number_of(values[i]) - value), i))
 
 
 def parse(text: str | None, default: float | None) -> float | None:
@@ -60,6 +70,8 @@ def parse(text: str | None, default: float | None) -> float | None:
     """
     if text is None:
         return default
+    if text == "∞":
+        return text
     try:
         value = float(text)
     except ValueError:
@@ -69,6 +81,8 @@ def parse(text: str | None, default: float | None) -> float | None:
 
 def url_text(value: float) -> str:
     """How a value is written into the address. Example: url_text(2.0) -> "2"; url_text(0.35) -> "0.35" """
+    if isinstance(value, str):
+        return value
     value = float(value)
     return str(int(value)) if value.is_integer() else repr(value)
 
@@ -88,7 +102,8 @@ def live_value(key: str, values: Sequence[float], default: float) -> float:
         wanted[key] = parse(in_url, None)              # None: the default, which may follow the input
     elif st.session_state[key] != shown.get(key):      # chosen since the last run (a release, a test)
         held = st.session_state[key]
-        wanted[key] = float(held) if isinstance(held, (int, float)) and math.isfinite(held) else None
+        wanted[key] = held if isinstance(held, str) and held in values else (
+            float(held) if isinstance(held, (int, float)) and math.isfinite(held) else None)
     value = snap(default if wanted[key] is None else wanted[key], values)
     st.session_state[key] = shown[key] = value
     _write_url(key, value, default)
@@ -267,7 +282,7 @@ def _commit(fig_key: str, key: str, values: Sequence[float], default: float) -> 
     """On release (before the rerun): the chosen value into session state and the address."""
     sent = (st.session_state.get(fig_key) or {}).get("commit")
     try:
-        value = snap(float(sent), values)
+        value = snap(sent if isinstance(sent, str) and sent in values else float(sent), values)
     except (TypeError, ValueError):
         return
     st.session_state[key] = value
