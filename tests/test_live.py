@@ -255,11 +255,23 @@ def test_e1_capacities_equal_single_runs():
     assert snap("1.3", ["1", "1.5", "∞"]) == "1.5" and snap("∞", ["1", "∞"]) == "∞"
 
 
+# ---- E2: the rank r ---------------------------------------------------------------------------
+def test_e2_ranks_equal_single_ranks():
+    from core.calc import configs
+    from core.calc.lora import lora_split, lora_splits
+    ranks = [1, 2, 4, 8, 16, 32, 64]
+    for name in ("course", "llama-2-7b", "gpt3-175b"):
+        cfg = configs.get(name)
+        got = lora_splits(cfg, ranks, ("w_q", "w_v"))
+        assert got == [lora_split(cfg, r, ("w_q", "w_v")) for r in ranks]
+        assert got[1]["trainable"] == 2 * got[0]["trainable"] and got[0]["frozen"] == got[-1]["frozen"]
+
+
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
 PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
          ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane"),
          ("d2_kv_cache.py", "d2.fig"), ("d3_memory_wall.py", "d3.roofline"),
-         ("e1_moe.py", "e1.load")]
+         ("e1_moe.py", "e1.load"), ("e2_lora.py", "e2.counts")]
 
 
 @pytest.mark.parametrize("page,fig_key", PAGES)

@@ -23,6 +23,7 @@ LIVE = [
     ("kv-cache", "d2.fig", "d2.step"),
     ("memory-wall", "d3.roofline", "d3.batch"),
     ("moe", "e1.load", "e1.capacity"),
+    ("lora", "e2.counts", "e2.r"),
 ]
 
 # Counts the server runs the page sees (the app's script state turning "running") and exposes
