@@ -179,3 +179,57 @@ def test_dependent_text_follows_the_release(chromium_browser, server_url):
     settle(page)
     assert not errors, errors
     page.close()
+
+
+def test_export_is_the_frame_on_screen(chromium_browser, server_url):
+    """CSV of the live chart right after arrow keys (before any run): the frame shown, not the
+    server's last figure."""
+    import csv
+    import io
+
+    import i18n
+    from tests.browser.test_classroom import _download
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    page.add_init_script(f"({PROBE})()")
+    page.goto(f"{server_url}/generation?lang=en")
+    settle(page)
+    runs = page.evaluate("() => window.__runs")
+    slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_function(f"(k) => ({HOST})(k).dataset.frame === '100'", arg="d1.bars", timeout=CHANGE_MS)
+    chart = page.locator('.anatomy-live[data-key="d1.bars"] + .anatomy-chart')
+    got = _download(page, chart, i18n.t("en", "classroom.csv"))
+    rows = [r for r in csv.DictReader(io.StringIO(open(got.path(), encoding="utf-8-sig").read())) if r["trace"] == "1"]
+    shown = page.evaluate(SCREEN, "d1.bars")[1]["y"]
+    assert [float(r["y"]) for r in rows] == pytest.approx(shown, rel=1e-6)
+    page.close()
+
+
+def test_presenter_mode_and_no_plotly(chromium_browser, server_url):
+    """Presenter mode draws the frames with the larger type; without plotly.js the chart says so,
+    the slider stays, and the page still follows the value on release."""
+    page, errors = _open(chromium_browser, f"{server_url}/generation?lang=zh&present=1&step=2")
+    assert page.evaluate(f"(k) => ({HOST})(k)._fullLayout.font.size", "d1.bars") >= 18
+    assert page.locator(".anatomy-live.anatomy-live-present").count() >= 1
+    page.evaluate("""(k) => { const s = document.querySelector('.anatomy-live[data-key="' + k + '"] input');
+        s.value = '40'; s.dispatchEvent(new Event('input', {bubbles: true})); }""", "d1.bars")
+    page.wait_for_function(f"(k) => ({HOST})(k).dataset.frame === '40'", arg="d1.bars", timeout=CHANGE_MS)
+    assert page.evaluate(f"(k) => ({HOST})(k)._fullLayout.font.size", "d1.bars") >= 18   # still presenter type
+    assert not errors, errors
+    page.close()
+
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/app/static/plotly.min.js*", lambda route: route.abort())
+    page = context.new_page()
+    page.add_init_script(f"({PROBE})()")
+    page.goto(f"{server_url}/generation?lang=zh")
+    page.wait_for_function("() => { const b = document.querySelector('.anatomy-live[data-key=\"d1.bars\"]');"
+                           " return b && b.nextElementSibling.textContent.includes('plotly.js'); }", timeout=WAIT_MS)
+    slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('d1.temperature') === '5'", timeout=WAIT_MS)
+    page.wait_for_function("() => document.body.innerText.includes('T = 5.00')", timeout=WAIT_MS)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    context.close()
