@@ -193,7 +193,6 @@ def test_export_is_the_frame_on_screen(chromium_browser, server_url):
     page.add_init_script(f"({PROBE})()")
     page.goto(f"{server_url}/generation?lang=en")
     settle(page)
-    runs = page.evaluate("() => window.__runs")
     slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
     slider.focus()
     page.keyboard.press("End")
