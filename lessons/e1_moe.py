@@ -179,7 +179,8 @@ def routing_section():
                     for at in capacity_loads(prompt, mode, k, n_used, CAPACITY, noise, seed, layer, device())]
 
         live_figure(load_frames, ("e1.load", prompt, mode, k, n_used, noise, seed, layer, device(), lang()),
-                    f"{NS}.load", f"{NS}.capacity", CAPACITY, "1.25", tr(f"{NS}.capacity"))
+                    f"{NS}.load", f"{NS}.capacity", CAPACITY, "1.25", tr(f"{NS}.capacity"),
+                    help=tr(f"{NS}.capacity_help"))
         st.markdown(tr(f"{NS}.overflow_count", n=beyond, tokens=int(r["overflowed"].sum()), total=n,
                        partly=int(r["partly"].sum()), cap=cap_text)
                     + "\n\n" + marked_text(run["tokens"], r["overflowed"], r["partly"]))

@@ -356,6 +356,7 @@ function liveChart(component, host, release) {
   if (!st.busy && st.awaiting === null) st.index = live.index;
   st.server = live.index;
   st.name.textContent = live.label;
+  if (live.help) st.name.title = live.help; else st.name.removeAttribute("title");   // plain text, never markup
   st.box.classList.toggle("anatomy-live-present", !!data.present);
   st.box.dataset.key = (data.export && data.export.file) || "";   // the chart's key: tests find its slider
   st.input.max = String(live.values.length - 1);

@@ -290,11 +290,13 @@ def _commit(fig_key: str, key: str, values: Sequence[float], default: float) -> 
 
 
 def live_figure(build: Callable[[], Sequence], cache_key: tuple | str, fig_key: str, key: str,
-                values: Sequence[float], default: float, label: str, texts: Sequence[str] | None = None) -> float:
+                values: Sequence[float], default: float, label: str, texts: Sequence[str] | None = None,
+                help: str | None = None) -> float:
     """Draw the figure at the control's value with a slider of its own over ``values`` that redraws
     it in the browser while it moves. ``build`` returns one figure per value (one batched core
     call); ``cache_key`` names them for every session. ``label`` and ``texts`` (each value as the
-    slider shows it; default ``url_text``) are in the page's language. Returns the value."""
+    slider shows it; default ``url_text``) and ``help`` (the label's tooltip) are in the page's
+    language. Returns the value."""
     from ui.frame import figure
 
     values = list(values)
@@ -303,7 +305,7 @@ def live_figure(build: Callable[[], Sequence], cache_key: tuple | str, fig_key: 
     index = values.index(value)
     live = {"frames": frames.json, "rev": frames.revision, "index": index, "label": label,
             "texts": list(texts) if texts is not None else [url_text(v) for v in values],
-            "values": values}
+            "values": values, "help": help}
     figure(frames.figures[index], fig_key, live=live,
            on_commit=lambda: _commit(fig_key, key, values, default))
     return value
