@@ -237,7 +237,10 @@ def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: i
                     out[slug] = None
                     page.close()
                     continue
-                out[slug] = statistics.median(press_times(page, presses))
+                try:
+                    out[slug] = statistics.median(press_times(page, presses))
+                except Exception:        # its first Streamlit slider moves no figure (E2's α: the
+                    out[slug] = None     # rank, the figure's control, is live): n/a
                 if live is not None and page.locator(LIVE).count():
                     page.wait_for_timeout(1000)
                     live[slug] = {"live": statistics.median(live_times(page, presses)), "drag": drag(page)}
