@@ -188,7 +188,7 @@ def course_body():
 
         live_figure(bars_frames, ("d1.bars", *inputs, log, title, tr(f"{NS}.token")),
                     f"{NS}.bars", f"{NS}.temperature", TEMPERATURES, 0.0, tr(f"{NS}.temperature"),
-                    help=tr(f"{NS}.temperature_help"))
+                    texts=[f"{t:.2f}" for t in TEMPERATURES], help=tr(f"{NS}.temperature_help"))
         st.caption(tr(f"{NS}.live.entropy_caption", t=temperature, h=entropies[TEMPERATURES.index(temperature)],
                       h1=entropies[TEMPERATURES.index(1.0)]))
         presses = st.session_state.get(f"{NS}.presses", 0)

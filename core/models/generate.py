@@ -162,7 +162,7 @@ def entropy(probs: torch.Tensor) -> torch.Tensor:
 
     Example: entropy(torch.tensor([[0.5, 0.5], [1.0, 0.0]])) -> [0.693, 0.0]
     """
-    return -(probs * probs.clamp_min(1e-30).log()).sum(dim=-1)      # (...,)
+    return -(probs * probs.clamp_min(1e-30).log()).sum(dim=-1) + 0.0   # (...,); + 0.0: no "-0.00"
 
 
 def temperature_sweep(model_probs: torch.Tensor, temperatures: Sequence[float], ids: Sequence[int],
