@@ -2,6 +2,11 @@
   script  median wall time of one script run at default settings (AppTest, >= 20 reruns)
   redraw  median time from a slider key press in Chromium to the changed figure on screen,
           against a live server (which, unlike AppTest, pays the post-run GC if it is on)
+  live    median time from a key press on the page's live slider (ui/live.py) to the next painted
+          frame with the changed figure: no server round trip (goal <= 1.0x the floor's redraw)
+  drag    the mouse across the live slider in 60 steps over 2 s: figure changes per second (goal
+          >= 30 where the slider has that many values: "crossed" says how many it passed), and the
+          server runs during the drag (goal 0) and after the release (goal exactly 1)
 
     python -m bench.bench_lessons [--runs 20] [--presses 10] [--only b1,c3] [--no-browser] [--real]
 --real opens each lesson that offers SmolLM2 on it (REAL_QUERY), its results cached by the warm-up runs.
@@ -80,6 +85,44 @@ WAIT_FOR_CHANGE = """async () => {
   return performance.now() - window.__t0;
 }"""
 SLIDER = '[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]'
+LIVE = ".anatomy-live input[type=range]"
+
+# Counts the server runs the tab sees (the app's script state turning "running"), from the start.
+RUN_PROBE = """() => {
+  window.__runs = 0;
+  const watch = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) { requestAnimationFrame(watch); return; }
+    let last = app.getAttribute('data-test-script-state');
+    new MutationObserver(() => {
+      const now = app.getAttribute('data-test-script-state');
+      if (now === 'running' && last !== 'running') window.__runs += 1;
+      last = now;
+    }).observe(app, { attributes: true, attributeFilter: ['data-test-script-state'] });
+  };
+  watch();
+}"""
+# The live chart of the first live slider, and what it has drawn (ui/chart.js: host.__live).
+LIVE_HOST = """() => { const box = document.querySelector('.anatomy-live');
+  return box && box.nextElementSibling; }"""
+# After a key press: frames until the chart has drawn a new frame, then the frame that paints it.
+WAIT_FOR_LIVE = """async (draws) => {
+  const host = (%s)();
+  const limit = performance.now() + 10000;
+  while (host.__live.draws === draws) {
+    if (performance.now() > limit) throw new Error('live figure did not change');
+    await new Promise(r => requestAnimationFrame(r));
+  }
+  await new Promise(r => requestAnimationFrame(r));   // the frame drawn is painted before this one runs
+  return performance.now() - window.__t0;
+}""" % LIVE_HOST
+# During a drag: the time of every new frame the chart draws.
+DRAW_LOG = """() => { const host = (%s)(); window.__drawTimes = [];
+  let seen = host.__live.draws;
+  const tick = () => { if (!window.__drawTimes) return;
+    if (host.__live.draws !== seen) { seen = host.__live.draws; window.__drawTimes.push(performance.now()); }
+    requestAnimationFrame(tick); };
+  requestAnimationFrame(tick); }""" % LIVE_HOST
 
 
 def press_times(page, presses: int) -> list[float]:
@@ -94,6 +137,51 @@ def press_times(page, presses: int) -> list[float]:
         times.append(page.evaluate(WAIT_FOR_CHANGE))
         page.wait_for_timeout(300)
     return times
+
+
+def live_times(page, presses: int) -> list[float]:
+    """Key press on the live slider -> the next painted frame with the changed figure (no run)."""
+    slider = page.locator(LIVE).first
+    slider.scroll_into_view_if_needed()
+    times = []
+    for i in range(presses):
+        slider.focus()
+        draws = page.evaluate(f"() => ({LIVE_HOST})().__live.draws")
+        page.evaluate("() => { window.__t0 = performance.now(); }")
+        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+        times.append(page.evaluate(WAIT_FOR_LIVE, draws))
+        page.wait_for_timeout(1200)   # the value is sent 600 ms after the last key: let that run end
+    return times
+
+
+def drag(page) -> dict:
+    """The mouse across the live slider, 60 steps in 2 s, from its left end to its right end:
+    figure changes a second, how many values it crossed, server runs during and after."""
+    slider = page.locator(LIVE).first
+    slider.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    box = slider.bounding_box()
+    n = int(page.evaluate(f"() => ({LIVE_HOST})().__live.values.length"))
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 2, y)
+    page.mouse.down()
+    page.wait_for_timeout(200)
+    runs = page.evaluate("() => window.__runs")
+    page.evaluate(DRAW_LOG)
+    start = time.perf_counter()
+    for i in range(1, 61):
+        page.mouse.move(box["x"] + 2 + (box["width"] - 4) * i / 60, y)
+        wait = start + 2.0 * i / 60 - time.perf_counter()
+        if wait > 0:
+            page.wait_for_timeout(wait * 1000)
+    stamps = page.evaluate("() => { const t = window.__drawTimes; window.__drawTimes = null; return t; }")
+    during = page.evaluate("() => window.__runs") - runs
+    page.mouse.up()
+    page.wait_for_timeout(2500)
+    after = page.evaluate("() => window.__runs") - runs - during
+    span = (stamps[-1] - stamps[0]) / 1000 if len(stamps) > 1 else 0.0
+    return {"fps": (len(stamps) - 1) / span if span else 0.0, "changes": len(stamps), "crossed": n - 1,
+            "during": during, "after": after}
 
 
 def _free_port() -> int:
@@ -122,7 +210,10 @@ def serve(app: str, port: int = 0, env: dict[str, str] | None = None) -> tuple[s
     return proc, url
 
 
-def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: int = 0) -> dict[str, float | None]:
+def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: int = 0,
+                    live: dict | None = None) -> dict[str, float | None]:
+    """Median slider -> redraw per page; with ``live`` (a dict to fill), each page's live slider
+    too: {"live": median ms, "drag": drag()}."""
     from playwright.sync_api import sync_playwright
 
     proc, url = serve(app, port)
@@ -138,6 +229,7 @@ def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: i
             for slug in slugs:
                 # A fresh tab per lesson, as a student opening a shared link.
                 page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.add_init_script(f"({RUN_PROBE})()")
                 page.goto(f"{url}/{slug}")
                 page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
                 page.wait_for_timeout(1500)
@@ -145,7 +237,13 @@ def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: i
                     out[slug] = None
                     page.close()
                     continue
-                out[slug] = statistics.median(press_times(page, presses))
+                try:
+                    out[slug] = statistics.median(press_times(page, presses))
+                except Exception:        # its first Streamlit slider moves no figure (E2's α: the
+                    out[slug] = None     # rank, the figure's control, is live): n/a
+                if live is not None and page.locator(LIVE).count():
+                    page.wait_for_timeout(1000)
+                    live[slug] = {"live": statistics.median(live_times(page, presses)), "drag": drag(page)}
                 page.close()
             browser.close()
     finally:
@@ -169,13 +267,23 @@ def main() -> None:
     scripts = {lesson.ns: script_median_ms(lesson.file, args.runs,
                                            REAL_QUERY.get(lesson.ns, {f"{lesson.ns}.lm": "smollm2"}) if args.real else None)
                for lesson in lessons}
-    redraw = {} if args.no_browser else browser_medians([lesson.url_path for lesson in lessons], args.presses)
+    live: dict = {}
+    redraw = {} if args.no_browser else browser_medians([lesson.url_path for lesson in lessons], args.presses,
+                                                        live=live)
     floor = None if args.no_browser else browser_medians([""], args.presses, "bench/floor_app.py")[""]
-    print(f"{'lesson':<8}{'script median (ms)':>20}{'slider->redraw median (ms)':>30}")
+    print(f"{'lesson':<8}{'script median (ms)':>20}{'slider->redraw median (ms)':>30}"
+          f"{'live (ms)':>11}{'x floor':>9}{'drag fps':>10}{'crossed':>9}{'runs drag/after':>17}")
     for lesson in lessons:
         r = redraw.get(lesson.url_path)
         r_text = "n/a" if r is None else f"{r:.0f}"
-        print(f"{lesson.code:<8}{scripts[lesson.ns]:>20.1f}{r_text:>30}")
+        row = f"{lesson.code:<8}{scripts[lesson.ns]:>20.1f}{r_text:>30}"
+        one = live.get(lesson.url_path)
+        if one:
+            d = one["drag"]
+            ratio = f"{one['live'] / floor:.2f}" if floor else "n/a"
+            row += (f"{one['live']:>11.0f}{ratio:>9}{d['fps']:>10.0f}{d['crossed']:>9}"
+                    f"{str(d['during']) + ' / ' + str(d['after']):>17}")
+        print(row)
     if floor is not None:
         print(f"{'floor':<8}{'':>20}{floor:>30.0f}   (bench/floor_app.py: one slider, one 11x11 heatmap)")
 

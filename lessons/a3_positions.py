@@ -8,6 +8,7 @@ from core.parts.positional import (
     dimension_waves,
     first_block_input,
     frequencies,
+    offset_similarities,
     offset_similarity,
     sinusoidal,
     sinusoidal_at,
@@ -19,6 +20,7 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    lang,
     plain,
     ranged_slider,
     section_with_controls,
@@ -28,6 +30,7 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure
 from viz.common import label
 from viz.positions import offsets, pair_rows, pe_table, side_by_side, waves
 
@@ -60,12 +63,6 @@ def table_demo(n_pos: int, d: int, dev: str) -> dict:
 @st.cache_data(max_entries=64)
 def wave_demo(n_pos: int, d: int, dims: tuple[int, ...]) -> tuple:
     return tuple(t.numpy() for t in dimension_waves(n_pos, d, list(dims)))
-
-
-@st.cache_data(max_entries=64)
-def offset_demo(n_pos: int, d: int, p: int, dev: str) -> dict:
-    pe = sinusoidal(n_pos, d, dev)                                       # (P, D)
-    return {0: offset_similarity(pe, 0).cpu().numpy(), p: offset_similarity(pe, p).cpu().numpy()}
 
 
 @st.cache_data(max_entries=64)
@@ -108,8 +105,13 @@ def wave_controls(d: int):
     return sorted({lo, hi})
 
 
-def offset_controls(n_pos: int):
-    return ranged_slider(tr(f"{NS}.p_label"), 0, n_pos - 2, 20, key=f"{NS}.p")
+def offset_frames(n_pos: int, d: int, starts: list[int], dev: str) -> list:
+    """The offset figure at every start p (the live slider's frames), from one Gram matrix."""
+    pe = sinusoidal(n_pos, d, dev)                                       # (P, D)
+    rows = [r.cpu().numpy() for r in offset_similarities(pe, [0, *starts])]
+    return [offsets([(tr(f"{NS}.from_p", p=0), rows[0]), (tr(f"{NS}.from_p", p=start), dots)],
+                    title=tr(f"{NS}.offset_fig", d=d), x_title=tr(f"{NS}.offset_axis"), y_title="PE(p) · PE(p + k)")
+            for start, dots in zip(starts, rows[1:], strict=True)]
 
 
 # 1. Order blindness -------------------------------------------------------------------------
@@ -146,7 +148,7 @@ st.markdown(tr(f"{NS}.waves_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.waves_title")))
 slot["waves"] = st.container()
 slot["offset_controls"], slot["offsets"] = section_with_controls(  # 4. Distance, not place
-    NS, "offset", offset_similarity, height=360)
+    NS, "offset", offset_similarity, offset_similarities, height=360)
 slot["input_controls"], slot["input"] = section_with_controls(    # 5. What the first block reads
     NS, "input", first_block_input, repeated_rows, height=420)
 
@@ -171,12 +173,11 @@ def encoding_sections():
         figure(waves(x_smooth, dict(zip(labels, smooth.T, strict=True)), x_int, dict(zip(labels, samples.T, strict=True)),
                      title=tr(f"{NS}.waves_fig"), x_title=tr(f"{NS}.position"), y_title="PE"), key=f"{NS}.waves")
 
-    with slot["offset_controls"]:
-        p = offset_controls(n_pos)
     with slot["offsets"]:
-        curves = {tr(f"{NS}.from_p", p=start): dots for start, dots in offset_demo(n_pos, d, p, dev).items()}
-        figure(offsets(curves, title=tr(f"{NS}.offset_fig", d=d), x_title=tr(f"{NS}.offset_axis"),
-                       y_title="PE(p) · PE(p + k)"), key=f"{NS}.offsets")
+        # Live (issue 25): the figure at every start p is sent with the page; its own slider moves it.
+        starts = list(range(n_pos - 1))
+        live_figure(lambda: offset_frames(n_pos, d, starts, dev), ("a3.offsets", n_pos, d, dev, lang()),
+                    f"{NS}.offsets", f"{NS}.p", starts, min(20, n_pos - 2), tr(f"{NS}.p_label"))
         st.caption(tr(f"{NS}.offset_caption", half=d // 2))
 
     with slot["input_controls"]:

@@ -4,7 +4,7 @@ import math
 import streamlit as st
 
 from core.lab import toy
-from core.lab.attention_lab import cell_arithmetic, course_attention_steps
+from core.lab.attention_lab import cell_arithmetic, course_attention_steps, scaling_by_width
 from core.lab.real_attention import model_attention_steps, prompt_ids
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from core.parts.masks import causal_mask
@@ -16,6 +16,7 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    lang,
     plain,
     ranged_slider,
     shapes_table,
@@ -24,12 +25,14 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from ui.model import course_model, real_model
 from viz.attention import batch_grid, heatmap, histogram, lines, steps_grid, weight_top
 
 NS = "b1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+HIST_N = 256                 # random queries and keys of the histogram (256 x 256 scores)
 ENTROPY_KEYS = 64            # keys per row in the entropy curve (the caption's maximum is ln of it)
 SOURCES = ["random", "course", "smollm2"]   # ids in the URL (b1.source=smollm2); "course" links still work
 REAL_TEXT = "The cat sat on the mat because it was tired."   # SmolLM2 reads English: its example
@@ -68,13 +71,24 @@ def width_controls(slot) -> tuple[int, int]:
 
 
 def scale_controls():
-    return st.select_slider(tr(f"{NS}.width_label"), WIDTHS, value=64, key=f"{NS}.width",
-                            bind="query-params")
+    """The width is the histogram's own live slider (ui.live): read here, drawn with the figure."""
+    return int(live_value(f"{NS}.width", WIDTHS, 64))
+
+
+def hist_frames(seed: int) -> list:
+    """The histogram at every width (the live slider's frames), from one core call."""
+    raw, scaled = tr(f"{NS}.raw"), tr(f"{NS}.scaled")
+    return [histogram({raw: s["scores_raw"].numpy(), scaled: s["scores_scaled"].numpy()},
+                      title=tr(f"{NS}.hist_fig", d_k=w) + "<br>" + tr(f"{NS}.live.hist_entropy",
+                                                                    raw=float(s["mean_entropy_raw"]),
+                                                                    scaled=float(s["mean_entropy_scaled"])),
+                      x_title=tr("common.score"), y_title=tr(f"{NS}.density"))
+            for w, s in zip(WIDTHS, scaling_by_width(WIDTHS, HIST_N, seed), strict=True)]
 
 
 @st.cache_data(max_entries=64)
 def scale_demo(width: int, seed: int) -> dict:
-    qs, ks = toy.unit_vectors(256, width, seed)
+    qs, ks = toy.unit_vectors(HIST_N, width, seed)
     stats = scaling_experiment(qs, ks)
     curve = entropy_by_width(WIDTHS, n=ENTROPY_KEYS, seed=seed)
     return {name: t.numpy() for name, t in {**stats, **{f"curve_{k}": c for k, c in curve.items()}}.items()}
@@ -236,10 +250,8 @@ def scale_section(seed: int):
         c1, c2 = st.columns(2)
         with c1:
             raw, scaled = tr(f"{NS}.raw"), tr(f"{NS}.scaled")
-            figure(histogram({raw: demo["scores_raw"], scaled: demo["scores_scaled"]},
-                             title=tr(f"{NS}.hist_fig", d_k=width), x_title=tr("common.score"),
-                             y_title=tr(f"{NS}.density")),
-                   key=f"{NS}.hist")
+            live_figure(lambda: hist_frames(seed), ("b1.hist", seed, lang()), f"{NS}.hist", f"{NS}.width",
+                        WIDTHS, 64, tr(f"{NS}.width_label"))
             st.caption(tr(f"{NS}.variance", d_k=width, raw=float(demo["scores_raw"].var()),
                           scaled=float(demo["scores_scaled"].var())))
         with c2:

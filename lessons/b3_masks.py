@@ -4,6 +4,7 @@ import streamlit as st
 from core.lab.attention_lab import (
     change_token,
     future_leak,
+    future_leaks,
     mask_check,
     masked_attention,
     padded_attention,
@@ -21,13 +22,14 @@ from ui.frame import (
     figure,
     fragment,
     header,
-    ranged_slider,
+    lang,
     shapes_table,
     slide,
     text_box,
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from viz.attention import heatmap
 from viz.common import label
 from viz.masks import batch_panels, change_bars, mask_matrix, masked_scores
@@ -182,18 +184,24 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
         st.info(tr(f"{NS}.leak_short"))
     else:
         # Positions from 0, as in the code; position 0 has nothing before it, so p starts at 1.
-        p = ranged_slider(tr(f"{NS}.position_label"), 1, n - 1, n // 2, key=f"{NS}.changed")
+        positions = list(range(1, n))
+        p = int(live_value(f"{NS}.changed", positions, n // 2))
         moved = leak(text, p, seed, dev)
-        new = change_token(text, p)[p]
         left, right = st.columns([1, 1])
         with left:
             setting = "causal" if causal else "none"
-            figure(change_bars(tokens, moved[setting], p,
-                               names=(tr(f"{NS}.before", p=p), tr(f"{NS}.after", p=p)),
-                               title=tr(f"{NS}.leak_fig", p=p, old=label(tokens[p]), new=new,
-                                        mask=tr(f"{NS}.with_mask" if causal else f"{NS}.without_mask")),
-                               x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis")),
-                   key=f"{NS}.leak")
+
+            def leak_frames():   # the figure at every changed position (the live slider's frames)
+                return [change_bars(tokens, m[setting].cpu().numpy(), q,
+                                    names=(tr(f"{NS}.before", p=q), tr(f"{NS}.after", p=q)),
+                                    title=tr(f"{NS}.leak_fig", p=q, old=label(tokens[q]), new=change_token(text, q)[q],
+                                             mask=tr(f"{NS}.with_mask" if causal else f"{NS}.without_mask")),
+                                    x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis"))
+                        for q, m in zip(positions, future_leaks(text, positions, LEAK_HEADS, seed, D, dev),
+                                        strict=True)]
+
+            live_figure(leak_frames, ("b3.leak", text, seed, causal, dev, lang()), f"{NS}.leak", f"{NS}.changed",
+                        positions, n // 2, tr(f"{NS}.position_label"))
             m1, m2 = st.columns(2)
             m1.metric(tr(f"{NS}.metric_causal", p=p), f"{float(moved['causal'][:p].max()):.4f}")
             m2.metric(tr(f"{NS}.metric_none", p=p), f"{float(moved['none'][:p].max()):.4f}")

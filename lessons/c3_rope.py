@@ -22,6 +22,7 @@ from ui.c3_rope import (
     real_curves,
     real_qk,
     rotation,
+    rotation_frames,
     score_matrix,
     speeds,
 )
@@ -41,6 +42,7 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import heatmap
 from viz.common import label
@@ -56,6 +58,10 @@ COURSE_TEXT = "君不见，黄河之水天上来，奔流到海不复回。"
 REAL_TEXT = "The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog again."
 REAL_CHARS = 1200
 
+# The query's positions on the live slider: every other one, so that the frames stay near 150 KB
+# (the trail is sent once; the hand, the arc and the title are each frame's own).
+M_VALUES = list(range(0, 257, 2))
+
 header(NS)
 
 
@@ -70,7 +76,7 @@ def rotation_controls():
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
                                help=tr("common.seed_help"))
     with c1:
-        m = st.slider(tr(f"{NS}.m_label"), 0, 256, 12, key=f"{NS}.m", bind="query-params")
+        m = int(live_value(f"{NS}.m", M_VALUES, 12))   # the plane's own live slider (ui.live)
         n = st.slider(tr(f"{NS}.key_label"), 0, 256, 4, key=f"{NS}.key_n", bind="query-params",
                       help=tr(f"{NS}.key_help"))
     with c2:
@@ -126,11 +132,16 @@ def lesson_body():
 
     rot = rotation(d, base, m, n_key, pair, seed, dev)
     with slot["plane"]:
-        figure(pair_plane(rot["path"], title=tr(f"{NS}.plane_fig", pair=pair, m=m, n=n_key),
-                          trail_name=tr(f"{NS}.trail"), hand_name=tr(f"{NS}.hand", m=m),
-                          key_point=rot["key"], key_name=tr(f"{NS}.key_hand", n=n_key),
-                          angle_text=f"φ + (m − n)θ = {rot['angle']:.2f}",
-                          x_title=f"x[{2 * pair}]", y_title=f"x[{2 * pair + 1}]"), key=f"{NS}.plane")
+        def plane_frames():   # the plane at every position m (the live slider's frames)
+            return [pair_plane(f["path"], title=tr(f"{NS}.plane_fig", pair=pair, m=mm, n=n_key),
+                               trail_name=tr(f"{NS}.trail"), hand_name=tr(f"{NS}.hand", m=mm),
+                               key_point=f["key"], key_name=tr(f"{NS}.key_hand", n=n_key),
+                               angle_text=f"φ + (m − n)θ = {f['angle']:.2f}",
+                               x_title=f"x[{2 * pair}]", y_title=f"x[{2 * pair + 1}]")
+                    for mm, f in zip(M_VALUES, rotation_frames(d, base, M_VALUES, n_key, pair, seed, dev), strict=True)]
+
+        live_figure(plane_frames, ("c3.plane", d, base, n_key, pair, seed, dev, lang()), f"{NS}.plane", f"{NS}.m",
+                    M_VALUES, 12, tr(f"{NS}.m_label"))
         angle = m * rot["theta"]
         st.caption(tr(f"{NS}.angle_caption", pair=pair, theta=rot["theta"], m=m, angle=angle,
                       turns=angle / (2 * np.pi)))

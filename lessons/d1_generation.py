@@ -3,6 +3,7 @@ import threading
 import time
 from collections import OrderedDict
 
+import numpy as np
 import streamlit as st
 
 from core.lab.real_generation import (
@@ -12,10 +13,11 @@ from core.lab.real_generation import (
     stop_ids,
     text_ids,
 )
-from core.models.generate import Generation, at_temperature, sampling_probs
+from core.models.generate import Generation, at_temperature, sampling_probs, temperature_sweep
 from ui.d1_real import real_step, real_strip
 from ui.frame import (
     bring_into_view,
+    built_figure,
     choice,
     code_panel,
     device,
@@ -30,6 +32,7 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from ui.model import REAL, course_model, model_switch, real_model
 from ui.prompt import openings
 from viz.generation import probability_bars, temperature_strip, visible_token
@@ -41,6 +44,8 @@ SHOW = 20        # candidates drawn as bars, likeliest first
 IDS_SHOWN = 16   # prompt tokens listed with their ids
 STRIP = (0.5, 1.0, 2.0)   # the temperature strip: the same step at these temperatures
 STRIP_SHOW = 10           # candidates in each of its panels
+# The live temperature slider (issue 25): the bars at every one of these, sent with the page.
+TEMPERATURES = [round(0.05 * i, 2) for i in range(101)]
 
 header(NS)
 # The course model (唐诗) stays the default; SmolLM2-135M-Instruct writes English (?d1.lm=smollm2).
@@ -65,6 +70,7 @@ def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: 
             "tokens": [c.token for c in s.top], "ids": [c.id for c in s.top],
             "model": [c.model_prob for c in s.top], "sample": [c.sample_prob for c in s.top],
             "chosen": s.chosen, "chosen_token": s.chosen_token,
+            "model_probs": s.model_probs.numpy().astype(np.float32),   # (V,): the live bars' frames
             "chosen_model": float(s.model_probs[s.chosen]), "chosen_sample": float(s.probs[s.chosen]),
             "rank": s.rank, "kept": s.kept, "best_token": tok.tokens([s.best])[0],
             "fed": s.fed, "cache": s.cache_length, "eos": s.chosen == tok.eos_id,
@@ -103,10 +109,15 @@ def step_controls(n_max: int):
         return st.slider(tr(f"{NS}.steps_label"), 0, MAX_NEW, key=key, bind="query-params")
 
 
-def sampling_controls():
-    c1, c2, c3, c4 = st.columns(4)
-    temperature = c1.slider(tr(f"{NS}.temperature"), 0.0, 5.0, 0.0, 0.05, key=f"{NS}.temperature",
-                            bind="query-params", help=tr(f"{NS}.temperature_help"))
+def sampling_controls(live: bool = False):
+    """``live``: the temperature is the bars' own slider (ui.live), read here; else a slider here."""
+    if live:
+        temperature = live_value(f"{NS}.temperature", TEMPERATURES, 0.0)
+        c2, c3, c4 = st.columns(3)
+    else:
+        c1, c2, c3, c4 = st.columns(4)
+        temperature = c1.slider(tr(f"{NS}.temperature"), 0.0, 5.0, 0.0, 0.05, key=f"{NS}.temperature",
+                                bind="query-params", help=tr(f"{NS}.temperature_help"))
     top_k = c2.slider("top-k", 0, 50, 0, key=f"{NS}.top_k", bind="query-params", help=tr(f"{NS}.top_k_help"))
     top_p = c3.slider("top-p", 0.05, 1.0, 1.0, 0.05, key=f"{NS}.top_p", bind="query-params",
                       help=tr(f"{NS}.top_p_help"))
@@ -125,7 +136,7 @@ def course_body():
         prompt, bos = prompt_controls()
         step_row, sampling_row = st.container(), st.container()
         with sampling_row:
-            temperature, top_k, top_p, seed = sampling_controls()
+            temperature, top_k, top_p, seed = sampling_controls(live=True)
         run = trajectory(prompt, temperature, top_k, top_p, seed, bos, device())
         with step_row:  # drawn above the sampling controls, computed after them
             n_steps = min(step_controls(len(run["steps"])), len(run["steps"]))
@@ -155,19 +166,34 @@ def course_body():
             s, pos = run["steps"][n_steps - 1], n_prompt + n_steps - 1      # positions count from 0
             title = tr(f"{NS}.bars_title", pos=pos)
             chosen = s["ids"].index(s["chosen"]) if s["chosen"] in s["ids"] else SHOW
-        tokens, model_p, sample_p = list(s["tokens"]), list(s["model"]), list(s["sample"])
+        tokens, model_p, ids = list(s["tokens"]), list(s["model"]), list(s["ids"])
         if chosen == SHOW:  # drawn from outside the top list: add it at the end
             tokens.append(s["chosen_token"])
             model_p.append(s["chosen_model"])
-            sample_p.append(s["chosen_sample"])
+            ids.append(s["chosen"])
         names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
         slide(tr("classroom.slide.d1_step"))
         log = st.toggle(tr(f"{NS}.log_label"), value=True, key=f"{NS}.log", bind="query-params",
                         help=tr(f"{NS}.log_help"))
         legend = (tr(f"{NS}.legend_chosen"), tr(f"{NS}.legend_kept"), tr(f"{NS}.legend_cut"), names[1])
-        figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
-                                hover_names=(tr(f"{NS}.token"), *names), legend=legend, log=log),
-               key=f"{NS}.bars")
+        # The bars at every temperature from one batched call (the same step, the same cut): the
+        # slider above them switches frames in the browser; the generation follows on release.
+        inputs = (prompt, top_k, top_p, seed, bos, device(), n_steps, temperature if n_steps else None)
+        sweep = built_figure(("d1.sweep", *inputs), lambda: temperature_sweep(
+            s["model_probs"], TEMPERATURES, ids, top_k or None, top_p if top_p < 1 else None))
+        entropies = sweep[1].tolist()
+
+        def bars_frames():
+            return [probability_bars(tokens, model_p, row, chosen, hover_names=(tr(f"{NS}.token"), *names),
+                                     title=title + "<br>" + tr(f"{NS}.live.bars_entropy", t=t, h=h), names=names,
+                                     legend=legend, log=log)
+                    for t, row, h in zip(TEMPERATURES, sweep[0].tolist(), entropies, strict=True)]
+
+        live_figure(bars_frames, ("d1.bars", *inputs, log, title, tr(f"{NS}.token")),
+                    f"{NS}.bars", f"{NS}.temperature", TEMPERATURES, 0.0, tr(f"{NS}.temperature"),
+                    texts=[f"{t:.2f}" for t in TEMPERATURES], help=tr(f"{NS}.temperature_help"))
+        st.caption(tr(f"{NS}.live.entropy_caption", t=temperature, h=entropies[TEMPERATURES.index(temperature)],
+                      h1=entropies[TEMPERATURES.index(1.0)]))
         presses = st.session_state.get(f"{NS}.presses", 0)
         if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # a button moved the figure
             st.session_state[f"{NS}.presses_shown"] = presses
@@ -186,7 +212,7 @@ def course_body():
                                  y_title=names[1], hover_names=(tr(f"{NS}.token"), names[1]), log=log),
                key=f"{NS}.strip")
         st.caption(tr(f"{NS}.strip_caption"))
-        code_panel(sampling_probs, at_temperature, Generation.step)
+        code_panel(sampling_probs, at_temperature, temperature_sweep, Generation.step)
 
 
 # --- SmolLM2-135M-Instruct: real generation, streamed (issue 24 §4) ----------------------------

@@ -7,7 +7,15 @@ from core.calc.flops import decode_flops, measure_decoding
 from core.calc.params import count_params
 from core.lab.d_real_kv import cache_nbytes, measured_cache
 from core.models.generate import Generation
-from core.parts.kv_cache import DTYPE_BYTES, CacheStep, LayerKV, cache_history, kv_cache_bytes, watch_cache
+from core.parts.kv_cache import (
+    DTYPE_BYTES,
+    CacheStep,
+    LayerKV,
+    cache_histories,
+    cache_history,
+    kv_cache_bytes,
+    watch_cache,
+)
 from ui.frame import (
     beside_code,
     bring_into_view,
@@ -18,6 +26,7 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    lang,
     model_labels,
     plain,
     shapes_table,
@@ -26,6 +35,7 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from ui.model import COURSE, REAL, course_model, model_switch, real_model
 from ui.prompt import openings
 from viz.kv import cache_step, cost_lines, memory_lines
@@ -37,6 +47,7 @@ DEFAULT_PROMPT = "君不见，黄河之水"
 # line in front, where it does.
 EXAMPLES = [DEFAULT_PROMPT, "将进酒：人生得", "君不见，高堂明镜悲白发，朝如青丝暮成雪。人生得"]
 NEW_TOKENS = 16
+STEPS = list(range(NEW_TOKENS))   # the live step slider's values (a run that ends early has fewer)
 MEASURED = [16, 32, 64, 96, 128, 160, 192, 224, 256]
 # SmolLM2 is ~1,000× the course model's work a token: fewer lengths, a shorter window, two repeats
 # keep its measurement to seconds (the counted curve still goes to 256 for both).
@@ -99,10 +110,10 @@ def step_controls(n_layers: int, n_heads: int):
         st.session_state[key] = max(0, min(NEW_TOKENS - 1, to(st.session_state.get(key, 0))))
         st.session_state[f"{NS}.presses"] = st.session_state.get(f"{NS}.presses", 0) + 1
 
+    # The step is the figure's own live slider (ui.live): read here, the buttons beside it set it.
+    step = int(live_value(key, STEPS, 0))
     c1, c2, c3 = st.columns([5, 1, 1], vertical_alignment="bottom")
-    with c1:
-        step = st.slider(tr(f"{NS}.step_label"), 0, NEW_TOKENS - 1, 0, key=key, bind="query-params",
-                         help=tr(f"{NS}.step_help"))
+    c1.caption(tr(f"{NS}.step_help"))
     c2.button(tr(f"{NS}.next"), on_click=move, args=(lambda n: n + 1,), key=f"{NS}.next_btn", type="primary",
               width="stretch")
     c3.button(tr(f"{NS}.reset"), on_click=move, args=(lambda n: 0,), key=f"{NS}.reset_btn", width="stretch")
@@ -152,6 +163,7 @@ if loaded is not None:
                 step = len(run["steps"]) - 1
             steps = [CacheStep(s["fed"], s["chosen"], *(torch.from_numpy(s[n]) for n in ("q", "k", "v", "weights")))
                      for s in run["steps"]]
+            shown_steps = list(range(len(steps)))
             seen = cache_history(steps, layer, head, step)
             fed = steps[step].fed
             tokens = run["prompt"] + run["chosen"][:step]
@@ -162,10 +174,16 @@ if loaded is not None:
         with step_slots["figure"]:
             titles = (tr(f"{NS}.panel_q"), tr(f"{NS}.panel_k", g=seen["kv_head"]),
                       tr(f"{NS}.panel_v", g=seen["kv_head"]), tr(f"{NS}.panel_w"))
-            figure(cache_step(seen["q"], seen["k"], seen["v"], seen["weights"], fed, tokens, titles=titles,
-                              value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
-                              hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-                   key=f"{NS}.fig")
+
+            def cache_frames():   # the figure after every step (the live slider's frames), one core call
+                return [cache_step(h["q"], h["k"], h["v"], h["weights"], steps[t].fed,
+                                   run["prompt"] + run["chosen"][:t], titles=titles,
+                                   value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
+                                   hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")))
+                        for t, h in zip(shown_steps, cache_histories(steps, layer, head, shown_steps), strict=True)]
+
+            live_figure(cache_frames, ("d2.fig", "" if text.empty else text.text, layer, head, dev, lang()),
+                        f"{NS}.fig", f"{NS}.step", shown_steps, 0, tr(f"{NS}.step_label"))
             presses = st.session_state.get(f"{NS}.presses", 0)
             if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # Step or Reset moved the figure
                 st.session_state[f"{NS}.presses_shown"] = presses

@@ -2,7 +2,14 @@
 import streamlit as st
 
 from core.calc import configs, roofline
-from core.calc.flops import decode_operators, decode_variants, prefill_and_decode, step_bytes, step_flops
+from core.calc.flops import (
+    decode_operators,
+    decode_variants,
+    prefill_and_decode,
+    prefill_and_decode_at,
+    step_bytes,
+    step_flops,
+)
 from core.calc.params import count_params
 from core.calc.timing import copy_seconds, decode_against_bandwidth
 from core.parts.kv_cache import kv_cache_bytes
@@ -22,6 +29,7 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from ui.model import real_model, real_model_available
 from viz.roofline import duration, format_bars, hierarchy_chart, human, roofline_chart
 
@@ -67,9 +75,9 @@ def shared_measures() -> dict:
 
 
 def workload_controls():
-    c1, c2 = st.columns(2)
-    batch = c1.select_slider(tr(f"{NS}.batch"), BATCHES, value=1, key=f"{NS}.batch", bind="query-params")
-    context = c2.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
+    # The batch is the roofline's own live slider (ui.live): read here, drawn with the figure.
+    batch = int(live_value(f"{NS}.batch", BATCHES, 1))
+    context = st.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
                                bind="query-params")
     c3, c4, c5 = st.columns([2, 2, 3])
     with c3:
@@ -149,14 +157,22 @@ def workload_sections():
     pd = prefill_and_decode(cfg, context, batch, per_value, cache_value)
     placed = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in pd.items()}
     with slot["roofline"]:
-        points = [{"name": tr(POINTS[name], n=context, b=batch), "intensity": p["intensity"],
-                   "tflops": p["tflops"], "symbol": "diamond" if name == "prefill" else "circle"}
-                  for name, p in placed.items()]
-        figure(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[],
-                              title=tr(f"{NS}.roofline_fig", gpu=gpu.title, model=cfg.title),
-                              x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"), roof_name=tr(f"{NS}.roof"),
-                              ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)),
-               key=f"{NS}.roofline")
+        def roofline_frames():   # the roofline at every batch size (the live slider's frames), one core call
+            figs = []
+            for b, at_b in zip(BATCHES, prefill_and_decode_at(cfg, context, BATCHES, per_value, cache_value),
+                               strict=True):
+                spots = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in at_b.items()}
+                points = [{"name": tr(POINTS[name], n=context, b=b), "intensity": p["intensity"],
+                           "tflops": p["tflops"], "symbol": "diamond" if name == "prefill" else "circle"}
+                          for name, p in spots.items()]
+                figs.append(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[],
+                                           title=tr(f"{NS}.roofline_fig", gpu=gpu.title, model=cfg.title),
+                                           x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"),
+                                           roof_name=tr(f"{NS}.roof"), ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)))
+            return figs
+
+        live_figure(roofline_frames, ("d3.roofline", cfg.name, gpu.name, context, dtype, lang()), f"{NS}.roofline",
+                    f"{NS}.batch", BATCHES, 1, tr(f"{NS}.batch"))
         dec, pre = placed["decode"], placed["prefill"]
         bound = tr(f"{NS}.memory_bound") if dec["memory_bound"] else tr(f"{NS}.compute_bound")
         st.markdown(tr(f"{NS}.decode_numbers", time=duration(dec["seconds"]), tps=batch / dec["seconds"],

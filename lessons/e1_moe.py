@@ -23,7 +23,8 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.moe import MAIN, dense_training, load_cached, memory_points, routed, shipped, song_counts
+from ui.live import live_figure, live_value
+from ui.moe import MAIN, capacity_loads, dense_training, load_cached, memory_points, routed, shipped, song_counts
 from viz.attention import lines
 from viz.moe import count_grid, load_bars, memory_compute, router_map
 
@@ -38,12 +39,12 @@ header(NS)
 
 
 def routing_controls(n_layers: int, n_experts: int):
-    c1, c2, c3, c4 = st.columns(4)
+    # The capacity factor is the load chart's own live slider (ui.live): read here, drawn there.
+    capacity = live_value(f"{NS}.capacity", CAPACITY, "1.25")
+    c1, c2, c3 = st.columns(3)
     layer = c1.slider(tr(f"{NS}.layer"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
     k = c2.slider("k", 1, n_experts, 2, key=f"{NS}.k", bind="query-params", help=tr(f"{NS}.k_help"))
     n_used = c3.slider(tr(f"{NS}.n_used"), 1, n_experts, n_experts, key=f"{NS}.n_used", bind="query-params")
-    capacity = c4.select_slider(tr(f"{NS}.capacity"), CAPACITY, value="1.25", key=f"{NS}.capacity",
-                                bind="query-params", help=tr(f"{NS}.capacity_help"))
     c5, c6, c7 = st.columns([2, 2, 1])
     with c5:
         mode = choice(tr(f"{NS}.mode"), MODES, f"{NS}.mode", {m: tr(MODE_NAMES[m]) for m in MODES})
@@ -176,12 +177,18 @@ def routing_section():
         repeat_control(st.select_slider, tr(f"{NS}.capacity"), CAPACITY, key=f"{NS}.capacity",
                        help=tr(f"{NS}.capacity_help"))
         cap_text = tr(f"{NS}.no_limit") if r["capacity"] is None else str(r["capacity"])
-        figure(built_figure(("load", *shown), lambda: load_bars(
-            r["wanted"], r["load"], r["capacity"], expert_names=expert_names,
-            names=(tr(f"{NS}.processed"), tr(f"{NS}.turned_away"), tr(f"{NS}.capacity_line")),
-            title=tr(f"{NS}.load_fig", layer=layer, cap=cap_text),
-            y_title=tr(f"{NS}.assignments"))),
-            key=f"{NS}.load")
+
+        def load_frames():   # the load at every capacity factor (the live slider's frames), one core call
+            return [load_bars(at["wanted"], at["load"], at["capacity"], expert_names=expert_names,
+                              names=(tr(f"{NS}.processed"), tr(f"{NS}.turned_away"), tr(f"{NS}.capacity_line")),
+                              title=tr(f"{NS}.load_fig", layer=layer,
+                                       cap=tr(f"{NS}.no_limit") if at["capacity"] is None else str(at["capacity"])),
+                              y_title=tr(f"{NS}.assignments"))
+                    for at in capacity_loads(prompt, mode, k, n_used, CAPACITY, noise, seed, layer, device())]
+
+        live_figure(load_frames, ("e1.load", prompt, mode, k, n_used, noise, seed, layer, device(), lang()),
+                    f"{NS}.load", f"{NS}.capacity", CAPACITY, "1.25", tr(f"{NS}.capacity"),
+                    help=tr(f"{NS}.capacity_help"))
         st.markdown(tr(f"{NS}.overflow_count", n=beyond, tokens=int(r["overflowed"].sum()), total=n,
                        partly=int(r["partly"].sum()), cap=cap_text)
                     + "\n\n" + marked_text(run["tokens"], r["overflowed"], r["partly"]))

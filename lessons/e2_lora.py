@@ -23,6 +23,7 @@ from ui.frame import (
     tr,
     try_this,
 )
+from ui.live import live_figure, live_value
 from ui.lora import (
     MODELS,
     adapter_blob,
@@ -30,6 +31,7 @@ from ui.lora import (
     baseline,
     comparison,
     counts,
+    counts_at,
     digest,
     job_queue,
     own_line,
@@ -50,9 +52,10 @@ header(NS)
 
 def adapter_controls():
     # The seven pills on a row of their own: in a third of a 1024 px page they were cut off.
-    pills, (c1, c2) = st.container(), st.columns(2)
-    r = c1.select_slider(tr(f"{NS}.rank"), RANKS, value=DEFAULT.r, key=f"{NS}.r", bind="query-params")
-    alpha = c2.slider("α", 1, 64, int(DEFAULT.alpha), key=f"{NS}.alpha", bind="query-params",
+    # The rank is the counts chart's own live slider (ui.live): read here, drawn with the figure.
+    pills = st.container()
+    r = live_value(f"{NS}.r", RANKS, DEFAULT.r)
+    alpha = st.slider("α", 1, 64, int(DEFAULT.alpha), key=f"{NS}.alpha", bind="query-params",
                       help=tr(f"{NS}.alpha_help"))
     targets = pills.pills(tr(f"{NS}.targets"), list(TARGETS), selection_mode="multi", default=list(DEFAULT.targets),
                        key=f"{NS}.targets", bind="query-params")
@@ -136,10 +139,15 @@ def counts_section() -> None:
     c = counts(r, targets)
     with counts_slot:
         titles = [tr(f"{NS}.course") if name == "course" else configs.get(name).title for name in MODELS]
-        figure(trainable_frozen(titles, c["trainable"], c["frozen"],
-                                names=(tr(f"{NS}.trainable"), tr(f"{NS}.frozen")),
-                                title=tr(f"{NS}.counts_fig"), x_title=tr(f"{NS}.params_axis")),
-               key=f"{NS}.counts")
+
+        def counts_frames():   # the counts at every rank (the live slider's frames), one core call a model
+            return [trainable_frozen(titles, at["trainable"], at["frozen"],
+                                     names=(tr(f"{NS}.trainable"), tr(f"{NS}.frozen")),
+                                     title=tr(f"{NS}.counts_fig"), x_title=tr(f"{NS}.params_axis"))
+                    for at in counts_at(RANKS, targets)]
+
+        live_figure(counts_frames, ("e2.counts", targets, lang()), f"{NS}.counts", f"{NS}.r", RANKS, DEFAULT.r,
+                    tr(f"{NS}.rank"))
         st.caption(tr(f"{NS}.counts_caption", r=r, alpha=alpha, scale=alpha / r,
                       course=c["trainable"][0], course_frozen=c["frozen"][0],
                       llama=c["trainable"][MODELS.index("llama-2-7b")],

@@ -145,3 +145,20 @@ def as_browser(at: AppTest) -> AppTest:
         else:
             at.query_params[key] = shown[0] if len(shown) == 1 else shown
     return at
+
+
+# ---- Live controls (ui/live.py) --------------------------------------------------------------
+# AppTest cannot drag a custom component's slider; the value is plain session state under the
+# control's key, as the component's release writes it, so a test moves it there.
+def set_live(at: AppTest, key: str, value: float) -> AppTest:
+    """Move a live control (what letting go of its slider does), then rerun."""
+    at.session_state[key] = value
+    return at.run()
+
+
+def live_of(at: AppTest, fig_key: str) -> dict:
+    """The live part a chart carries: ``values``, ``index``, ``label``, ``texts``, ``frames`` (JSON)."""
+    for el in charts(at):
+        if el.proto.id.endswith("-" + fig_key):
+            return json.loads(el.proto.json)["live"]
+    raise KeyError(fig_key)

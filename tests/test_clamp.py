@@ -40,6 +40,16 @@ class Pair:
     returns: bool = True           # the dependent comes back to its value when the range grows again
     bound: object = None           # (governing value) -> the dependent's right maximum, where the lesson says
     params: dict = field(default_factory=dict)
+    live: str | None = None        # a live control (ui/live.py): the key of the figure that carries it
+
+
+@dataclass
+class LiveControl:
+    """A live control read from its chart, as the rest of this file reads a slider."""
+    min: float
+    max: float
+    value: float
+    type: str = "live"
 
 
 # Found by grep over lessons/*.py (ranged_slider, st.slider / select_slider / number_input whose
@@ -48,11 +58,12 @@ class Pair:
 PAIRS = {
     "b5.query": Pair("b5_sparse.py", "b5.query", "b5.n", "slider", list(range(256, 15, -16))),
     "a3.dims": Pair("a3_positions.py", "a3.dims", "a3.d_model", "slider", list(range(128, 3, -6)) + [4]),
-    "a3.p": Pair("a3_positions.py", "a3.p", "a3.positions", "slider", list(range(128, 3, -6)) + [4]),
+    "a3.p": Pair("a3_positions.py", "a3.p", "a3.positions", "slider", list(range(128, 3, -6)) + [4],
+                 live="a3.offsets"),
     "c3.pair": Pair("c3_rope.py", "c3.pair", "c3.d", "select_slider", [128, 64, 32, 16, 8]),
     "b1.r": Pair("b1_attention.py", "b1.r", "b1.text", "text", _texts(48)),
     "b1.c": Pair("b1_attention.py", "b1.c", "b1.text", "text", _texts(48)),
-    "b3.changed": Pair("b3_masks.py", "b3.changed", "b3.text", "text", _texts(24)),
+    "b3.changed": Pair("b3_masks.py", "b3.changed", "b3.text", "text", _texts(24), live="b3.leak"),
     "c1.step": Pair("c1_encoder_decoder.py", "c1.step", "c1.date",
                     "text", ["Tuesday, 30 November 2026", "30 November 2026", "30 Nov 2026", "1/2/26", "1"]),
     # C2 #2: the gate's token follows the text (a 48-position slider on an 11-character text
@@ -75,7 +86,15 @@ def _set(at, pair: Pair, value) -> None:
         getattr(at, pair.kind)(key=pair.governing).set_value(value)
 
 
-def _dependent(at, key: str):
+def _dependent(at, key: str, live: str | None = None):
+    if live is not None:
+        from tests.apptest_util import live_of
+        try:
+            shown = live_of(at, live)
+        except KeyError:
+            return None                           # too short a text: no figure, no slider
+        values = shown["values"]
+        return LiveControl(min(values), max(values), values[shown["index"]])
     for kind in ("slider", "select_slider"):
         for w in getattr(at, kind):
             if w.key == key:
@@ -85,7 +104,7 @@ def _dependent(at, key: str):
 
 def _check(at, pair: Pair, governing, step: str):
     assert_ok(at)
-    w = _dependent(at, pair.dependent)
+    w = _dependent(at, pair.dependent, pair.live)
     if w is None:
         return None
     values = w.value if isinstance(w.value, (list, tuple)) else [w.value]
@@ -105,7 +124,7 @@ def _open_at_maximum(pair: Pair, lang: str):
     first = pair.walk[0]
     params = {pair.governing: str(first), **pair.params}
     at = open_lesson(pair.page, lang, params)
-    w = _dependent(at, pair.dependent)
+    w = _dependent(at, pair.dependent, pair.live)
     assert w is not None, f"{pair.dependent} is drawn at {pair.governing} = {first}"
     if w.type == "select_slider":
         top = w.options[-1]
@@ -180,11 +199,13 @@ def test_dependent_control_stays_in_range(name, start, lang):
 
 
 def _move_to_middle(at, pair: Pair):
-    w = _dependent(at, pair.dependent)
+    w = _dependent(at, pair.dependent, pair.live)
     if w is None:
         return None
     as_browser(at)
-    if w.type == "select_slider":
+    if w.type == "live":              # what the slider's release writes (ui/live.py)
+        at.session_state[pair.dependent] = (w.min + w.max) // 2
+    elif w.type == "select_slider":
         w.set_value(w.value)          # options follow the model: keep the value, walk on
     elif isinstance(w.value, (list, tuple)):
         w.set_value((w.min, (w.min + w.max) // 2))

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, set_live, trace_array
 from viz.attention import weight_top
 
 PAGE = "b1_attention.py"
@@ -73,7 +73,7 @@ def test_b1_controls_and_figures(lang):
         assert_ok(at)
 
     for width in (1, 1024):
-        at.select_slider(key="b1.width").set_value(width).run()
+        set_live(at, "b1.width", width)
         assert_ok(at)
         hist = figure_by_key(at, "b1.hist")
         for index, variance in ((0, width), (1, 1.0)):
@@ -165,7 +165,7 @@ def test_b1_whole_computation_cell_course_and_batch(lang):
     names = [a["text"] for a in batch["layout"]["annotations"]][:3]
     assert names == (["text 0", "text 1", "text 2"] if lang == "en" else ["文本 0", "文本 1", "文本 2"])
 
-    at.select_slider(key="b1.width").set_value(16).run()
+    set_live(at, "b1.width", 16)
     entropy = figure_by_key(at, "b1.entropy")
     marker = trace_array(entropy, 2, "y")
     assert np.isfinite(marker).sum() == 1 and np.isfinite(marker[4])  # WIDTHS[4] == 16

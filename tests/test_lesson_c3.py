@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, set_live, trace_array
 
 PAGE = "c3_rope.py"
 
@@ -63,7 +63,7 @@ def test_c3_controls_and_figures(lang):
     at = open_lesson(PAGE, lang)
     _check(at, m=12, d=64, n=24)
     for m in (0, 256):
-        at.slider(key="c3.m").set_value(m).run()
+        set_live(at, "c3.m", m)
         assert_ok(at)
         _check(at, m=m, d=64, n=24)
     for d in (8, 128):
@@ -90,7 +90,7 @@ def test_c3_controls_and_figures(lang):
 
 
 def test_c3_pair_zero_turns_one_radian_per_position():
-    at = open_lesson(PAGE, "en", {"c3.m": "1", "c3.pair": "0"})
+    at = open_lesson(PAGE, "en", {"c3.m": "2", "c3.pair": "0"})   # the live grid: every other m
     plane = figure_by_key(at, "c3.plane")
     xs, ys = trace_array(plane, 0, "x"), trace_array(plane, 0, "y")
     turned = np.angle(complex(xs[1], ys[1]) / complex(xs[0], ys[0]))
@@ -133,7 +133,7 @@ def test_c3_key_hand_angle_depends_on_distance_only(lang):
     plane = figure_by_key(at, "c3.plane")
     assert len(plane["data"]) == 6
     first = _hands_angle(plane)
-    at.slider(key="c3.m").set_value(40).run()
+    set_live(at, "c3.m", 40)
     at.slider(key="c3.key_n").set_value(32).run()
     assert_ok(at)
     assert _hands_angle(figure_by_key(at, "c3.plane")) == pytest.approx(first, abs=1e-4)

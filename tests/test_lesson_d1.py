@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import i18n
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, live_of, open_lesson, set_live, trace_array
 
 PAGE = "d1_generation.py"
 
@@ -27,6 +27,7 @@ def _bars(at):
 def test_d1_step_run_reset_and_bars(lang):
     at = open_lesson(PAGE, lang)
     assert at.slider(key="d1.steps").value == 0
+    assert live_of(at, "d1.bars")["index"] == 0                    # not a number: the default, T = 0
     for n in (1, 2, 3):
         at.button(key="d1.step_btn").click().run()
         assert_ok(at)
@@ -42,6 +43,7 @@ def test_d1_step_run_reset_and_bars(lang):
     assert at.slider(key="d1.steps").value > 3
     at.button(key="d1.reset_btn").click().run()
     assert at.slider(key="d1.steps").value == 0
+    assert live_of(at, "d1.bars")["index"] == 0                    # not a number: the default, T = 0
     assert "天上来" not in _poem(at)
 
 
@@ -50,7 +52,7 @@ def test_d1_greedy_ignores_the_seed_and_sampling_follows_it():
     greedy = _poem(at)
     at.number_input(key="d1.seed").set_value(42).run()
     assert _poem(at) == greedy
-    at.slider(key="d1.temperature").set_value(1.5).run()
+    set_live(at, "d1.temperature", 1.5)
     first = _poem(at)
     at.number_input(key="d1.seed").set_value(43).run()
     at.number_input(key="d1.seed").set_value(42).run()
@@ -63,11 +65,14 @@ def test_d1_every_control_at_its_extremes(lang):
     for key, values in (("d1.temperature", (0.0, 2.0)), ("d1.top_k", (0, 50)), ("d1.top_p", (0.05, 1.0)),
                         ("d1.steps", (0, 48))):
         for value in values:
-            at.slider(key=key).set_value(value).run()
+            if key == "d1.temperature":
+                set_live(at, key, value)
+            else:
+                at.slider(key=key).set_value(value).run()
             assert_ok(at)
             model_p, sample_p, _ = _bars(at)
             assert model_p.sum() <= 1 + 1e-6 and sample_p.sum() <= 1 + 1e-6
-    at.slider(key="d1.temperature").set_value(1.0).run()
+    set_live(at, "d1.temperature", 1.0)
     at.slider(key="d1.top_k").set_value(3).run()
     at.slider(key="d1.steps").set_value(4).run()
     model_p, sample_p, _ = _bars(at)
@@ -91,23 +96,24 @@ def test_d1_bad_prompts(prompt, notice):
 def test_d1_malformed_url():
     at = open_lesson(PAGE, "zh", {"d1.steps": "-5", "d1.temperature": "hot", "d1.top_k": "999", "d1.seed": "x"})
     assert at.slider(key="d1.steps").value == 0
+    assert live_of(at, "d1.bars")["index"] == 0                    # not a number: the default, T = 0
 
 
 def test_d1_sampling_is_visible_on_a_line_the_model_never_read():
     """Issue 16: an opening it never read (a Song line) spreads its choices out; the bars are on
     a log axis by default; T reaches 5 and then flattens what the draw uses."""
     at = open_lesson(PAGE, "en")
-    assert at.slider(key="d1.temperature").max == 5.0
+    assert live_of(at, "d1.bars")["values"][-1] == 5.0
     at.pills(key="d1.example").set_value("大江东去，").run()
     assert_ok(at)
     assert at.text_input(key="d1.prompt").value == "大江东去，"
-    at.slider(key="d1.temperature").set_value(1.0).run()
+    set_live(at, "d1.temperature", 1.0)
     at.slider(key="d1.steps").set_value(1).run()
     fig = figure_by_key(at, "d1.bars")
     assert fig["layout"]["yaxis"]["type"] == "log"
     model = trace_array(fig, 0, "y")
     assert model[0] < 0.5 and model[1] > 0.1                     # genuinely unsure between choices
-    at.slider(key="d1.temperature").set_value(5.0).run()
+    set_live(at, "d1.temperature", 5.0)
     hot = trace_array(figure_by_key(at, "d1.bars"), 1, "y")
     warm = trace_array(fig, 1, "y")
     assert hot[0] < warm[0] and hot[0] / hot[-1] < warm[0] / warm[-1]    # flatter: the gaps shrink
@@ -183,9 +189,9 @@ def test_d1_temperature_strip(lang):
     # T = 2 is softmax(log p / 2): p^(1/2) renormalised over the whole vocabulary (here: the ratio of two).
     assert hot[1] / hot[0] == pytest.approx((model[1] / model[0]) ** 0.5, rel=1e-3)
     assert sampling_probs(torch.tensor([2.0, 1.0, 0.0]), 2.0)[0] < sampling_probs(torch.tensor([2.0, 1.0, 0.0]), 0.5)[0]
-    for key, value in (("d1.temperature", 2.0), ("d1.top_k", 3)):
-        at.slider(key=key).set_value(value).run()
-        assert_ok(at)
+    set_live(at, "d1.temperature", 2.0)
+    at.slider(key="d1.top_k").set_value(3).run()
+    assert_ok(at)
     cut = trace_array(figure_by_key(at, "d1.strip"), 0, "y")
     assert (cut[3:] == 0).all() and cut[:3].sum() == pytest.approx(1, abs=1e-5)    # top-3 in every panel
 

@@ -9,7 +9,7 @@ from core.models.generate import Generation
 from core.models.model import CourseModelUnavailable, load_course_model
 from core.parts.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
 from core.parts.trace import Trace
-from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, set_live, trace_array
 
 PAGE = "d2_kv_cache.py"
 PROMPT = "君不见，黄河之水"
@@ -59,7 +59,7 @@ def test_d2_step_through(lang):
     assert np.allclose(np.nansum(w_new, 1), 1, atol=1e-5)
 
     for step in (NEW - 1, 0, NEW - 1):
-        at.slider(key="d2.step").set_value(step).run()
+        set_live(at, "d2.step", step)
         assert_ok(at)
     fig, (q_past, q_new, k, v, w_past, w_new) = _panels(at)
     s = p + NEW - 1
@@ -79,9 +79,9 @@ def test_d2_step_through(lang):
         assert f" {g}" in fig["layout"]["annotations"][1]["text"]
 
     at.button(key="d2.reset_btn").click().run()
-    assert at.slider(key="d2.step").value == 0
+    assert at.session_state["d2.step"] == 0
     at.button(key="d2.next_btn").click().run()
-    assert at.slider(key="d2.step").value == 1
+    assert at.session_state["d2.step"] == 1
     assert _panels(at)[1][2].shape[0] == p + 1
 
 
@@ -149,7 +149,7 @@ def test_d2_bad_text(text):
     at = open_lesson(PAGE, "en")
     at.text_input(key="d2.prompt").set_value(text).run()
     assert_ok(at)
-    at.slider(key="d2.step").set_value(NEW - 1).run()
+    set_live(at, "d2.step", NEW - 1)
     assert_ok(at)
     k = _panels(at)[1][2]
     assert 1 <= k.shape[0] <= 48 + NEW

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, set_live, trace_array
 
 PAGE = "e1_moe.py"
 N_DEFAULT = 20      # 「君不见，黄河之水天上来，奔流到海不复回。」
@@ -22,7 +22,8 @@ def check(at, n_tokens: int | None = None) -> dict:
     assert np.allclose(probs.sum(1), 1, atol=1e-5) and (probs >= 0).all()
     load_fig = figure_by_key(at, "e1.load")
     done, away = trace_array(load_fig, 0, "y"), trace_array(load_fig, 1, "y")
-    capacity = trace_array(load_fig, 2, "y")[0] if len(load_fig["data"]) > 2 else math.inf
+    line = load_fig["data"][2]                       # drawn in every frame, hidden with no limit
+    capacity = trace_array(load_fig, 2, "y")[0] if line.get("visible", True) else math.inf
     assert (done <= capacity).all(), "no expert above capacity"
     wanted = done + away
     beyond = np.clip(wanted - capacity, 0, None).sum() if np.isfinite(capacity) else 0
@@ -73,10 +74,11 @@ def test_e1_controls_and_figures(lang):
         assert (r["probs"][:, n_used:] == 0).all()
         assert r["traffic"].shape == (n_used, n_used)
     for cap in ("0.25", "∞"):
-        at.select_slider(key="e1.capacity").set_value(cap).run()
+        set_live(at, "e1.capacity", cap)
         r = check(at, N_DEFAULT)
         if cap == "∞":
-            assert r["away"].sum() == 0 and len(figure_by_key(at, "e1.load")["data"]) == 2
+            line = figure_by_key(at, "e1.load")["data"][2]          # no limit: the line is hidden
+            assert r["away"].sum() == 0 and line["visible"] is False
         else:
             assert r["capacity"] == math.ceil(0.25 * N_DEFAULT * 2 / 8)   # 2 slots for 40 assignments
             assert r["done"].sum() <= 16 and r["away"].sum() >= 24

@@ -12,7 +12,7 @@ from core.calc import configs
 from core.calc.lora import lora_params
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, set_live, trace_array
 from ui.model import _load
 from ui.queue import JobQueue
 
@@ -58,12 +58,12 @@ def test_e2_controls_and_figures(lang):
     assert "73,984" in at.caption[0].value                              # the course model, r = 8, all seven
 
     for r in (1, 64):
-        at.select_slider(key="e2.r").set_value(r).run()
+        set_live(at, "e2.r", r)
         assert_ok(at)
         trainable, _, fig = _counts(at)
         assert np.array_equal(trainable, _expected(r, tuple(TARGETS)))
         assert f"/ {r} =" in at.caption[0].value                       # the scale α / r
-    at.select_slider(key="e2.r").set_value(8).run()
+    set_live(at, "e2.r", 8)
 
     at.pills(key="e2.targets").set_value(["w_q", "w_v"]).run()
     assert_ok(at)

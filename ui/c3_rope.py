@@ -13,6 +13,7 @@ import torch
 from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
+    pair_angles,
     pair_path,
     real_query_key,
     rope_both_forms,
@@ -38,6 +39,17 @@ def rotation(d: int, base: float, m: int, n: int, pair: int, seed: int, dev: str
     return {"path": pair_path(forms["real"], pair).cpu().numpy(), "theta": float(hands["theta"]),
             "key": hands["k"].cpu().numpy(), "angle": float(hands["angle"]), "offset": float(hands["offset"]),
             "score": float(hands["score"]), "max_abs_diff": float(forms["max_abs_diff"])}
+
+
+def rotation_frames(d: int, base: float, ms: list[int], n: int, pair: int, seed: int, dev: str) -> list[dict]:
+    """``rotation`` at every query position in ``ms`` (C3's live slider), from one path of all the
+    positions and one batched ``pair_angles``; only what the plane draws. Run inside
+    ``ui.live.built_frames``: once per distinct input for every session."""
+    q, k = fixed_query_key(d, seed, dev)
+    path = pair_path(rope_both_forms(q, torch.arange(max(ms) + 1, device=dev), base)["real"], pair).cpu().numpy()
+    hands = pair_angles(q, k, ms, n, pair, base)
+    key = hands["k"].cpu().numpy()
+    return [{"path": path[: m + 1], "key": key, "angle": float(a)} for m, a in zip(ms, hands["angle"].tolist(), strict=True)]
 
 
 @st.cache_data(max_entries=64)

@@ -115,6 +115,7 @@ export default function (component) {
     if (host.__resize) host.__resize.disconnect();
     if (window.Plotly) window.Plotly.purge(host);
   }, 0);
+  if (data && data.live) return liveChart(component, host, release);
   const revision = data && data.revision + (data.present ? ":present" : "");
   if (!data || host.dataset.spec === revision) return release;   // the same figure: nothing to draw
   host.dataset.spec = revision;
@@ -136,17 +137,7 @@ export default function (component) {
         if (point && point.customdata != null) host.__setTrigger("select", String(point.customdata));
       });
     }
-    if (!host.__resize) {
-      let width = host.clientWidth;
-      host.__resize = new ResizeObserver(() => {
-        // A chart leaving the page (or a closed section) has no width: nothing to fit.
-        if (!host.isConnected || host.clientWidth === 0 || host.clientWidth === width) return;
-        if (!host.classList.contains("js-plotly-plot")) return;
-        width = host.clientWidth;
-        Plotly.Plots.resize(host).catch(() => {});
-      });
-      host.__resize.observe(host);
-    }
+    watchResize(host, Plotly);
   };
   loadPlotly(data.plotly).then((Plotly) => {
     // A chart on screen is drawn at once; one below the fold when seen or when idle (above).
@@ -162,6 +153,221 @@ export default function (component) {
     host.textContent = data.failed;   // plain text, in the page's language
   });
   return release;
+}
+
+function watchResize(host, Plotly) {
+  if (host.__resize) return;
+  let width = host.clientWidth;
+  host.__resize = new ResizeObserver(() => {
+    // A chart leaving the page (or a closed section) has no width: nothing to fit.
+    if (!host.isConnected || host.clientWidth === 0 || host.clientWidth === width) return;
+    if (!host.classList.contains("js-plotly-plot")) return;
+    width = host.clientWidth;
+    Plotly.Plots.resize(host).catch(() => {});
+  });
+  host.__resize.observe(host);
+}
+
+// --- Live controls (ui/live.py): the chart carries one frame per value of its slider, and the
+// slider, drawn here, switches between them in the browser while it moves: one Plotly.react per
+// animation frame, no server round trip. Let go (or 600 ms after the last key press), the value
+// goes to the server once (the trigger "commit"): Python writes it into session state and the URL,
+// and the page parts that depend on it follow in that one rerun. The figure the server then sends
+// is the frame already on screen: it is not drawn again.
+const KEY_WAIT = 600;    // ms after the last arrow key before the value is sent (one rerun a burst)
+const AWAIT_MAX = 5000;  // ms a sent value waits for the server's answer before the server wins again
+let liveIds = 0;
+
+function liveControl(parentElement, host, st) {
+  const box = document.createElement("div");
+  box.className = "anatomy-live";
+  const id = "anatomy-live-" + (++liveIds);
+  const label = document.createElement("label");
+  label.htmlFor = id;
+  const name = document.createElement("span");
+  name.className = "anatomy-live-label";
+  const shown = document.createElement("output");
+  shown.className = "anatomy-live-value";
+  shown.htmlFor = id;
+  label.append(name, shown);
+  const input = document.createElement("input");
+  input.type = "range";
+  input.id = id;
+  input.min = "0";
+  input.step = "1";
+  box.append(label, input);
+  parentElement.insertBefore(box, host);
+  Object.assign(st, { box, name, shown, input });
+
+  const redraw = () => {
+    st.shown.textContent = st.texts[st.index];
+    input.setAttribute("aria-valuetext", st.texts[st.index]);
+    if (!st.raf) st.raf = requestAnimationFrame(() => { st.raf = 0; drawLive(host, st); });
+  };
+  const commitSoon = (wait) => {
+    clearTimeout(st.timer);
+    st.timer = setTimeout(() => commitLive(st), wait);
+  };
+  input.addEventListener("input", () => {
+    st.index = Number(input.value);
+    st.busy = true;
+    redraw();
+  });
+  input.addEventListener("pointerdown", () => { st.pointer = true; st.busy = true; clearTimeout(st.timer); });
+  const up = () => {
+    if (!st.pointer) return;
+    st.pointer = false;
+    commitSoon(0);
+  };
+  window.addEventListener("pointerup", up);
+  window.addEventListener("pointercancel", up);
+  st.unlisten = () => {
+    window.removeEventListener("pointerup", up);
+    window.removeEventListener("pointercancel", up);
+  };
+  // A key press changes the value and fires "change" at once: wait for the burst to end.
+  input.addEventListener("change", () => { if (!st.pointer) commitSoon(KEY_WAIT); });
+}
+
+function commitLive(st) {
+  st.timer = 0;
+  st.busy = false;
+  if (st.index === st.server) return;
+  st.awaiting = st.index;
+  st.awaitingSince = performance.now();
+  st.component.setTriggerValue("commit", st.values[st.index]);
+}
+
+// A pooled array (ui/live.py: an array that grows with the value), decoded once, and the part
+// of it a frame shows: its first rows (and columns), rows blank[0]..blank[1]-1 blank (NaN).
+function prefixRows(st, ref) {
+  const pool = st.pool || (st.pool = []);
+  let full = pool[ref.prefix];
+  if (!full) {
+    const spec = st.frames.pool[ref.prefix];
+    if (Array.isArray(spec)) {
+      full = pool[ref.prefix] = { list: spec };
+    } else {
+      const bytes = Uint8Array.from(atob(spec.bdata), (c) => c.charCodeAt(0));
+      const Kind = TYPED[spec.dtype] || Float64Array;
+      const shape = typeof spec.shape === "string" ? spec.shape.split(",").map(Number) : (spec.shape || []);
+      full = pool[ref.prefix] = { flat: new Kind(bytes.buffer, 0, bytes.length / Kind.BYTES_PER_ELEMENT),
+        cols: shape.length > 1 ? shape[1] : 0, Kind };
+    }
+  }
+  if (full.list) return full.list.slice(0, ref.rows);
+  const [a, b] = ref.blank || [0, 0];
+  if (!full.cols) {
+    const out = full.flat.slice(0, ref.rows);
+    if (b > a) out.fill(NaN, a, b);
+    return out;
+  }
+  const cols = ref.cols || full.cols;
+  const rows = [];
+  for (let r = 0; r < ref.rows; r++) {
+    rows.push(r >= a && r < b ? new full.Kind(cols).fill(NaN) : full.flat.slice(r * full.cols, r * full.cols + cols));
+  }
+  return rows;
+}
+
+const REF_KEYS = new Set(["prefix", "rows", "cols", "blank"]);
+
+// A frame's value, copied (presenter mode changes fonts in place), its pooled arrays filled in.
+function resolve(st, v) {
+  if (!v || typeof v !== "object") return v;
+  if (v.prefix !== undefined && v.rows !== undefined && Object.keys(v).every((k) => REF_KEYS.has(k))) {
+    return prefixRows(st, v);
+  }
+  if (Array.isArray(v)) return v.map((x) => resolve(st, x));
+  if (typeof v.bdata === "string") return structuredClone(v);
+  const out = {};
+  for (const k of Object.keys(v)) out[k] = resolve(st, v[k]);
+  return out;
+}
+
+// The figure of frame i: the server's figure (any frame's) with frame i's changing keys.
+function composeFrame(st, i) {
+  const figure = JSON.parse(st.baseText);
+  const frame = st.frames.frames[i];
+  st.frames.traces.forEach(([t, keys], j) => {
+    const trace = figure.data[t];
+    const src = frame.data[j];
+    for (const k of keys) {
+      if (k in src) trace[k] = resolve(st, src[k]);
+      else delete trace[k];
+    }
+  });
+  for (const k of st.frames.layout) {
+    if (k in frame.layout) figure.layout[k] = structuredClone(frame.layout[k]);
+    else delete figure.layout[k];
+  }
+  return figure;
+}
+
+function drawLive(host, st) {
+  const i = st.index;
+  const key = st.rev + ":" + i + (st.data.present ? ":present" : "");
+  if (host.dataset.spec === key) return;   // this frame is on screen already
+  const paint = (Plotly) => {
+    if (!host.isConnected || st.index !== i && host.dataset.spec) return;   // a newer frame is coming
+    const figure = composeFrame(st, i);
+    if (st.data.present) presenterFigure(figure);
+    host.style.minHeight = (figure.layout.height || 420) + "px";
+    host.dataset.spec = key;
+    host.dataset.frame = String(i);
+    host.__figure = figure;   // the CSV of the frame on screen
+    host.__exportName = st.data.export && st.data.export.file;
+    Plotly.react(host, figure.data, figure.layout, exportConfig(st.data.export));
+    st.draws += 1;
+    watchResize(host, Plotly);
+  };
+  if (window.Plotly) { paint(window.Plotly); return; }
+  loadPlotly(st.data.plotly).then(paint).catch((err) => {
+    if (st.failed) return;
+    st.failed = true;
+    console.warn(err);
+    host.textContent = st.data.failed;   // the slider stays: the page still follows on release
+  });
+}
+
+function liveChart(component, host, release) {
+  const { data, parentElement } = component;
+  const live = data.live;
+  let st = host.__live;
+  if (!st) {
+    st = host.__live = { rev: null, frames: null, index: live.index, server: null, busy: false, pointer: false,
+      timer: 0, raf: 0, awaiting: null, draws: 0, failed: false };
+    liveControl(parentElement, host, st);
+  }
+  st.component = component;
+  st.data = data;
+  st.baseText = data.figure;
+  st.values = live.values;
+  st.texts = live.texts;
+  if (st.rev !== live.rev) {
+    st.frames = JSON.parse(live.frames);   // once per distinct frames (the other controls' values)
+    st.rev = live.rev;
+    st.pool = null;
+  }
+  if (st.awaiting !== null && (live.index === st.awaiting || performance.now() - st.awaitingSince > AWAIT_MAX)) {
+    st.awaiting = null;
+  }
+  // The server's value wins unless the student is moving the slider or waits for a value sent.
+  if (!st.busy && st.awaiting === null) st.index = live.index;
+  st.server = live.index;
+  st.name.textContent = live.label;
+  if (live.help) st.name.title = live.help; else st.name.removeAttribute("title");   // plain text, never markup
+  st.box.classList.toggle("anatomy-live-present", !!data.present);
+  st.box.dataset.key = (data.export && data.export.file) || "";   // the chart's key: tests find its slider
+  st.input.max = String(live.values.length - 1);
+  st.input.value = String(st.index);
+  st.shown.textContent = st.texts[st.index];
+  st.input.setAttribute("aria-valuetext", st.texts[st.index]);
+  drawLive(host, st);
+  return () => {
+    release();
+    setTimeout(() => { if (!host.isConnected && st.unlisten) st.unlisten(); }, 0);
+  };
 }
 
 // --- Export: the plot as PNG or SVG, its data as CSV, from three buttons of the chart's modebar.

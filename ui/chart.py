@@ -35,7 +35,13 @@ PRESENTING = "_classroom.present"   # ui.classroom._ON: this session presents (k
 ROOT = Path(__file__).resolve().parent.parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 _JS = (Path(__file__).parent / "chart.js").read_text(encoding="utf-8")
-_CSS = ".anatomy-chart { width: 100%; }"
+_CSS = """.anatomy-chart { width: 100%; }
+.anatomy-live { display: flex; align-items: center; gap: 0.75rem; margin: 0 0 0.25rem; font-size: 0.95rem; }
+.anatomy-live label { flex: 0 0 auto; max-width: 45%; }
+.anatomy-live-value { margin-left: 0.5em; font-weight: 600; font-variant-numeric: tabular-nums; }
+.anatomy-live input[type=range] { flex: 1 1 auto; min-width: 8rem; accent-color: #ff4b4b; cursor: pointer; }
+.anatomy-live-present { font-size: 24px; }
+.anatomy-live-present input[type=range] { height: 2rem; }"""
 
 
 def static_dir() -> Path:
@@ -111,23 +117,28 @@ def _to_json(fig) -> str:
 
 
 def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
-          on_select: Callable[[], None] | None = None) -> None:
+          on_select: Callable[[], None] | None = None, live: dict | None = None,
+          on_commit: Callable[[], None] | None = None) -> None:
     """Draw ``fig`` under ``key``; the same key on the next run updates the same plot.
     ``failed_text`` is shown in its place if the browser cannot load plotly.js. ``export``:
     the titles of the chart's PNG / SVG / CSV buttons (keys "png", "svg", "csv"), built in the
     browser from the figure it already has (ui/chart.js: no server work until one is pressed).
     ``on_select``: a callback run (before the rerun) when a point is clicked; it reads the point's
-    ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram: click a sub-layer)."""
+    ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram: click a sub-layer).
+    ``live``: frames and a slider of the chart's own (ui/live.py); ``on_commit`` runs (before the
+    rerun) when the slider is let go, reading the value as ``st.session_state[key]["commit"]``."""
     publish_plotly_js(static_dir())
     spec, revision = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
     # registering the same definition again is a dictionary write.
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
     events = {} if on_select is None else {"on_select_change": on_select}
+    if on_commit is not None:
+        events["on_commit_change"] = on_commit
     mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
                 "failed": failed_text, "export": export, "select": on_select is not None,
                 # presenter mode (ui/classroom.py): the browser draws the type larger
-                "present": bool(st.session_state.get(PRESENTING))},
+                "present": bool(st.session_state.get(PRESENTING)), "live": live},
           key=key, width="stretch", height="content", **events)
 
 

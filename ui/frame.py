@@ -390,14 +390,16 @@ def presenter_figure(fig):
     return type(fig)(data=fig["data"], layout={**layout, "height": PRESENT_MAX_HEIGHT})
 
 
-def figure(fig, key: str) -> None:
+def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
-    the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK)."""
+    the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK). ``live`` and
+    ``on_commit``: a slider that redraws the chart from frames (ui.live.live_figure)."""
     if st.session_state.get(PRESENTING):
         fig = presenter_figure(fig)
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
-                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None})
+                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
+          live=live, on_commit=on_commit)
 
 
 SCORES = "_frame.first_answers"   # this session's first answer to each question: {"b1.try1": True}

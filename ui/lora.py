@@ -16,7 +16,7 @@ import streamlit as st
 import torch
 
 from core.calc import configs
-from core.calc.lora import lora_split
+from core.calc.lora import lora_split, lora_splits
 from core.lab import lora_finetune as lab
 from ui.model import course_model
 from ui.queue import JobQueue
@@ -37,6 +37,13 @@ def job_queue() -> JobQueue:
 def counts(r: int, targets: tuple[str, ...]) -> dict:
     rows = [lora_split(configs.get(name), r, targets) for name in MODELS]
     return {"trainable": [int(x["trainable"]) for x in rows], "frozen": [int(x["frozen"]) for x in rows]}
+
+
+def counts_at(ranks: list[int], targets: tuple[str, ...]) -> list[dict]:
+    """``counts`` at every rank (E2's live slider), from one ``lora_splits`` call per model."""
+    rows = [lora_splits(configs.get(name), ranks, targets) for name in MODELS]      # model, rank
+    return [{"trainable": [int(m[i]["trainable"]) for m in rows], "frozen": [int(m[i]["frozen"]) for m in rows]}
+            for i in range(len(ranks))]
 
 
 def adapter_blob(state: dict[str, torch.Tensor]) -> bytes:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from core.calc import configs
 from core.lab.lora_finetune import SONG_STATS
-from core.lab.moe_lab import all_to_all, arch_of, memory_and_compute, route_prompt
+from core.lab.moe_lab import all_to_all, arch_of, memory_and_compute, route_prompt, route_prompt_at
 from core.models.model import ASSETS
 from core.models.moe_model import MoEConfig, MoEModelUnavailable, load_moe_model
 from core.parts.moe import Routing
@@ -73,6 +73,19 @@ def routed(prompt: str, mode: str, k: int, n_used: int, capacity: str, noise: fl
             "traffic": all_to_all(r.experts, r.fits, n_used).cpu().numpy(),
         })
     return {"tokens": run.tokens, "layers": layers, "hits": run.hits, "k": routing.top(model.config.n_experts)}
+
+
+def capacity_loads(prompt: str, mode: str, k: int, n_used: int, capacities: list[str], noise: float,
+                   seed: int, layer: int, dev: str) -> list[dict]:
+    """The load of ``layer`` at every capacity factor (E1's live slider), from one
+    ``route_prompt_at`` call: what ``routed(..., capacity, ...)["layers"][layer]`` holds of it.
+    Run inside ``ui.live.built_frames``: once per distinct input for every session."""
+    model, tok = load_cached(MAIN, dev)
+    routings = [Routing(mode=mode, k=k, n_experts=n_used, noise_scale=noise,
+                        capacity_factor=None if c == "∞" else float(c)) for c in capacities]
+    return [{"wanted": run.results[layer].wanted.cpu().numpy(), "load": run.results[layer].load.cpu().numpy(),
+             "capacity": run.results[layer].capacity}
+            for run in route_prompt_at(model, tok, prompt, routings, seed)]
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -2,6 +2,8 @@
 between devices, memory against compute. Every label arrives translated."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from viz.attention import token_axis, token_font
@@ -51,11 +53,12 @@ def load_bars(wanted, load, capacity: int | None, *, expert_names: list[str], na
     layout = {"barmode": "stack", "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
               "xaxis": {"type": "category", "tickangle": 0},
               "legend": {"orientation": "h", "y": -0.12, "yanchor": "top"}, "margin": {"b": 90}}
-    if capacity is not None:   # on the same category axis: a second, overlaid axis costs a redraw
-        data.append({"type": "scatter", "mode": "lines", "x": expert_names,
-                     "y": array([capacity] * len(expert_names)), "name": names[2],
-                     "line": {"dash": "dash", "color": "#31333F", "width": 2, "shape": "hvh"},
-                     "hoverinfo": "skip"})
+    # On the same category axis: a second, overlaid axis costs a redraw. With no limit the line is
+    # there but hidden (legend too): every capacity's figure has the same traces (E1's live frames).
+    data.append({"type": "scatter", "mode": "lines", "x": expert_names,
+                 "y": array([math.nan if capacity is None else capacity] * len(expert_names)), "name": names[2],
+                 "line": {"dash": "dash", "color": "#31333F", "width": 2, "shape": "hvh"},
+                 "hoverinfo": "skip", "visible": capacity is not None})
     return make(data, layout, title, height)
 
 

@@ -33,11 +33,12 @@ def waves(smooth_x, smooth: dict[str, np.ndarray], sample_x, samples: dict[str, 
     return make(data, layout, title, height=380)
 
 
-def offsets(series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
-            y_title: str = "") -> Figure:
-    """PE(p) . PE(p + k) against k, one line per starting position p."""
+def offsets(series: dict[str, np.ndarray] | list[tuple[str, np.ndarray]], *, title: str | None = None,
+            x_title: str = "", y_title: str = "") -> Figure:
+    """PE(p) . PE(p + k) against k, one line per starting position p (pairs: two lines may share a
+    name, as p = 0 twice in A3's live frames, where every frame draws the same two traces)."""
     data = []
-    for i, (name, y) in enumerate(series.items()):
+    for i, (name, y) in enumerate(series.items() if isinstance(series, dict) else series):
         y = array(y)
         data.append({"type": "scatter", "x": array(np.arange(len(y))), "y": y, "name": name,
                      "mode": "lines", "line": {"width": 5 if i == 0 else 2, "dash": "solid" if i == 0 else "dash"}})

@@ -120,6 +120,17 @@ def prefill_and_decode(c: ArchConfig, context: int, batch: int = 1, weight_bytes
     return out
 
 
+def prefill_and_decode_at(c: ArchConfig, context: int, batches: list[int], weight_bytes: float = 2,
+                          cache_bytes: float = 2) -> list[dict[str, dict[str, float]]]:
+    """``prefill_and_decode`` at every batch size in ``batches``, in one call (D3's live batch
+    slider sends the roofline at each with the page); entry i equals
+    ``prefill_and_decode(c, context, batches[i], weight_bytes, cache_bytes)``.
+
+    Example: for LLaMA-2-7B, decode intensity at batch 1, 2, 4 ≈ 1, 2, 4 FLOPs/byte.
+    """
+    return [prefill_and_decode(c, context, b, weight_bytes, cache_bytes) for b in batches]
+
+
 def decode_operators(c: ArchConfig, context: int, batch: int = 1, weight_bytes: float = 2,
                      cache_bytes: float = 2) -> dict[str, dict[str, float]]:
     """One decoding step split in its two kinds of work, each with FLOPs, bytes and intensity.

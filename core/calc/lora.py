@@ -52,6 +52,15 @@ def lora_params(c: ArchConfig, r: int, targets: tuple[str, ...] | list[str]) -> 
     return c.n_layers * per_block
 
 
+def lora_splits(c: ArchConfig, ranks: list[int], targets: tuple[str, ...] | list[str]) -> list[dict[str, float]]:
+    """``lora_split`` at every rank in ``ranks``, in one call (E2's live rank slider sends the
+    counts at each with the page); entry i equals ``lora_split(c, ranks[i], targets)``.
+
+    Example: lora_splits(get("gpt3-175b"), [1, 2], ["w_q", "w_v"])[1]["trainable"] -> 9_437_184
+    """
+    return [lora_split(c, r, targets) for r in ranks]
+
+
 def lora_split(c: ArchConfig, r: int, targets: tuple[str, ...] | list[str]) -> dict[str, float]:
     """Trainable (the adapters) and frozen (the whole base model) parameters, and their ratio.
 

@@ -289,3 +289,26 @@ def course_attention_steps(model: torch.nn.Module, tokenizer, text: str, layer: 
     k = trace[f"blocks.{layer}.attn.k"][0, head // n_rep]                 # (N, d_head) its KV head
     v = trace[f"blocks.{layer}.attn.v"][0, head // n_rep]                 # (N, d_head)
     return toy.AttentionSteps(tokens, q, k, v, scaled_dot_product_attention(q, k, v, causal_mask(len(tokens))))
+
+
+def scaling_by_width(widths: list[int], n: int, seed: int) -> list[dict[str, torch.Tensor]]:
+    """``scaling_experiment`` on ``n`` random queries and keys at each width, in one call: B1's
+    live d_k slider sends the histogram of every width with the page. Entry i is exactly
+    ``scaling_experiment(*toy.unit_vectors(n, widths[i], seed))``, plus the mean row entropies.
+    Example: scaling_by_width([1, 512], 256, 0)[1]["mean_entropy_raw"] is near 0 (one-hot rows)."""
+    from core.parts.attention import scaling_experiment
+    out = []
+    for width in widths:
+        stats = scaling_experiment(*toy.unit_vectors(n, width, seed))       # (n, n) scores, (n,) entropies
+        out.append({**stats, "mean_entropy_raw": stats["entropy_raw"].mean(),
+                    "mean_entropy_scaled": stats["entropy_scaled"].mean()})
+    return out
+
+
+def future_leaks(text: str, positions: list[int], n_heads: int, seed: int, d_model: int = 32,
+                 device: str = "cpu") -> list[dict[str, torch.Tensor]]:
+    """``future_leak`` at every changed position in one call (B3's live slider sends them all with
+    the page). Each entry is computed as ``future_leak`` computes it, run by run, so the exact
+    zeros before the changed position stay exact.
+    Example: future_leaks("君不见黄河", [1, 3], 2, 0)[1]["causal"][:3] -> [0., 0., 0.]"""
+    return [future_leak(text, p, n_heads, seed, d_model, device) for p in positions]

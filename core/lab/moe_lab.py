@@ -169,3 +169,11 @@ def mean_loss(model: torch.nn.Module, ids: torch.Tensor, seq_len: int = 128,
                                  reduction="sum").item()
         count += b[:, 1:].numel()
     return total / count
+
+
+def route_prompt_at(model: MoEModel, tok: CharTokenizer, text: str, routings: list[Routing],
+                    seed: int = 0) -> list[RoutedPrompt]:
+    """``route_prompt`` once for each of ``routings`` (E1's live capacity slider sends the load
+    at every capacity factor with the page): entry i is ``route_prompt(model, tok, text,
+    routings[i], seed)``, each pass with its own generator seeded the same."""
+    return [route_prompt(model, tok, text, routing, seed) for routing in routings]

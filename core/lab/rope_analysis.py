@@ -133,6 +133,24 @@ def pair_angle(
             "score": q_m @ k_n}                            # score: this pair's share of q_m . k_n
 
 
+def pair_angles(
+    q: torch.Tensor, k: torch.Tensor, ms: list[int], n: int, pair: int, base: float
+) -> dict[str, torch.Tensor]:
+    """``pair_angle`` for every query position in ``ms`` at once (C3's live slider sends them all
+    with the page): "q" (M, 2), "angle" (M,), "score" (M,); "k", "offset", "theta" as there.
+    Example: pair_angles(torch.tensor([1., 0.]), torch.tensor([1., 0.]), [1, 3], 1, 0, 1e4)["angle"]
+             -> [0.0, 2.0]
+    """
+    positions = torch.tensor(ms, device=q.device)                                   # (M,)
+    q_m = pair_path(apply_rope(q.expand(len(ms), -1), positions, base), pair)      # (M, 2)
+    k_n = pair_path(apply_rope(k[None], torch.tensor([n], device=q.device), base), pair)[0]   # (2,)
+    start = pair_path(q, pair), pair_path(k, pair)                                 # (2,) each
+    angle = torch.atan2(k_n[0] * q_m[:, 1] - k_n[1] * q_m[:, 0], q_m @ k_n)         # (M,)
+    offset = torch.atan2(start[1][0] * start[0][1] - start[1][1] * start[0][0], start[1] @ start[0])
+    theta = rope_frequencies(q.shape[-1], base)[pair]
+    return {"q": q_m, "k": k_n, "angle": angle, "offset": offset, "theta": theta, "score": q_m @ k_n}
+
+
 # --- a trained model's own q and k (the real-model section of C3) -----------------------------
 
 @torch.no_grad()

@@ -115,6 +115,65 @@ def at_temperature(model_probs: torch.Tensor, temperature: float, top_k: int | N
     return sampling_probs(torch.log(model_probs), temperature, top_k, top_p)
 
 
+def sampling_probs_at(
+    logits: torch.Tensor,
+    temperatures: Sequence[float],
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> torch.Tensor:
+    """``sampling_probs`` at many temperatures in one call: (V,) logits -> (T, V), one row a
+    temperature, each row equal to ``sampling_probs(logits, t, top_k, top_p)``. A live slider
+    (D1) sends every row with the page and the browser switches between them while it moves.
+
+    Example: logits [2, 1, 0], temperatures [0, 1] -> [[1, 0, 0], [0.665, 0.245, 0.090]]
+    """
+    logits = logits.float()                                   # (V,)
+    t = torch.tensor(list(temperatures), dtype=torch.float32)  # (T,)
+    warm = t > 0
+    probs = torch.softmax(logits[None, :] / torch.where(warm, t, 1.0)[:, None], dim=-1)   # (T, V)
+    n = logits.numel()
+    if top_k is not None and 0 < top_k < n:
+        kth = torch.topk(probs, top_k, dim=-1).values[:, -1:]          # (T, 1)
+        probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
+        probs = probs / probs.sum(dim=-1, keepdim=True)              # top-p reads the kept mass
+    if top_p is not None and 0 < top_p < 1:
+        sorted_p, order = torch.sort(probs, dim=-1, descending=True)  # (T, V)
+        before = sorted_p.cumsum(-1) - sorted_p                      # mass of the likelier tokens
+        keep = torch.zeros_like(before < top_p).scatter(-1, order, before < top_p)
+        probs = torch.where(keep, probs, torch.zeros_like(probs))
+    probs = probs / probs.sum(dim=-1, keepdim=True)
+    greedy = torch.zeros_like(logits)
+    greedy[logits.argmax()] = 1.0                                    # T = 0: all mass on the arg-max
+    return torch.where(warm[:, None], probs, greedy[None, :])         # (T, V)
+
+
+def at_temperatures(model_probs: torch.Tensor, temperatures: Sequence[float], top_k: int | None = None,
+                    top_p: float | None = None) -> torch.Tensor:
+    """``at_temperature`` at many temperatures at once: (V,) -> (T, V).
+
+    Example: model_probs softmax([2, 1, 0]), temperatures [1, 2] -> [[0.665, 0.245, 0.090],
+             [0.506, 0.307, 0.186]]
+    """
+    return sampling_probs_at(torch.log(model_probs), temperatures, top_k, top_p)
+
+
+def entropy(probs: torch.Tensor) -> torch.Tensor:
+    """Entropy in nats of the distributions along the last axis (0 · log 0 counts as 0).
+
+    Example: entropy(torch.tensor([[0.5, 0.5], [1.0, 0.0]])) -> [0.693, 0.0]
+    """
+    return -(probs * probs.clamp_min(1e-30).log()).sum(dim=-1) + 0.0   # (...,); + 0.0: no "-0.00"
+
+
+def temperature_sweep(model_probs: torch.Tensor, temperatures: Sequence[float], ids: Sequence[int],
+                      top_k: int | None = None, top_p: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """One step's draw at every temperature: (V,) -> the probabilities of ``ids`` (T, n) and the
+    entropy in nats of each whole draw distribution (T,), from one ``at_temperatures`` call.
+    Example: a step whose model is sure gives entropy ~0 at T = 0.1 and its largest at T = 5."""
+    probs = at_temperatures(torch.as_tensor(model_probs), temperatures, top_k, top_p)   # (T, V)
+    return probs[:, list(ids)], entropy(probs)                          # (T, n), (T,)
+
+
 @dataclass(frozen=True)
 class Candidate:
     id: int

@@ -147,6 +147,13 @@ def cache_history(steps: list[CacheStep], layer: int, head: int, upto: int) -> d
             "weights": weights, "kv_head": kv_head}
 
 
+def cache_histories(steps: list[CacheStep], layer: int, head: int, uptos: list[int]) -> list[dict]:
+    """``cache_history`` after each step in ``uptos``, in one call (D2's live step slider sends
+    them all with the page): entry i is exactly ``cache_history(steps, layer, head, uptos[i])``.
+    Example: cache_histories(steps, 0, 0, [0, 1])[1]["k"].shape[0] -> prompt length + 1"""
+    return [cache_history(steps, layer, head, t) for t in uptos]
+
+
 def kv_head_choices(n_heads: int) -> list[int]:
     """Every valid number of KV heads: the divisors of H, from MQA (1) to MHA (H).
 

@@ -76,6 +76,16 @@ def offset_similarity(pe: torch.Tensor, p: int) -> torch.Tensor:
     return pe[p:] @ pe[p]                                    # (K,) = (P - p,)
 
 
+def offset_similarities(pe: torch.Tensor, starts: list[int]) -> list[torch.Tensor]:
+    """``offset_similarity(pe, p)`` for every p in ``starts`` from one product: every dot product
+    PE(a) . PE(b) at once (the Gram matrix), row p read from column p on. A3's live slider sends
+    all of them with the page.
+    Example: offset_similarities(sinusoidal(50, 8), [0, 10])[1][0] -> 4.0
+    """
+    gram = pe @ pe.T                                         # (P, P)
+    return [gram[p, p:] for p in starts]                     # (P - p,) each
+
+
 def first_block_input(
     token_embeddings: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:

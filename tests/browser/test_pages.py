@@ -41,7 +41,9 @@ def test_page_opens_clean_and_reacts(chromium_browser, server_url, slug, name, l
     if sliders.count() or name not in ("home",):
         assert sliders.count(), "every lesson has a slider that changes a figure"
         before = page.evaluate(PLOT_DATA)
-        sliders.first.focus()
+        # A live slider (ui/live.py) is the lesson's headline control: it changes its figure.
+        live = page.locator('[data-testid="stMain"] .anatomy-live input[type="range"]')
+        (live.first if live.count() else sliders.first).focus()
         page.keyboard.press("End")
         page.wait_for_timeout(200)
         settle(page)

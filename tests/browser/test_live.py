@@ -1,0 +1,234 @@
+"""Live controls in a real Chromium (issue 25): the figure follows its own slider while it is
+dragged or stepped with the keys, with no server run; on release the value reaches the URL and the
+page parts that depend on it, in exactly one run; a fresh page at ``?key=value`` draws the same
+figure; bad URL values snap or fall back to the default."""
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.browser.conftest import CHANGE_MS, WAIT_MS, settle
+from tests.browser.test_pages import _base_path_probe
+
+# (url path, figure key, value key, a dependent text the release changes: a CSS selector and
+# where to look, or None)
+LIVE = [
+    ("generation", "d1.bars", "d1.temperature"),
+    ("positions", "a3.offsets", "a3.p"),
+    ("attention", "b1.hist", "b1.width"),
+    ("masks", "b3.leak", "b3.changed"),
+    ("rope", "c3.plane", "c3.m"),
+    ("kv-cache", "d2.fig", "d2.step"),
+    ("memory-wall", "d3.roofline", "d3.batch"),
+    ("moe", "e1.load", "e1.capacity"),
+    ("lora", "e2.counts", "e2.r"),
+]
+
+# Counts the server runs the page sees (the app's script state turning "running") and exposes
+# what the live chart draws. Installed before the page's own scripts.
+PROBE = """() => {
+  window.__runs = 0;
+  const watch = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) { requestAnimationFrame(watch); return; }
+    let last = app.getAttribute('data-test-script-state');
+    new MutationObserver(() => {
+      const now = app.getAttribute('data-test-script-state');
+      if (now === 'running' && last !== 'running') window.__runs += 1;
+      last = now;
+    }).observe(app, { attributes: true, attributeFilter: ['data-test-script-state'] });
+  };
+  watch();
+}"""
+
+HOST = """(key) => Array.from(document.querySelectorAll('[data-testid^="stBidiComponent"]'))
+  .map(el => el.querySelector('.anatomy-chart')).find(h => h && h.__live && h.__exportName === key)"""
+
+# The trace data on screen, as plain numbers and strings (plotly's computed full data).
+SCREEN = """(key) => {
+  const host = (%s)(key);
+  const plain = (v) => ArrayBuffer.isView(v) ? Array.from(v) : Array.isArray(v) ? v.map(plain) : v;
+  return host._fullData.map(t => ({x: plain(t.x), y: plain(t.y), z: plain(t.z),
+                                   color: plain(t.marker && t.marker.color)}));
+}""" % HOST
+
+
+def _open(browser, url: str):
+    """A page at ``url`` and the list its errors go to: exceptions, console errors, responses >= 400
+    (less Streamlit's own two base-path probes of a deep link, tests/browser/test_pages.py)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    errors: list[str] = []
+    slug = urlparse(url).path.strip("/")
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error"
+            and not (m.text.startswith("Failed to load resource") and "404" in m.text) else None)
+    page.on("response", lambda r: errors.append(f"{r.status} {r.url}")
+            if r.status >= 400 and not _base_path_probe(r.url, slug) else None)
+    page.add_init_script(f"({PROBE})()")
+    page.goto(url)
+    settle(page)
+    return page, errors
+
+
+def _state(page, key: str) -> dict:
+    return page.evaluate(f"""(key) => {{ const h = ({HOST})(key);
+        return {{index: h.__live.index, draws: h.__live.draws, frame: h.dataset.frame,
+                 shown: h.__live.shown.textContent, n: h.__live.values.length, values: h.__live.values}}; }}""", key)
+
+
+def _query(page) -> dict:
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query).items()}
+
+
+def _same_screen(a: list, b: list) -> None:
+    assert len(a) == len(b)
+    for ta, tb in zip(a, b, strict=True):
+        for k in ("x", "y", "z", "color"):
+            va, vb = ta.get(k), tb.get(k)
+            if isinstance(va, list) and va and isinstance(va[0], (int, float)):
+                assert va == pytest.approx(vb, rel=1e-6, abs=1e-9), k
+            else:
+                assert json.dumps(va) == json.dumps(vb), k
+
+
+@pytest.mark.parametrize("path,fig_key,key", LIVE)
+def test_keys_and_drag_move_the_figure_without_a_run(chromium_browser, server_url, path, fig_key, key):
+    page, errors = _open(chromium_browser, f"{server_url}/{path}?lang=en")
+    start = _state(page, fig_key)
+    runs = page.evaluate("() => window.__runs")
+    slider = page.locator(f'.anatomy-live[data-key="{fig_key}"] input[type=range]')
+    slider.scroll_into_view_if_needed()
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"(k) => ({HOST})(k).dataset.frame === String({start['index'] + 2})", arg=fig_key,
+                           timeout=CHANGE_MS)
+    assert page.evaluate("() => window.__runs") == runs                # drawn in the browser alone
+    # A drag across the slider: frames change, no run until the mouse is let go.
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    draws = _state(page, fig_key)["draws"]
+    for i in range(1, 31):
+        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 30 * 0.3, y)
+    page.wait_for_timeout(100)
+    moved = _state(page, fig_key)
+    assert moved["draws"] >= draws + 2 and abs(moved["index"] - round(0.3 * (moved["n"] - 1))) <= 1
+    assert page.evaluate("() => window.__runs") == runs
+    page.mouse.up()
+    page.wait_for_function("(n) => window.__runs > n", arg=runs, timeout=CHANGE_MS)
+    settle(page)
+    page.wait_for_timeout(800)
+    assert page.evaluate("() => window.__runs") == runs + 1              # exactly one run on release
+    after = _state(page, fig_key)
+    assert after["index"] == moved["index"]
+    value = after["values"][after["index"]]
+    query = _query(page)
+    if isinstance(value, str):                                         # the URL holds it
+        assert query[key] == value
+    else:
+        assert float(query[key]) == pytest.approx(value)
+    screen = page.evaluate(SCREEN, fig_key)
+    assert not errors, errors
+    page.close()
+    # A fresh page at that address draws the same figure.
+    fresh, errors = _open(chromium_browser, f"{server_url}/{path}?lang=en&{key}={query[key]}")
+    assert _state(fresh, fig_key)["index"] == after["index"]
+    _same_screen(fresh.evaluate(SCREEN, fig_key), screen)
+    assert not errors, errors
+    fresh.close()
+
+
+@pytest.mark.parametrize("path,fig_key,key", LIVE)
+def test_bad_url_values(chromium_browser, server_url, path, fig_key, key):
+    page, errors = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{key}=abc")
+    st = _state(page, fig_key)
+    default_index = st["index"]
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+    values = st["values"]
+    if isinstance(values[0], str):       # options (E1's capacity factors, "∞"): by the numbers they name
+        values = [float("inf") if v == "∞" else float(v) for v in values[:-1]]
+    between = (values[-2] + values[-1]) / 2 + (values[-1] - values[-2]) * 0.1   # nearer the last
+    page, errors2 = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{key}={between}")
+    assert st["values"][_state(page, fig_key)["index"]] in (st["values"][len(values) - 1], values[-1])
+    page.close()
+    page, errors3 = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{key}={values[-1] * 100 + 1000}")
+    assert _state(page, fig_key)["index"] in (len(values) - 1, len(st["values"]) - 1)   # beyond: its end
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+    assert default_index == values.index(min(values, key=lambda v: abs(v - values[default_index])))
+    assert not errors + errors2 + errors3
+
+
+def test_dependent_text_follows_the_release(chromium_browser, server_url):
+    """D1: the caption under the bars names the temperature; it changes only after release."""
+    page, errors = _open(chromium_browser, f"{server_url}/generation?lang=en")
+    caption = page.locator('[data-testid="stCaptionContainer"]', has_text="Drag the temperature").first
+    before = caption.inner_text()
+    slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_function(f"(k) => ({HOST})(k).__live.index === ({HOST})(k).__live.values.length - 1",
+                           arg="d1.bars", timeout=CHANGE_MS)
+    assert caption.inner_text() == before and "T = 0.00" in before    # not before the release
+    page.wait_for_function("() => document.body.innerText.includes('At T = 5.00')", timeout=WAIT_MS)
+    settle(page)
+    assert not errors, errors
+    page.close()
+
+
+def test_export_is_the_frame_on_screen(chromium_browser, server_url):
+    """CSV of the live chart right after arrow keys (before any run): the frame shown, not the
+    server's last figure."""
+    import csv
+    import io
+
+    import i18n
+    from tests.browser.test_classroom import _download
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900}, accept_downloads=True)
+    page.add_init_script(f"({PROBE})()")
+    page.goto(f"{server_url}/generation?lang=en")
+    settle(page)
+    slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_function(f"(k) => ({HOST})(k).dataset.frame === '100'", arg="d1.bars", timeout=CHANGE_MS)
+    chart = page.locator('.anatomy-live[data-key="d1.bars"] + .anatomy-chart')
+    got = _download(page, chart, i18n.t("en", "classroom.csv"))
+    rows = [r for r in csv.DictReader(io.StringIO(open(got.path(), encoding="utf-8-sig").read())) if r["trace"] == "1"]
+    shown = page.evaluate(SCREEN, "d1.bars")[1]["y"]
+    assert [float(r["y"]) for r in rows] == pytest.approx(shown, rel=1e-6)
+    page.close()
+
+
+def test_presenter_mode_and_no_plotly(chromium_browser, server_url):
+    """Presenter mode draws the frames with the larger type; without plotly.js the chart says so,
+    the slider stays, and the page still follows the value on release."""
+    page, errors = _open(chromium_browser, f"{server_url}/generation?lang=zh&present=1&step=2")
+    assert page.evaluate(f"(k) => ({HOST})(k)._fullLayout.font.size", "d1.bars") >= 18
+    assert page.locator(".anatomy-live.anatomy-live-present").count() >= 1
+    page.evaluate("""(k) => { const s = document.querySelector('.anatomy-live[data-key="' + k + '"] input');
+        s.value = '40'; s.dispatchEvent(new Event('input', {bubbles: true})); }""", "d1.bars")
+    page.wait_for_function(f"(k) => ({HOST})(k).dataset.frame === '40'", arg="d1.bars", timeout=CHANGE_MS)
+    assert page.evaluate(f"(k) => ({HOST})(k)._fullLayout.font.size", "d1.bars") >= 18   # still presenter type
+    assert not errors, errors
+    page.close()
+
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.route("**/app/static/plotly.min.js*", lambda route: route.abort())
+    page = context.new_page()
+    page.add_init_script(f"({PROBE})()")
+    page.goto(f"{server_url}/generation?lang=zh")
+    page.wait_for_function("() => { const b = document.querySelector('.anatomy-live[data-key=\"d1.bars\"]');"
+                           " return b && b.nextElementSibling.textContent.includes('plotly.js'); }", timeout=WAIT_MS)
+    slider = page.locator('.anatomy-live[data-key="d1.bars"] input[type=range]')
+    slider.focus()
+    page.keyboard.press("End")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('d1.temperature') === '5'", timeout=WAIT_MS)
+    page.wait_for_function("() => document.body.innerText.includes('T = 5.00')", timeout=WAIT_MS)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    context.close()
