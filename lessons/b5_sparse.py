@@ -1,6 +1,4 @@
 """B5 · Sparse attention."""
-import os
-
 import streamlit as st
 import torch
 
@@ -114,21 +112,14 @@ def kernels_demo(n: int, w: int, seed: int) -> dict:
             "chunks": -(-n // w), "keys": band.weights.shape[-1]}
 
 
-# The memory column is measured by PyTorch's profiler (core.lab.sparse_lab.peak_bytes), which starts
-# libkineto; kineto writes its own lines straight to the server's stderr at every measurement
-# ("STAGE: ... Completed Stage: Warm Up", "USDT: ... profiler_start"; on other builds "ERROR: External
-# init callback must run in same thread as registerClient", as the review saw). They are C++ log
-# lines, not Python warnings: no warnings filter reaches them. Kineto reads its level once, from
-# KINETO_LOG_LEVEL, when the profiler first starts; 6 is above its highest (USDT = 5). It touches
-# kineto's logger only, the same for every student, and an operator's own setting is kept.
-KINETO_QUIET = "6"
+# The memory column is measured by PyTorch's profiler (core.lab.sparse_lab.peak_bytes). ui/preload.py
+# starts that profiler once before any session, in the thread that loaded torch, with kineto's log
+# lines turned off, so a measurement writes nothing to the server's stderr.
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def measured(kernel: str, n: int, w: int) -> dict | None:
     """One kernel at one size: cached, so the second press (by anyone) is instant."""
-    if "KINETO_LOG_LEVEL" not in os.environ:     # set once, before the process's first profile
-        os.environ["KINETO_LOG_LEVEL"] = KINETO_QUIET
     return measure_one(kernel, n, w)
 
 

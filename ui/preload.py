@@ -60,8 +60,32 @@ def _draw_every_trace_type() -> None:
     pio.to_json(fig, validate=False)
 
 
+def _start_the_profiler_here() -> None:
+    """Start PyTorch's profiler once, in this thread, the one that imported torch.
+
+    B5's memory column is measured by the profiler (core.lab.sparse_lab.peak_bytes). Its first
+    start initialises libkineto, which checks that it runs in the thread that loaded torch and
+    otherwise prints "ERROR: External init callback must run in same thread as registerClient"
+    straight to the server's stderr (a C fprintf: no Python filter or log level reaches it).
+    Streamlit runs each session in its own thread, so a student's first measurement always came
+    from another thread; the message showed up or not by whether that thread's id happened to
+    equal the first one's (CI saw it once in three runs). Started here, kineto is set up before
+    any session measures. KINETO_LOG_LEVEL, read once at that start, silences kineto's own
+    progress lines ("STAGE: ...", "USDT: ..."); 6 is above its highest level (USDT = 5). An
+    operator's own setting is kept."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET)
+    with profile(activities=[ProfilerActivity.CPU]):
+        torch.zeros(1).add_(1)
+
+
+KINETO_QUIET = "6"
+
 for _package in (core, viz, ui):
     _import_all(_package)
+_start_the_profiler_here()
 _draw_every_trace_type()
 publish_plotly_js(static_dir())
 tcp_nodelay()
