@@ -15,6 +15,7 @@ from core.lab.real_generation import (
 )
 from core.models.generate import Generation, at_temperature, sampling_probs, temperature_sweep
 from ui.d1_real import real_step, real_strip
+from ui.f3_learning import checkpoint_steps, model_at_step
 from ui.frame import (
     bring_into_view,
     built_figure,
@@ -54,11 +55,16 @@ loaded = course_model(device()) if real is None else None
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, bos: bool, dev: str) -> dict:
+def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, bos: bool, dev: str,
+               step: int | None = None) -> dict:
     """The whole generation up to MAX_NEW tokens, as plain data. Sampling is seeded, so the
     first k steps of this run are exactly a run of k steps: Step only reveals one more.
-    Each step also keeps its draw distribution at the STRIP temperatures (same top-k, top-p)."""
+    Each step also keeps its draw distribution at the STRIP temperatures (same top-k, top-p).
+    ``step``: an earlier checkpoint of the course model (F3's, after that many training steps)
+    instead of the final one."""
     model, tok = course_model(dev)
+    earlier = model_at_step(step, dev) if step is not None else None
+    model = model if earlier is None else earlier
     cut_k, cut_p = top_k or None, top_p if top_p < 1 else None
     gen = Generation(model, tok, prompt, MAX_NEW, temperature, cut_k, cut_p, seed, use_cache=True, show=SHOW, bos=bos)
     steps = []
@@ -91,6 +97,21 @@ def prompt_controls():
     bos = st.toggle(tr(f"{NS}.bos_label"), value=False, key=f"{NS}.bos", bind="query-params",
                     help=tr(f"{NS}.bos_help"))
     return ("" if text.empty else text.text), bos
+
+
+def checkpoint_control() -> int | None:
+    """Which course model samples: the final one (None, the default) or an earlier checkpoint,
+    whose next-character distribution is still spread out, so temperature and the cuts show."""
+    steps = checkpoint_steps()
+    if len(steps) < 2:
+        return None
+    final = steps[-1]
+    labels = {s: tr(f"{NS}.ckpt_final", step=f"{s:,}") if s == final else f"{s:,}" for s in steps}
+    chosen = choice(tr(f"{NS}.ckpt_label"), steps, f"{NS}.ckpt", labels, widget="segmented", default=final,
+                    help=tr(f"{NS}.ckpt_help"))
+    if chosen != final:
+        st.caption(tr(f"{NS}.ckpt_note", step=f"{chosen:,}"))
+    return None if chosen == final else chosen
 
 
 def step_controls(n_max: int):
@@ -134,10 +155,11 @@ def course_body():
         slide(tr("classroom.slide.d1_setup"))       # presenter mode: the fragment's slides
         st.markdown(tr(f"{NS}.course_intro"))
         prompt, bos = prompt_controls()
+        ckpt = checkpoint_control()
         step_row, sampling_row = st.container(), st.container()
         with sampling_row:
             temperature, top_k, top_p, seed = sampling_controls(live=True)
-        run = trajectory(prompt, temperature, top_k, top_p, seed, bos, device())
+        run = trajectory(prompt, temperature, top_k, top_p, seed, bos, device(), ckpt)
         with step_row:  # drawn above the sampling controls, computed after them
             n_steps = min(step_controls(len(run["steps"])), len(run["steps"]))
 
@@ -178,7 +200,7 @@ def course_body():
         legend = (tr(f"{NS}.legend_chosen"), tr(f"{NS}.legend_kept"), tr(f"{NS}.legend_cut"), names[1])
         # The bars at every temperature from one batched call (the same step, the same cut): the
         # slider above them switches frames in the browser; the generation follows on release.
-        inputs = (prompt, top_k, top_p, seed, bos, device(), n_steps, temperature if n_steps else None)
+        inputs = (prompt, top_k, top_p, seed, bos, device(), n_steps, temperature if n_steps else None, ckpt)
         sweep = built_figure(("d1.sweep", *inputs), lambda: temperature_sweep(
             s["model_probs"], TEMPERATURES, ids, top_k or None, top_p if top_p < 1 else None))
         entropies = sweep[1].tolist()

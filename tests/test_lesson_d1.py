@@ -479,3 +479,35 @@ def test_real_generation_is_made_once_for_the_class():
     at.button(key="d1.generate_btn").click().run()
     assert_ok(at)
     assert not any(i18n.t("en", "d1.shared_run") in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d1_an_earlier_checkpoint_is_less_certain(lang):
+    """Issue 26: D1 samples from an earlier checkpoint of the course model (F3's) on request. On
+    the memorised opening the final model's next character is nearly certain; after 50 and 200
+    training steps its top probability is lower, and the cut at top-p keeps more characters."""
+    at = open_lesson(PAGE, lang)
+    assert at.segmented_control(key="d1.ckpt").value == 1400            # the final model by default
+    final, _, _ = _bars(at)
+    tops = {}
+    for step in (0, 50, 200, 1400):
+        at.segmented_control(key="d1.ckpt").set_value(step).run()
+        assert_ok(at)
+        model, sample, _ = _bars(at)
+        assert np.all(np.diff(model) <= 1e-7) and 0 < model[0] <= 1      # sorted probabilities
+        tops[step] = float(model[0])
+
+    assert tops[1400] == pytest.approx(float(final[0]))
+    assert tops[1400] > 0.9 > tops[200] or tops[50] < 0.5
+    assert tops[0] < 0.05 and tops[50] < tops[1400] and tops[200] < tops[1400]
+
+
+def test_d1_checkpoint_from_url_and_malformed_value():
+    at = open_lesson(PAGE, "en", {"d1.ckpt": "50"})
+    assert at.segmented_control(key="d1.ckpt").value == 50
+    early = float(_bars(at)[0][0])
+    assert any("50" in c.value for c in at.caption)
+    for bad in ("7", "x", "<b>", "🙂", "1e99"):
+        at = open_lesson(PAGE, "zh", {"d1.ckpt": bad})
+        assert at.segmented_control(key="d1.ckpt").value == 1400
+    assert float(_bars(at)[0][0]) > early

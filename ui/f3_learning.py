@@ -23,6 +23,7 @@ from core.lab.learning import (
     head_at_checkpoints,
     load_checkpoints,
     next_char_at,
+    read_manifest,
     resemblance,
     window_means,
 )
@@ -50,6 +51,25 @@ def checkpoint_models(dev: str) -> Checkpoints | CourseModelUnavailable:
         return load_checkpoints(dev)
     except CourseModelUnavailable as err:
         return err
+
+
+@st.cache_resource(show_spinner=False)
+def checkpoint_steps() -> tuple[int, ...]:
+    """The training steps of the shipped checkpoints, the last one the final model (read from the
+    manifest once per process); () when the manifest cannot be read."""
+    try:
+        return tuple(int(e["step"]) for e in read_manifest()["checkpoints"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ()
+
+
+def model_at_step(step: int, dev: str):
+    """The course model as it was after ``step`` training steps (one of ``checkpoint_steps()``),
+    shared and read-only, or None when the checkpoints cannot be loaded."""
+    ck = checkpoint_models(dev)
+    if isinstance(ck, CourseModelUnavailable) or step not in ck.steps:
+        return None
+    return ck.models[ck.steps.index(step)]
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
