@@ -9,6 +9,8 @@ generator in core/text/dates.py (seed 0, training split: every tenth day is held
     date_model.safetensors     weights (float32, about 1 MB)
     date_model_config.json     EncDecConfig, sha256 of the weights, how training went, accuracy
     date_model_loss.json       the training-loss curve
+    date_model_step{N}.safetensors   the weights after N updates (--checkpoints), float16
+    date_model_checkpoints.json      their steps, sha256, losses and accuracy (C1's unsure decoder)
 
 and prints the exact-match accuracy on 1,000 held-out dates of every style (generator seed
 EVAL_SEED, never used in training).
@@ -18,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import random
 import sys
 import time
 from pathlib import Path
@@ -29,19 +30,27 @@ import torch.nn.functional as F
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.models.dates import accuracy, encode_batch  # noqa: E402
-from core.models.encdec import CONFIG_FILE, LOSS_FILE, WEIGHTS_FILE, EncDecConfig, EncoderDecoder, sha256_file  # noqa: E402
-from core.text.dates import STYLES, generate, random_date, render, source_tokenizer, target_tokenizer  # noqa: E402
+from core.models.dates import accuracy, encode_batch, training_batches  # noqa: E402
+from core.models.encdec import (  # noqa: E402
+    CHECKPOINTS_FILE,
+    CONFIG_FILE,
+    LOSS_FILE,
+    WEIGHTS_FILE,
+    EncDecConfig,
+    EncoderDecoder,
+    checkpoint_file,
+    sha256_file,
+)
+from core.text.dates import STYLES, generate, source_tokenizer, target_tokenizer  # noqa: E402
 
 TRAIN_SEED, EVAL_SEED = 0, 20261130
 WARMUP = 100
-
-
-def batches(seed: int, size: int):
-    """An endless stream of training batches; seed 0 reproduces it."""
-    rng = random.Random(seed)
-    while True:
-        yield [render(random_date(rng, "train"), rng.choice(STYLES)) for _ in range(size)]
+# Steps whose weights C1's decoding section offers beside the final model (assets/DATE_MODEL.md).
+# On C1's default example: at 40 it writes a malformed date ("202-0-07-0", no digit above 90 %),
+# at 80 a well-formed wrong one ("2036-10-23", down to 18 % on a digit), at 150 the final model's
+# one mistake ("2026-10-30"), and at 300 the right date, which the final model gets wrong.
+# Exact match on the held-out dates: 0 %, 2 %, 64 %, 90 % (100 % at the end).
+CHECKPOINTS = (40, 80, 150, 300)
 
 
 def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
@@ -50,6 +59,15 @@ def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
         return peak * (step + 1) / warmup
     t = (step - warmup) / max(1, steps - warmup)
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
+
+
+def save_checkpoint(model: EncoderDecoder, path: Path, step: int) -> dict:
+    """float16 weights of the model as they are now; returns the manifest entry (loss filled later)."""
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items()}, str(path))
+    path.chmod(0o644)
+    return {"step": step, "file": path.name, "sha256": sha256_file(path)}
 
 
 def main() -> None:
@@ -61,7 +79,10 @@ def main() -> None:
     ap.add_argument("--ffn", type=int, default=128)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "assets")
+    ap.add_argument("--checkpoints", default=",".join(map(str, CHECKPOINTS)),
+                    help="comma-separated steps whose weights are saved along the way (C1); '' for none")
     args = ap.parse_args()
+    keep = sorted({int(s) for s in args.checkpoints.split(",") if s.strip()} - {args.steps})
 
     torch.set_num_threads(1)                   # deterministic, and leaves the other core free
     torch.use_deterministic_algorithms(True)
@@ -75,8 +96,12 @@ def main() -> None:
     print(f"{n_params:,} parameters; {args.steps} steps of {args.batch} dates")
 
     losses, t0, cpu0 = [], time.time(), time.process_time()
-    stream = batches(TRAIN_SEED, args.batch)
+    stream = training_batches(TRAIN_SEED, args.batch)
+    saved: list[dict] = []
+    args.out.mkdir(parents=True, exist_ok=True)
     for step in range(args.steps):
+        if step in keep:   # the weights after `step` updates; saving reads them and draws nothing
+            saved.append(save_checkpoint(model, args.out / checkpoint_file(step), step))
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args.steps, args.lr, warmup=WARMUP)
         src, tgt_in, tgt_out = encode_batch(next(stream), src_tok, tgt_tok)
@@ -101,7 +126,6 @@ def main() -> None:
 
     from safetensors.torch import save_file
 
-    args.out.mkdir(parents=True, exist_ok=True)
     weights = args.out / WEIGHTS_FILE
     save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(weights))
     meta = {
@@ -119,6 +143,22 @@ def main() -> None:
     (args.out / CONFIG_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (args.out / LOSS_FILE).write_text(json.dumps({"step": list(range(len(losses))), "loss": losses}) + "\n",
                                       encoding="utf-8")
+    if keep:
+        # Each checkpoint's loss is the one logged at its step: the batch the next update trained on,
+        # computed with exactly these weights (in float32) before that update. Its accuracy is measured
+        # on the float16 file the lesson reads, on the same 1,000 held-out dates as the final model.
+        from safetensors.torch import load_file
+
+        for entry in saved:
+            entry["loss"] = losses[entry["step"]]
+            ck = EncoderDecoder(config)
+            ck.load_state_dict({k: v.float() for k, v in load_file(str(args.out / entry["file"])).items()})
+            entry["exact_match"] = accuracy(ck.eval(), generate(1000, EVAL_SEED, split="held_out"), src_tok, tgt_tok)
+            print(f"checkpoint {entry['step']:5d}  loss {entry['loss']:.4f}  exact match {entry['exact_match']:.1%}")
+        saved.append({"step": args.steps, "file": WEIGHTS_FILE, "sha256": meta["weights_sha256"],
+                      "loss": losses[-1], "exact_match": mixed})
+        manifest = {"steps": args.steps, "seed": TRAIN_SEED, "threads": 1, "checkpoints": saved}
+        (args.out / CHECKPOINTS_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {weights} ({weights.stat().st_size / 1e6:.2f} MB) after {seconds:.0f} s of training "
           f"({cpu_seconds:.0f} s of CPU time: the wall time on a quiet core)")
 

@@ -9,16 +9,26 @@ Dimension legend
 """
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 
 from core.models.encdec import Decoded, EncoderDecoder, greedy
 from core.parts.trace import Trace
-from core.text.dates import TARGET_LEN, Rendered
+from core.text.dates import STYLES, TARGET_LEN, Rendered, random_date, render
 from core.text.tokenizer import CharTokenizer
 
 STEPS = TARGET_LEN + 1          # ten characters, then <eos>
+
+
+def training_batches(seed: int, size: int) -> Iterator[list[Rendered]]:
+    """The endless stream of training batches of scripts/train_date_model.py (seed 0 there): the
+    n-th batch it yields is the one step n trained on, so a test can replay any step's batch."""
+    rng = random.Random(seed)
+    while True:
+        yield [render(random_date(rng, "train"), rng.choice(STYLES)) for _ in range(size)]
 
 
 def encode_sources(texts: list[str], src_tok: CharTokenizer) -> torch.Tensor:

@@ -41,6 +41,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
 WEIGHTS_FILE = "date_model.safetensors"
 CONFIG_FILE = "date_model_config.json"
 LOSS_FILE = "date_model_loss.json"
+CHECKPOINTS_FILE = "date_model_checkpoints.json"   # earlier weights, float16, with sha256 and loss (C1)
 REBUILD = "python scripts/train_date_model.py"
 
 
@@ -356,6 +357,11 @@ class DateModelUnavailable(RuntimeError):
     """The shipped date model is missing or damaged; the message says how to rebuild it."""
 
 
+def checkpoint_file(step: int) -> str:
+    """Example: checkpoint_file(60) -> 'date_model_step0060.safetensors'"""
+    return f"date_model_step{step:04d}.safetensors"
+
+
 def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -383,3 +389,52 @@ def load_date_model(device: str | torch.device = "cpu", assets: Path | str | Non
         raise DateModelUnavailable(f"The date model in {folder} cannot be loaded ({err}). "
                                    f"Rebuild it with `{REBUILD}` (see assets/DATE_MODEL.md).") from err
     return model.to(device).eval(), src_tok, tgt_tok
+
+
+@dataclass(frozen=True)
+class DateCheckpoint:
+    """One entry of date_model_checkpoints.json: the weights after ``step`` updates."""
+    step: int
+    file: str
+    sha256: str
+    loss: float            # the batch loss logged at this step, with exactly these weights
+    exact_match: float     # greedy exact match on the 1,000 held-out dates of the final evaluation
+
+
+def date_checkpoints(assets: Path | str | None = None) -> list[DateCheckpoint]:
+    """The manifest's checkpoints in step order, the final model (``WEIGHTS_FILE``) last."""
+    folder = Path(assets) if assets is not None else ASSETS
+    try:
+        manifest = json.loads((folder / CHECKPOINTS_FILE).read_text(encoding="utf-8"))
+        entries = [DateCheckpoint(int(e["step"]), str(e["file"]), str(e["sha256"]), float(e["loss"]),
+                                  float(e["exact_match"])) for e in manifest["checkpoints"]]
+    except Exception as err:  # missing file, bad JSON, a missing field
+        raise DateModelUnavailable(f"{CHECKPOINTS_FILE} in {folder} cannot be read ({err}). "
+                                   f"Rebuild it with `{REBUILD}` (see assets/DATE_MODEL.md).") from err
+    if not entries or entries[-1].file != WEIGHTS_FILE or [e.step for e in entries] != sorted({e.step for e in entries}):
+        raise DateModelUnavailable(f"{CHECKPOINTS_FILE} must list distinct steps in order, {WEIGHTS_FILE} last")
+    return entries
+
+
+def load_date_checkpoint(step: int, device: str | torch.device = "cpu", assets: Path | str | None = None
+                         ) -> EncoderDecoder:
+    """The date model as it was after ``step`` updates (eval mode), its file checked against the
+    manifest's sha256 first. The last step is the shipped model itself (float32); the others are
+    float16 files, read back as float32."""
+    folder = Path(assets) if assets is not None else ASSETS
+    entry = next((e for e in date_checkpoints(folder) if e.step == step), None)
+    if entry is None:
+        raise DateModelUnavailable(f"no checkpoint at step {step} in {CHECKPOINTS_FILE}")
+    try:
+        from safetensors.torch import load_file
+
+        config = EncDecConfig.from_dict(json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))["config"])
+        path = folder / entry.file
+        if sha256_file(path) != entry.sha256:
+            raise ValueError(f"{entry.file} does not match its checksum in {CHECKPOINTS_FILE}")
+        model = EncoderDecoder(config)
+        model.load_state_dict({k: v.float() for k, v in load_file(str(path)).items()}, strict=True)
+    except Exception as err:  # missing file, a changed byte, wrong shapes
+        raise DateModelUnavailable(f"The date model's checkpoint {entry.file} cannot be loaded ({err}). "
+                                   f"Rebuild it with `{REBUILD}` (see assets/DATE_MODEL.md).") from err
+    return model.to(device).eval()
