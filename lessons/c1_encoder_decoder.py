@@ -14,7 +14,7 @@ from core.lab.date_lab import (
 from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
 from core.text.dates import parse, unknown_characters
 from ui.chart import chart
-from ui.date_model import date_model, forced, reading
+from ui.date_model import checkpoint_available, checkpoints, date_model, forced, reading
 from ui.frame import (
     _plotly_words,
     choice,
@@ -25,6 +25,7 @@ from ui.frame import (
     header,
     lang,
     plain,
+    ranged_slider,
     slide,
     text_box,
     tr,
@@ -86,8 +87,15 @@ def sublayer_controls(n_layers: int):
 
 
 def step_controls(n: int):
-    return st.slider(tr(f"{NS}.step_label"), 0, n - 1, 0, key=f"{NS}.step", bind="query-params",
-                     help=tr(f"{NS}.step_help"))
+    # Its range follows the model: an early checkpoint may write <eos> sooner or never.
+    return ranged_slider(tr(f"{NS}.step_label"), 0, n - 1, 0, key=f"{NS}.step", help=tr(f"{NS}.step_help"))
+
+
+def checkpoint_controls(steps: list[int]) -> int:
+    """Which model the decoding section reads: the shipped one (the last step, the default) or
+    one saved earlier in its training (assets/date_model_checkpoints.json), when it was unsure."""
+    return st.select_slider(tr(f"{NS}.ckpt_label"), steps, value=steps[-1], key=f"{NS}.ckpt",
+                            bind="query-params", help=tr(f"{NS}.ckpt_help"))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -132,16 +140,17 @@ def ffn_view(text: str, name: str, dev: str) -> dict:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def decoding_view(text: str, feed: str, dev: str) -> dict:
+def decoding_view(text: str, feed: str, dev: str, ckpt: int | None = None) -> dict:
     """Step-by-step decoding (greedy, with the cache) against one teacher-forced pass, fed the
-    model's own output or (``feed == "answer"``) the right answer."""
-    r = reading(text, dev)
+    model's own output or (``feed == "answer"``) the right answer; by the model after ``ckpt``
+    training steps (None: the shipped model)."""
+    r = reading(text, dev, ckpt)
     answer = right_answer(text) if feed == "answer" else None
     if answer is None:
         probs = softmax_rows(torch.from_numpy(r["tensors"]["logits"]))          # (N, V)
         fed = r["fed"]
     else:
-        probs = torch.from_numpy(forced(text, answer, dev))                     # (N, V)
+        probs = torch.from_numpy(forced(text, answer, dev, ckpt))               # (N, V)
         fed = ["<bos>", *answer]
     n = min(probs.shape[0], len(r["fed"]))
     stepped = torch.from_numpy(r["probs"][:n])                                   # (n, V)
@@ -309,17 +318,29 @@ def ffn_section(text: str):
 
 @fragment
 def decoding_section(text: str):
-    """Reruns alone when the decoding step or what teacher forcing feeds moves."""
+    """Reruns alone when the checkpoint, the decoding step or what teacher forcing feeds moves."""
+    saved = checkpoints()
     with slot["feed_controls"]:
+        at = checkpoint_controls([e.step for e in saved]) if len(saved) > 1 else None
         feed = choice(tr(f"{NS}.feed_label"), FEEDS, f"{NS}.feed", [tr(f"{NS}.feed_answer"), tr(f"{NS}.feed_own")],
                       widget="segmented")
-    d = decoding_view(text, feed, dev)
+    entry = next((e for e in saved if e.step == at), None)
+    ckpt = None if entry is None or entry is saved[-1] or not checkpoint_available(dev, entry.step) else entry.step
+    d = decoding_view(text, feed, dev, ckpt)
     steps = len(d["stepped"])
     with slot["step_controls"]:
         step = min(step_controls(steps), steps - 1)
     chosen = d["ids"][step]
-    own_fed = reading(text, dev)["fed"]
+    own_fed = reading(text, dev, ckpt)["fed"]
     with slot["decode"]:
+        if entry is not None:
+            written = " · ".join(f"`{d['vocab'][i]}` {100 * float(p[i]):.0f} %"
+                                 for i, p in zip(d["ids"], d["stepped"], strict=False))
+            st.caption(tr(f"{NS}.ckpt_caption", step=entry.step, total=saved[-1].step, loss=entry.loss,
+                          acc=100 * entry.exact_match, output=f"`{d['output']}`" if d["output"] else tr(f"{NS}.nothing"),
+                          line=written))
+            if ckpt is not None:
+                st.caption(tr(f"{NS}.ckpt_why"))
         so_far = "".join(own_fed[1: step + 1])
         st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
                        p=100 * float(d["stepped"][step][chosen])))

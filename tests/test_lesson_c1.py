@@ -186,3 +186,52 @@ def test_c1_code_panels_fit_without_scrolling():
     for fn in (norm_stats, relu_off, standardise, DecoderLayer.forward, EncoderLayer.forward, FeedForward,
                cross_attend, greedy, teacher_forced):
         assert max(len(line) for line in inspect.getsource(fn).splitlines()) <= 64, fn.__qualname__
+
+
+# --- decoding by an earlier, unsure model (issue 26: the date model's checkpoints) -------------
+@pytest.fixture(scope="module")
+def checkpoint_readings():
+    from core.models.encdec import load_date_checkpoint
+    from core.text.dates import source_tokenizer, target_tokenizer
+    src_tok, tgt_tok = source_tokenizer(), target_tokenizer()
+    return {step: read_date(load_date_checkpoint(step, "cpu"), TEXT, src_tok, tgt_tok) for step in (40, 80, 1200)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c1_checkpoint_control_decodes_with_an_earlier_model(lang, checkpoint_readings):
+    at = open_lesson(PAGE, lang)
+    ckpt = at.select_slider(key="c1.ckpt")
+    assert ckpt.value == 1200 and list(ckpt.options) == ["40", "80", "150", "300", "1200"]
+    assert (ckpt.label == "训练到第几步的模型") is (lang == "zh")
+    for step in (40, 80, 1200):                                              # min, an unsure middle, max
+        at.select_slider(key="c1.ckpt").set_value(step).run()
+        assert_ok(at)
+        r = checkpoint_readings[step]
+        stepped = r.decoded.probs[0].numpy()
+        line = next(c.value for c in at.caption if f"`{r.output}`" in c.value and "%" in c.value)
+        assert f"{step:,}" in line and "1,200" in line
+        n = len(r.target)
+        for at_step in (0, n - 1):
+            at.slider(key="c1.step").set_value(at_step).run()
+            assert_ok(at)
+            np.testing.assert_allclose(trace_array(figure_by_key(at, "c1.probs"), 0, "y"), stepped[at_step], atol=1e-5)
+        forced = trace_array(figure_by_key(at, "c1.forcing"), 0, "z")          # the right answer fed, by this model
+        assert forced.shape == (len(ANSWER) + 1, stepped.shape[1])
+        np.testing.assert_allclose(forced.sum(1), 1, atol=1e-5)
+        at.slider(key="c1.step").set_value(0).run()
+    low = checkpoint_readings[80].decoded.probs[0].max(-1).values
+    high = checkpoint_readings[1200].decoded.probs[0].max(-1).values
+    assert low.mean() < high.mean() and low.min() < 0.3                        # unsure, per step
+    assert checkpoint_readings[80].output != ANSWER
+    link = open_lesson(PAGE, lang, {"c1.ckpt": "80"})                          # a shared link opens on that model
+    assert link.select_slider(key="c1.ckpt").value == 80
+    np.testing.assert_allclose(trace_array(figure_by_key(link, "c1.probs"), 0, "y"),
+                               checkpoint_readings[80].decoded.probs[0].numpy()[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("value", ["abc", "7", "-40", "1e9", ""])
+def test_c1_malformed_checkpoint_url(value, reference):
+    at = open_lesson(PAGE, "en", {"c1.ckpt": value, "c1.step": "10"})
+    assert at.select_slider(key="c1.ckpt").value == 1200
+    np.testing.assert_allclose(trace_array(figure_by_key(at, "c1.probs"), 0, "y"),
+                               reference[1].decoded.probs[0].numpy()[at.slider(key="c1.step").value], atol=1e-5)
