@@ -63,8 +63,8 @@ def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: 
     ``step``: an earlier checkpoint of the course model (F3's, after that many training steps)
     instead of the final one."""
     model, tok = course_model(dev)
-    earlier = model_at_step(step, dev) if step is not None else None
-    model = model if earlier is None else earlier
+    if step is not None:                 # checked loadable by checkpoint_control
+        model = model_at_step(step, dev)
     cut_k, cut_p = top_k or None, top_p if top_p < 1 else None
     gen = Generation(model, tok, prompt, MAX_NEW, temperature, cut_k, cut_p, seed, use_cache=True, show=SHOW, bos=bos)
     steps = []
@@ -109,9 +109,14 @@ def checkpoint_control() -> int | None:
     labels = {s: tr(f"{NS}.ckpt_final", step=f"{s:,}") if s == final else f"{s:,}" for s in steps}
     chosen = choice(tr(f"{NS}.ckpt_label"), steps, f"{NS}.ckpt", labels, widget="segmented", default=final,
                     help=tr(f"{NS}.ckpt_help"))
-    if chosen != final:
-        st.caption(tr(f"{NS}.ckpt_note", step=f"{chosen:,}"))
-    return None if chosen == final else chosen
+    if chosen == final:
+        return None
+    if model_at_step(chosen, device()) is None:          # a file missing or damaged: say so, sample the final
+        st.warning(tr("common.model_unavailable", reason=tr(f"{NS}.ckpt_missing", step=f"{chosen:,}"),
+                      command="python scripts/train_course_model.py"))
+        return None
+    st.caption(tr(f"{NS}.ckpt_note", step=f"{chosen:,}"))
+    return chosen
 
 
 def step_controls(n_max: int):

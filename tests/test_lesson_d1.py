@@ -511,3 +511,16 @@ def test_d1_checkpoint_from_url_and_malformed_value():
         at = open_lesson(PAGE, "zh", {"d1.ckpt": bad})
         assert at.segmented_control(key="d1.ckpt").value == 1400
     assert float(_bars(at)[0][0]) > early
+
+
+def test_d1_checkpoint_that_cannot_load_says_so_and_samples_the_final_model(monkeypatch):
+    """A checkpoint file missing or damaged: a warning, and the bars are the final model's (not a
+    caption claiming an earlier model while the final one samples)."""
+    import ui.f3_learning
+
+    final = float(_bars(open_lesson(PAGE, "en"))[0][0])
+    monkeypatch.setattr(ui.f3_learning, "model_at_step", lambda step, dev: None)
+    at = open_lesson(PAGE, "en", {"d1.ckpt": "50"})
+    assert any("50" in w.value for w in at.warning)
+    assert not any(m.value == i18n.t("en", "d1.ckpt_note", step="50") for m in at.caption)
+    assert float(_bars(at)[0][0]) == pytest.approx(final)

@@ -60,6 +60,9 @@ def _draw_every_trace_type() -> None:
     pio.to_json(fig, validate=False)
 
 
+KINETO_QUIET = "6"     # above kineto's highest log level (USDT = 5)
+
+
 def _start_the_profiler_here() -> None:
     """Start PyTorch's profiler once, in this thread, the one that imported torch.
 
@@ -80,8 +83,6 @@ def _start_the_profiler_here() -> None:
     with profile(activities=[ProfilerActivity.CPU]):
         torch.zeros(1).add_(1)
 
-
-KINETO_QUIET = "6"
 
 for _package in (core, viz, ui):
     _import_all(_package)
