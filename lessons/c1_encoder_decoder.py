@@ -321,11 +321,19 @@ def decoding_section(text: str):
     """Reruns alone when the checkpoint, the decoding step or what teacher forcing feeds moves."""
     saved = checkpoints()
     with slot["feed_controls"]:
-        at = checkpoint_controls([e.step for e in saved]) if len(saved) > 1 else None
-        feed = choice(tr(f"{NS}.feed_label"), FEEDS, f"{NS}.feed", [tr(f"{NS}.feed_answer"), tr(f"{NS}.feed_own")],
-                      widget="segmented")
+        # One row: in presenter mode the decoding figure must stay on the slide under them.
+        left, right = st.columns(2) if len(saved) > 1 else (None, st.container())
+        at = None
+        if left is not None:
+            with left:
+                at = checkpoint_controls([e.step for e in saved])
+        with right:
+            feed = choice(tr(f"{NS}.feed_label"), FEEDS, f"{NS}.feed",
+                          [tr(f"{NS}.feed_answer"), tr(f"{NS}.feed_own")], widget="segmented")
     entry = next((e for e in saved if e.step == at), None)
-    ckpt = None if entry is None or entry is saved[-1] or not checkpoint_available(dev, entry.step) else entry.step
+    if entry is not None and entry is not saved[-1] and not checkpoint_available(dev, entry.step):
+        entry = saved[-1]                  # a damaged file: said above, and the shipped model decodes
+    ckpt = None if entry is None or entry is saved[-1] else entry.step
     d = decoding_view(text, feed, dev, ckpt)
     steps = len(d["stepped"])
     with slot["step_controls"]:
@@ -333,14 +341,6 @@ def decoding_section(text: str):
     chosen = d["ids"][step]
     own_fed = reading(text, dev, ckpt)["fed"]
     with slot["decode"]:
-        if entry is not None:
-            written = " · ".join(f"`{d['vocab'][i]}` {100 * float(p[i]):.0f} %"
-                                 for i, p in zip(d["ids"], d["stepped"], strict=False))
-            st.caption(tr(f"{NS}.ckpt_caption", step=entry.step, total=saved[-1].step, loss=entry.loss,
-                          acc=100 * entry.exact_match, output=f"`{d['output']}`" if d["output"] else tr(f"{NS}.nothing"),
-                          line=written))
-            if ckpt is not None:
-                st.caption(tr(f"{NS}.ckpt_why"))
         so_far = "".join(own_fed[1: step + 1])
         st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
                        p=100 * float(d["stepped"][step][chosen])))
@@ -349,6 +349,14 @@ def decoding_section(text: str):
                           forced=d["forced"][step] if step < len(d["forced"]) else None,
                           names=(tr(f"{NS}.stepped_name"), tr(f"{NS}.forced_name")),
                           height=max(320, 24 * steps + 130)), key=f"{NS}.probs")
+        if entry is not None:   # under the figure: on a slide, the figure comes first
+            written = " · ".join(f"`{d['vocab'][i]}` {100 * float(p[i]):.0f} %"
+                                 for i, p in zip(d["ids"], d["stepped"], strict=False))
+            st.caption(tr(f"{NS}.ckpt_caption", step=entry.step, total=saved[-1].step, loss=entry.loss,
+                          acc=100 * entry.exact_match, output=f"`{d['output']}`" if d["output"] else tr(f"{NS}.nothing"),
+                          line=written))
+            if ckpt is not None:
+                st.caption(tr(f"{NS}.ckpt_why"))
     n = len(d["fed"])
     with slot["forcing"]:
         st.markdown(f"**{tr(f'{NS}.forcing_fig', n=n)}**")

@@ -235,3 +235,14 @@ def test_c1_malformed_checkpoint_url(value, reference):
     assert at.select_slider(key="c1.ckpt").value == 1200
     np.testing.assert_allclose(trace_array(figure_by_key(at, "c1.probs"), 0, "y"),
                                reference[1].decoded.probs[0].numpy()[at.slider(key="c1.step").value], atol=1e-5)
+
+
+def test_c1_damaged_checkpoint_says_so_and_decodes_with_the_shipped_model(monkeypatch, reference):
+    from core.models.encdec import DateModelUnavailable
+    monkeypatch.setattr("ui.date_model._load_step",
+                        lambda device, step: DateModelUnavailable("date_model_step0080.safetensors does not match"))
+    at = open_lesson(PAGE, "en", {"c1.ckpt": "80"})
+    assert any("date_model_step0080" in w.value and "train_date_model" in w.value for w in at.warning)
+    np.testing.assert_allclose(trace_array(figure_by_key(at, "c1.probs"), 0, "y"),
+                               reference[1].decoded.probs[0].numpy()[0], atol=1e-5)
+    assert any("1,200 of 1,200" in c.value for c in at.caption)               # the caption names the model shown
