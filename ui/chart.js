@@ -97,6 +97,273 @@ function presenterFigure(figure) {
   return figure;
 }
 
+// --- Presenter fit: after the larger type is drawn, the chart is measured and mended in the
+// browser (the room above the presenter's bar, tick labels that meet at 18 px, a legend or title
+// on other text, text past the chart's edge). A few relayouts of this one chart, presenter mode only.
+const ROOM_GAP = 8;      // px kept between a chart's foot and the presenter's bar
+const ROOM_MIN = 220;    // px: a chart is never squeezed below this to fit the screen
+const FIT_PASSES = 6;    // relayouts at most: each mends what the last drawing showed
+const TICK_GAP = 3;      // px between two neighbouring tick labels
+
+function presentRoom(host) {
+  const bar = document.querySelector(".anatomy-classroom");
+  const barTop = bar ? bar.getBoundingClientRect().top : window.innerHeight;
+  return Math.floor(barTop - host.getBoundingClientRect().top - ROOM_GAP);
+}
+
+let measureCtx = null;
+function textWidth(text, font) {
+  measureCtx = measureCtx || document.createElement("canvas").getContext("2d");
+  measureCtx.font = `${font.size || 18}px ${font.family || "sans-serif"}`;
+  return measureCtx.measureText(text.replace(/<[^>]*>/g, "")).width;
+}
+
+// A title broken onto lines that fit ``room`` px: at spaces, or between Chinese characters, never
+// inside brackets (a formula stays whole) nor inside a tag. Lines the author set (<br>) are kept.
+// Example: wrapTitle("attention weights (softmax of q·k)", 200) -> "attention weights<br>(softmax of q·k)"
+const CJK = /[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]/;
+function wrapTitle(text, font, room) {
+  return String(text).split(/<br\s*\/?>/i).map((line) => {
+    if (textWidth(line, font) <= room) return line;
+    const atoms = line.match(/<[^>]*>|\s+|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^\s<\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+/g) || [];
+    const lines = [];
+    let cur = "", depth = 0, lastBreak = -1;   // lastBreak: an index into cur where a line may end
+    for (const a of atoms) {
+      const space = /^\s+$/.test(a);
+      if (depth === 0 && cur && (space || CJK.test(a) || CJK.test(cur.slice(-1)))) lastBreak = cur.length;
+      cur += a;
+      if (!a.startsWith("<")) for (const ch of a) {
+        if (ch === "(" || ch === "（" || ch === "[") depth += 1;
+        if ((ch === ")" || ch === "）" || ch === "]") && depth > 0) depth -= 1;
+      }
+      if (lastBreak > 0 && textWidth(cur, font) > room) {
+        lines.push(cur.slice(0, lastBreak).trimEnd());
+        cur = cur.slice(lastBreak).trimStart();
+        lastBreak = -1;
+      }
+    }
+    if (cur) lines.push(cur);
+    return lines.join("<br>");
+  }).join("<br>");
+}
+
+const shownBox = (el) => {
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 ? r : null;
+};
+const meet = (a, b, gap = 1.5) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > gap
+  && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > gap;
+
+// Every k-th tick label of an axis, k the least for which no two drawn labels meet.
+function thinTicks(host, key, ax, update) {
+  const texts = Array.from(host.querySelectorAll(`g.${ax._id}tick > text`))
+    .map((t) => shownBox(t)).filter(Boolean);
+  if (texts.length < 3) return;
+  const x = ax._id[0] === "x";
+  const along = (r) => (x ? [r.left, r.right] : [r.top, r.bottom]);
+  const sorted = texts.map(along).sort((a, b) => a[0] - b[0]);
+  let k = 1;
+  const clash = (step) => sorted.some((r, i) => i + step < sorted.length && r[1] + TICK_GAP > sorted[i + step][0]);
+  while (k < sorted.length && clash(k)) k += 1;
+  const rotatedMeet = texts.some((r, i) => i > 0 && meet(r, texts[i - 1]));
+  if (k === 1 && !rotatedMeet) return;
+  if (k === 1) k = 2;
+  const vals = (ax._vals || []).filter((v) => v.text !== "" && v.text != null);
+  if (vals.length < 3) return;
+  const keep = vals.filter((_, i) => i % k === 0);
+  const value = (v) => (ax.type === "category" && ax._categories ? ax._categories[Math.round(v.x)]
+    : ax.type === "log" ? Math.pow(10, v.x) : ax.type === "date" ? ax.l2r(v.x) : v.x);
+  update[`${key}.tickmode`] = "array";
+  update[`${key}.tickvals`] = keep.map(value);
+  update[`${key}.ticktext`] = keep.map((v) => v.text);
+}
+
+// The chart's texts by group, as tests/browser/test_layout.py compares them.
+function textParts(host) {
+  const parts = [];
+  const add = (group, el, text = el.textContent) => {
+    const r = shownBox(el);
+    if (r && (text || "").trim()) parts.push({ group, r, el });
+  };
+  host.querySelectorAll(".gtitle").forEach((t) => {
+    const lines = t.querySelectorAll("tspan.line");
+    if (lines.length) lines.forEach((l) => add("title", l)); else add("title", t);
+  });
+  host.querySelectorAll(".infolayer .legend").forEach((lg) => {
+    const bg = lg.querySelector("rect.bg");
+    if (bg) add("legend", bg, lg.textContent);
+  });
+  host.querySelectorAll('.infolayer [class^="g-x"][class$="title"] text').forEach((t) => add("xtitle", t));
+  host.querySelectorAll('.infolayer [class^="g-y"][class$="title"] text').forEach((t) => add("ytitle", t));
+  host.querySelectorAll(".xaxislayer-above, .yaxislayer-above").forEach((layer, k) =>
+    layer.querySelectorAll('g[class$="tick"] text').forEach((t) => add(`${layer.classList.contains("xaxislayer-above") ? "x" : "y"}ticks ${k}`, t)));
+  host.querySelectorAll(".infolayer .colorbar").forEach((cb, k) => cb.querySelectorAll("text").forEach((t) => add(`colorbar ${k}`, t)));
+  host.querySelectorAll(".annotation-text").forEach((t, k) => add(`annotation ${k}`, t));
+  return parts;
+}
+
+// One round of mending: what the drawn chart shows wrong, as a relayout (null: nothing to mend).
+function presentFixes(host, layout) {
+  const fl = host._fullLayout;
+  if (!fl) return null;
+  const update = {};
+  // Log axes: only the decades (plotly writes the digits between them at 0.75 of the type).
+  for (const key of Object.keys(fl)) {
+    const ax = fl[key];
+    if (!/^[xy]axis\d*$/.test(key) || !ax || ax.type !== "log" || ax.tickmode === "array") continue;
+    const userAx = layout[key] || {};
+    if (userAx.dtick != null || !Array.isArray(ax.range) || Math.abs(ax.range[1] - ax.range[0]) < 1) continue;
+    if ((ax._vals || []).some((v) => v.text && Math.abs(v.x - Math.round(v.x)) > 1e-6)) update[`${key}.dtick`] = 1;
+  }
+  if (Object.keys(update).length) return update;
+  for (const key of Object.keys(fl)) {
+    const ax = fl[key];
+    if (/^[xy]axis\d*$/.test(key) && ax && ax.visible !== false && ax.showticklabels !== false) thinTicks(host, key, ax, update);
+  }
+  if (Object.keys(update).length) return update;
+
+  const svg = host.querySelector(".main-svg");
+  if (!svg) return null;
+  const box = svg.getBoundingClientRect();
+  const margin = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, layout.margin || {});
+  const grow = {};
+  const more = (side, px) => { grow[side] = Math.max(grow[side] || 0, Math.ceil(px) + 4); };
+  const parts = textParts(host);
+  // Text past the chart's edge: the margin on that side grows.
+  let titlePad = null;
+  for (const p of parts) {
+    if (p.group === "title" && p.r.top < box.top - 1) {
+      // A title of several lines grows upwards from where plotly anchors it: pad it down.
+      const pad = (layout.title && layout.title.pad && layout.title.pad.t) || 0;
+      titlePad = Math.max(titlePad || 0, pad + Math.ceil(box.top - p.r.top) + 2);
+      continue;
+    }
+    if (p.r.top < box.top - 1) more("t", box.top - p.r.top);
+    if (p.r.bottom > box.bottom + 1) more("b", p.r.bottom - box.bottom);
+    if (p.r.left < box.left - 1) more("l", box.left - p.r.left);
+    if (p.r.right > box.right + 1) more("r", p.r.right - box.right);
+  }
+  let legendMoved = false, titleTop = false;
+  const height = fl.height;
+  const notes = (layout.annotations || []).map((n) => Object.assign({}, n));
+  let notesMoved = false;
+  const noteOf = (part) => {
+    const g = part.el.closest(".annotation");
+    const i = g ? Number(g.getAttribute("data-index")) : NaN;
+    return Number.isInteger(i) && notes[i] ? notes[i] : null;
+  };
+  const moved = new Set();
+  for (let a = 0; a < parts.length; a++) {
+    for (let b = a + 1; b < parts.length; b++) {
+      const p = parts[a], q = parts[b];
+      if (p.group === q.group || !meet(p.r, q.r)) continue;
+      const groups = [p.group, q.group];
+      const one = [p, q].find((s) => s.group === "title");
+      const other = one === p ? q : p;
+      const lgPart = [p, q].find((s) => s.group === "legend");
+      const notePart = [p, q].find((s) => s.group.startsWith("annotation"));
+      if (one) {
+        // The title meets what is under it: the title goes to the chart's top, the rest moves down.
+        titleTop = true;
+        const d = one.r.bottom - other.r.top + 4;
+        const lg = layout.legend || {};
+        if (other.group === "legend" && lg.yref === "container" && !legendMoved) {
+          legendMoved = true;
+          update["legend.y"] = (lg.y == null ? 1 : lg.y) - d / height;
+        }
+        more("t", d);
+      } else if (lgPart && !legendMoved) {
+        // A legend on other text: above the plot, in a row, the plot under it.
+        legendMoved = true;
+        const lg = layout.legend || {};
+        if (lg.yanchor === "bottom" && lg.y === 1 && lg.yref === "paper") {
+          more("t", Math.min(p.r.bottom, q.r.bottom) - Math.max(p.r.top, q.r.top));
+        } else {
+          update["legend.orientation"] = "h";
+          update["legend.x"] = 0;
+          update["legend.xanchor"] = "left";
+          update["legend.y"] = 1;
+          update["legend.yanchor"] = "bottom";
+          update["legend.yref"] = "paper";
+          more("t", lgPart.r.height + 6);
+        }
+      } else if (notePart && !groups.every((g) => g.startsWith("annotation"))) {
+        // An annotation on an axis' labels or title: moved off them, across the axis' labels.
+        const note = noteOf(notePart);
+        const fixed = notePart === p ? q : p;
+        if (!note || moved.has(note)) continue;
+        moved.add(note);
+        notesMoved = true;
+        const n = notePart.r, f = fixed.r;
+        if (fixed.group.startsWith("y")) {
+          const left = (n.left + n.right) / 2 < (f.left + f.right) / 2;
+          note.xshift = (note.xshift || 0) + (left ? -(n.right - f.left + 3) : f.right - n.left + 3);
+        } else {
+          const above = (n.top + n.bottom) / 2 < (f.top + f.bottom) / 2;
+          const d = above ? n.bottom - f.top + 3 : f.bottom - n.top + 3;
+          note.yshift = (note.yshift || 0) + (above ? d : -d);
+          if (above && n.top - d < box.top) more("t", box.top - (n.top - d));
+          if (!above && n.bottom + d > box.bottom) more("b", n.bottom + d - box.bottom);
+        }
+      }
+    }
+  }
+  if (notesMoved) update.annotations = notes;
+  const title = layout.title || {};
+  if (titleTop && layout.title && !(title.yref === "container" && title.y === 1 && title.yanchor === "top")) {
+    update["title.yref"] = "container";
+    update["title.y"] = 1;
+    update["title.yanchor"] = "top";
+  }
+  if (titlePad !== null) update["title.pad"] = Object.assign({}, title.pad || {}, { t: titlePad });
+  for (const side of Object.keys(grow)) update[`margin.${side}`] = margin[side] + grow[side];
+  return Object.keys(update).length ? update : null;
+}
+
+// Draw a presenter-mode figure in ``host``, as tall as the room above the bar allows, then mend it.
+// Runs again when the chart's width changes (a slide shown, the window resized); host.dataset.fitting
+// is set while it runs (the browser tests wait for it to go).
+async function fitPresent(host, Plotly, figure, config) {
+  const token = (host.__fitToken || 0) + 1;
+  host.__fitToken = token;
+  host.__present = { figure, config };
+  const width = host.clientWidth;
+  if (!width) { await Plotly.react(host, figure.data, JSON.parse(JSON.stringify(figure.layout)), config); return; }
+  host.dataset.fitting = "1";
+  try {
+    const layout = JSON.parse(JSON.stringify(figure.layout));
+    layout.width = width;
+    layout.height = Math.min(layout.height || 420, Math.max(ROOM_MIN, presentRoom(host)));
+    layout.margin = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, layout.margin || {});
+    if (layout.title && layout.title.text) {
+      const t = layout.title;
+      const x = t.x == null ? 0.5 : t.x;
+      const anchor = t.xanchor || "auto";
+      const room = anchor === "left" || (anchor === "auto" && x < 0.34) ? width * (1 - x) - 16
+        : anchor === "right" || (anchor === "auto" && x > 0.66) ? width * x - 16 : width * 2 * Math.min(x, 1 - x) - 16;
+      const wrapped = wrapTitle(t.text, Object.assign({ family: (layout.font || {}).family }, t.font || {}), room);
+      if (wrapped !== t.text) {
+        const added = wrapped.split("<br>").length - String(t.text).split(/<br\s*\/?>/i).length;
+        t.text = wrapped;
+        layout.margin.t += Math.round(added * ((t.font && t.font.size) || 22) * 1.3);
+      }
+    }
+    host.style.minHeight = layout.height + "px";
+    await Plotly.react(host, figure.data, layout, config);
+    for (let pass = 0; pass < FIT_PASSES; pass++) {
+      if (host.__fitToken !== token || !host.isConnected) return;
+      const update = presentFixes(host, host.layout || layout);
+      host.__fitLog = (pass ? host.__fitLog : []).concat([update]);   // what was mended, for a look in the console
+      if (!update) break;
+      await Plotly.relayout(host, update);
+    }
+  } catch (err) {
+    console.warn(err);
+  } finally {
+    if (host.__fitToken === token) delete host.dataset.fitting;
+  }
+}
+
 export default function (component) {
   const { data, parentElement } = component;
   let host = parentElement.querySelector(":scope > .anatomy-chart");
@@ -127,7 +394,9 @@ export default function (component) {
     if (host.dataset.spec !== revision || !host.isConnected) return;   // a newer figure came
     host.__figure = figure;   // what the CSV button writes out (export, below)
     host.__exportName = data.export && data.export.file;
-    Plotly.react(host, figure.data, figure.layout, exportConfig(data.export));
+    if (!data.present) host.__present = null;
+    if (data.present) fitPresent(host, Plotly, figure, exportConfig(data.export));
+    else Plotly.react(host, figure.data, figure.layout, exportConfig(data.export));
     // A clickable chart (chart(..., on_select=...)): a click sends the point's customdata.
     host.__setTrigger = component.setTriggerValue;
     if (data.select && !host.__select) {
@@ -163,7 +432,8 @@ function watchResize(host, Plotly) {
     if (!host.isConnected || host.clientWidth === 0 || host.clientWidth === width) return;
     if (!host.classList.contains("js-plotly-plot")) return;
     width = host.clientWidth;
-    Plotly.Plots.resize(host).catch(() => {});
+    if (host.__present) fitPresent(host, Plotly, host.__present.figure, host.__present.config);
+    else Plotly.Plots.resize(host).catch(() => {});
   });
   host.__resize.observe(host);
 }
@@ -317,7 +587,8 @@ function drawLive(host, st) {
     host.dataset.frame = String(i);
     host.__figure = figure;   // the CSV of the frame on screen
     host.__exportName = st.data.export && st.data.export.file;
-    Plotly.react(host, figure.data, figure.layout, exportConfig(st.data.export));
+    if (st.data.present) fitPresent(host, Plotly, figure, exportConfig(st.data.export));
+    else Plotly.react(host, figure.data, figure.layout, exportConfig(st.data.export));
     st.draws += 1;
     watchResize(host, Plotly);
   };

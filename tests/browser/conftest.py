@@ -87,11 +87,13 @@ _RAN = """() => {
 }"""
 # Charts and code blocks draw after the script finishes: wait for every skeleton to go and
 # for every chart element to hold a drawn plot (its <div> appears only once the component's
-# code has run, and the plot once plotly.js has loaded: a fresh tab fetches it first). The other
+# code has run, and the plot once plotly.js has loaded: a fresh tab fetches it first), and for
+# presenter mode's fitting of each chart to its slide to end (ui/chart.js: fitPresent). The other
 # component, the classroom bar (ui/classroom.py), draws no plot.
 _DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length === 0
     && Array.from(document.querySelectorAll('[data-testid^="stBidiComponent"]'))
-           .every(el => el.querySelector('.anatomy-chart .main-svg') || el.querySelector('.anatomy-classroom'))"""
+           .every(el => el.querySelector('.anatomy-chart .main-svg') || el.querySelector('.anatomy-classroom'))
+    && !document.querySelector('.anatomy-chart[data-fitting]')"""
 
 
 def settle(page, timeout_ms: int | None = None) -> None:

@@ -74,7 +74,7 @@ MEASURE = r"""() => {
 # Every visible chart has been fitted to its box after a change of the window's size.
 FITTED = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .anatomy-chart.js-plotly-plot'))
     .filter(c => c.clientWidth > 0)
-    .every(c => c._fullLayout && Math.abs(c._fullLayout.width - c.clientWidth) <= 1)"""
+    .every(c => c._fullLayout && Math.abs(c._fullLayout.width - c.clientWidth) <= 1 && !c.dataset.fitting)"""
 
 
 def problems(m: dict, overlaps: list[str], k: int, titles: list[str]) -> list[str]:
