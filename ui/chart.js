@@ -199,6 +199,8 @@ function textParts(host) {
     layer.querySelectorAll('g[class$="tick"] text').forEach((t) => add(`${layer.classList.contains("xaxislayer-above") ? "x" : "y"}ticks ${k}`, t)));
   host.querySelectorAll(".infolayer .colorbar").forEach((cb, k) => cb.querySelectorAll("text").forEach((t) => add(`colorbar ${k}`, t)));
   host.querySelectorAll(".annotation-text").forEach((t, k) => add(`annotation ${k}`, t));
+  // Text drawn with the data (a diagram's labels, bar values): only kept inside the chart.
+  host.querySelectorAll(".textpoint text, text.bartext").forEach((t) => add("data", t));
   return parts;
 }
 
@@ -256,7 +258,7 @@ function presentFixes(host, layout) {
   for (let a = 0; a < parts.length; a++) {
     for (let b = a + 1; b < parts.length; b++) {
       const p = parts[a], q = parts[b];
-      if (p.group === q.group || !meet(p.r, q.r)) continue;
+      if (p.group === q.group || p.group === "data" || q.group === "data" || !meet(p.r, q.r)) continue;
       const groups = [p.group, q.group];
       const one = [p, q].find((s) => s.group === "title");
       const other = one === p ? q : p;
@@ -276,8 +278,22 @@ function presentFixes(host, layout) {
         // A legend on other text: above the plot, in a row, the plot under it.
         legendMoved = true;
         const lg = layout.legend || {};
-        if (lg.yanchor === "bottom" && lg.y === 1 && lg.yref === "paper") {
-          more("t", Math.min(p.r.bottom, q.r.bottom) - Math.max(p.r.top, q.r.top));
+        const d0 = Math.min(p.r.bottom, q.r.bottom) - Math.max(p.r.top, q.r.top) + 4;
+        if (lg.yref === "container" && lg.y != null && lg.y <= 0.2) {
+          // Pinned to the chart's foot: the plot and its axis titles move up, off it.
+          more("b", d0);
+        } else if (lg.yref === "container" && lg.y != null && lg.y >= 0.5) {
+          // Pinned under the title: the plot moves down, off it.
+          more("t", d0);
+        } else if (lg.yref !== "container" && lg.y != null && lg.y < 0) {
+          // Under the plot, on its axis' labels: lower, and the foot of the chart grows for it.
+          update["legend.y"] = lg.y - d0 / ((fl._size && fl._size.h) || height);
+          more("b", d0);
+        } else if (lg.yanchor === "bottom" && lg.y >= 1 && lg.yref === "paper") {
+          // Already above the plot, on labels drawn there (an x axis on top): higher still.
+          const d = Math.min(p.r.bottom, q.r.bottom) - Math.max(p.r.top, q.r.top) + 4;
+          update["legend.y"] = lg.y + d / ((fl._size && fl._size.h) || height);
+          more("t", d);
         } else {
           update["legend.orientation"] = "h";
           update["legend.x"] = 0;
@@ -286,6 +302,17 @@ function presentFixes(host, layout) {
           update["legend.yanchor"] = "bottom";
           update["legend.yref"] = "paper";
           more("t", lgPart.r.height + 6);
+        }
+      } else if (groups.every((g) => /^[xy]ticks/.test(g)) && p.group[0] !== q.group[0]) {
+        // The corner of two axes: the y axis' labels step away from the x axis' ones.
+        const y = p.group[0] === "y" ? p : q, x = y === p ? q : p;
+        const g = y.el.closest('g[class$="tick"]');
+        const id = g && /^(y\d*)tick$/.exec(g.getAttribute("class"));
+        const key = id && "yaxis" + id[1].slice(1);
+        if (key && fl[key] && !(("_stand_" + key) in update)) {
+          update["_stand_" + key] = true;
+          update[`${key}.ticklabelstandoff`] = (fl[key].ticklabelstandoff || 0)
+            + Math.ceil(Math.min(y.r.right, x.r.right) - Math.max(y.r.left, x.r.left)) + 3;
         }
       } else if (notePart && !groups.every((g) => g.startsWith("annotation"))) {
         // An annotation on an axis' labels or title: moved off them, across the axis' labels.
@@ -309,6 +336,7 @@ function presentFixes(host, layout) {
     }
   }
   if (notesMoved) update.annotations = notes;
+  for (const k of Object.keys(update)) if (k.startsWith("_stand_")) delete update[k];
   const title = layout.title || {};
   if (titleTop && layout.title && !(title.yref === "container" && title.y === 1 && title.yanchor === "top")) {
     update["title.yref"] = "container";
@@ -316,7 +344,12 @@ function presentFixes(host, layout) {
     update["title.yanchor"] = "top";
   }
   if (titlePad !== null) update["title.pad"] = Object.assign({}, title.pad || {}, { t: titlePad });
-  for (const side of Object.keys(grow)) update[`margin.${side}`] = margin[side] + grow[side];
+  // Margins grow only while the plot keeps two fifths of the chart: past that, leave it as it is.
+  const keep = (side, full) => margin.l + margin.r + margin.t + margin.b >= 0
+    && (full - (side === "t" || side === "b" ? margin.t + margin.b : margin.l + margin.r) - grow[side]) >= 0.4 * full;
+  for (const side of Object.keys(grow)) {
+    if (keep(side, side === "t" || side === "b" ? fl.height : fl.width)) update[`margin.${side}`] = margin[side] + grow[side];
+  }
   return Object.keys(update).length ? update : null;
 }
 
@@ -333,7 +366,9 @@ async function fitPresent(host, Plotly, figure, config) {
   try {
     const layout = JSON.parse(JSON.stringify(figure.layout));
     layout.width = width;
-    layout.height = Math.min(layout.height || 420, Math.max(ROOM_MIN, presentRoom(host)));
+    // A chart that starts too low to fit anyway keeps its height (it is not the slide's figure).
+    const room = presentRoom(host);
+    if (room >= ROOM_MIN) layout.height = Math.min(layout.height || 420, room);
     layout.margin = Object.assign({ l: 80, r: 80, t: 100, b: 80 }, layout.margin || {});
     if (layout.title && layout.title.text) {
       const t = layout.title;
