@@ -146,8 +146,8 @@ def quoted(chars: list[str]) -> str:
 # The page's fixed parts are laid out once; the fragments below refill only their slots.
 st.subheader(tr(f"{NS}.trained_title"))
 st.markdown(tr(f"{NS}.trained_text"))
+example_buttons()                  # under the prose that says "press an example", on its slide
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.trained_title")))
-example_buttons()
 slot = {"date_controls": st.container(), "verdict": st.container(), "trained": st.container()}
 align_left, align_right = st.columns([1, 1])
 slot["align"], slot["best"] = align_left.container(), align_right.container()

@@ -201,7 +201,6 @@ code_panel(FeedForward, relu_off, height=None)
 st.subheader(tr(f"{NS}.decode_title"))
 st.markdown(tr(f"{NS}.decode_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.decode_title")))
-st.caption(tr(f"{NS}.marks"))          # here they stand in the vocabulary, next to the digits
 slot["feed_controls"], slot["step_controls"] = st.container(), st.container()
 slot["decode"], slot["forcing"] = st.container(), st.container()
 slot["forcing_caption"] = st.container()
@@ -349,6 +348,7 @@ def decoding_section(text: str):
                           forced=d["forced"][step] if step < len(d["forced"]) else None,
                           names=(tr(f"{NS}.stepped_name"), tr(f"{NS}.forced_name")),
                           height=max(320, 24 * steps + 130)), key=f"{NS}.probs")
+        st.caption(tr(f"{NS}.marks"))      # the marks stand in the vocabulary, next to the digits
         if entry is not None:   # under the figure: on a slide, the figure comes first
             written = " · ".join(f"`{d['vocab'][i]}` {100 * float(p[i]):.0f} %"
                                  for i, p in zip(d["ids"], d["stepped"], strict=False))

@@ -130,6 +130,7 @@ slot["copy"] = beside_code(repeated_probe, token_losses, copy_losses, height=460
 st.subheader(tr(f"{NS}.ablate_title"))
 st.markdown(tr(f"{NS}.ablate_text"))
 common_mistake(f"{NS}.mistake")
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.ablate_title")))   # presenter mode: the controls with the losses
 slot["ablate_controls"] = st.container()
 slot["ablate"] = beside_code(ablation_study, ablate, height=520)
 slot["ablate_table"] = st.container()

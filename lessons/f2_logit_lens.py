@@ -16,6 +16,7 @@ from ui.frame import (
     lang,
     plain,
     ranged_slider,
+    slide,
     text_box,
     tr,
     try_this,
@@ -67,6 +68,7 @@ def text_controls(real: bool):
 # ---------------------------------------------------------------- the lens
 st.subheader(tr(f"{NS}.lens_title"))
 st.markdown(tr(f"{NS}.lens_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.lens_title")))   # presenter mode: the grid with its controls
 real = real_model(dev) if model_switch(NS, default=REAL) == REAL else None
 loaded = real or course_model(dev)
 name = REAL if real else COURSE
@@ -86,6 +88,7 @@ if loaded:
     # ------------------------------------------------------------ the answer through the layers
     st.subheader(tr(f"{NS}.answer_title"))
     st.markdown(tr(f"{NS}.answer_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.answer_title")))
     # The depth first: the cell view below the curve reads one row of the grid (blocks passed) at
     # the chosen column (the position); both sliders sit right above the figures they move.
     left, right = st.columns(2)
@@ -94,6 +97,7 @@ if loaded:
     # ------------------------------------------------------------ direct logit attribution
     st.subheader(tr(f"{NS}.dla_title"))
     st.markdown(tr(f"{NS}.dla_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.dla_title")))
     slot["target"] = st.container()
     slot["dla"] = beside_code(direct_attribution, final_scale, height=480)
     st.subheader(tr(f"{NS}.heads_title"))

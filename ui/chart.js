@@ -171,6 +171,7 @@ function thinTicks(host, key, ax, update) {
   const vals = (ax._vals || []).filter((v) => v.text !== "" && v.text != null);
   if (vals.length < 3) return;
   const keep = vals.filter((_, i) => i % k === 0);
+  if (keep.length < 2 && vals.length > 1) keep.push(vals[vals.length - 1]);   // an axis keeps two labels
   const value = (v) => (ax.type === "category" && ax._categories ? ax._categories[Math.round(v.x)]
     : ax.type === "log" ? Math.pow(10, v.x) : ax.type === "date" ? ax.l2r(v.x) : v.x);
   update[`${key}.tickmode`] = "array";
@@ -239,6 +240,27 @@ function presentFixes(host, layout) {
       const pad = (layout.title && layout.title.pad && layout.title.pad.t) || 0;
       titlePad = Math.max(titlePad || 0, pad + Math.ceil(box.top - p.r.top) + 2);
       continue;
+    }
+    if ((p.group === "ytitle" && (p.r.top < box.top - 1 || p.r.bottom > box.bottom + 1))
+        || (p.group === "xtitle" && (p.r.left < box.left - 1 || p.r.right > box.right + 1))) {
+      // An axis title longer than its axis: on two lines, broken at its middle space.
+      const g = p.el.closest('[class^="g-"][class$="title"]');
+      const id = g && /^g-([xy]\d*)title$/.exec(g.getAttribute("class"));
+      const key = id && (id[1][0] + "axis" + id[1].slice(1));
+      const t = key && layout[key] && layout[key].title;
+      const text = t && (typeof t === "string" ? t : t.text);
+      if (text && !/<br>/i.test(text) && /\s/.test(text.trim())) {
+        const words = text.trim().split(/\s+/);
+        let best = 1, bestGap = Infinity;
+        for (let i = 1; i < words.length; i++) {
+          const gap = Math.abs(words.slice(0, i).join(" ").length - words.slice(i).join(" ").length);
+          if (gap < bestGap) { best = i; bestGap = gap; }
+        }
+        update[`${key}.title.text`] = words.slice(0, best).join(" ") + "<br>" + words.slice(best).join(" ");
+        const size = (t.font && t.font.size) || PRESENT_MIN;
+        more(p.group === "ytitle" ? "l" : "b", size * 1.3 - 4);
+        continue;
+      }
     }
     if (p.r.top < box.top - 1) more("t", box.top - p.r.top);
     if (p.r.bottom > box.bottom + 1) more("b", p.r.bottom - box.bottom);
@@ -336,6 +358,17 @@ function presentFixes(host, layout) {
     }
   }
   if (notesMoved) update.annotations = notes;
+  // A legend pinned to the chart's foot below more room than it takes (the figure kept rows for
+  // the narrowest chart): the plot takes the rest back, 8 px above the legend.
+  const lg = layout.legend || {};
+  const lgBox = parts.find((x) => x.group === "legend");
+  if (lgBox && !legendMoved && !grow.b && lg.yref === "container" && (lg.y || 0) <= 0.05 && lg.yanchor === "bottom") {
+    const above = parts.filter((x) => x.group !== "legend" && x.group !== "title" && x.r.bottom <= lgBox.r.top + 1
+      && x.r.right > lgBox.r.left && x.r.left < lgBox.r.right);
+    const low = Math.max(box.top + fl._size.t + fl._size.h, ...above.map((x) => x.r.bottom));
+    const gap = lgBox.r.top - low;
+    if (gap > 16) update["margin.b"] = Math.max(0, Math.round(margin.b - (gap - 8)));
+  }
   for (const k of Object.keys(update)) if (k.startsWith("_stand_")) delete update[k];
   const title = layout.title || {};
   if (titleTop && layout.title && !(title.yref === "container" && title.y === 1 && title.yanchor === "top")) {

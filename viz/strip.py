@@ -32,9 +32,12 @@ def model_strip(kinds: list[str], names: list[str], shapes: list[str], params: l
         shapes_.append({"type": "rect", "x0": x0, "x1": x1, "y0": 0.15, "y1": 0.85, "xref": "x", "yref": "y",
                         "fillcolor": _FILL.get(kind, "#eef3f8"),
                         "line": {"color": "#d62728" if i == selected else "#8c8c8c", "width": 3 if i == selected else 1}})
-        notes.append({"x": i + 0.5, "y": 0.62, "text": f"<b>{name}</b>", "showarrow": False, "font": {"size": 13}})
-        notes.append({"x": i + 0.5, "y": 0.38, "text": f"{shape}<br>{count}", "showarrow": False,
-                      "font": {"size": 12, "color": "#555"}})
+        # The name above the box's middle line, the shape and count under it, each anchored on the
+        # line: they never meet, whatever the type's size (presenter mode draws it larger).
+        notes.append({"x": i + 0.5, "y": 0.5, "yanchor": "bottom", "yshift": 3, "text": f"<b>{name}</b>",
+                      "showarrow": False, "font": {"size": 13}})
+        notes.append({"x": i + 0.5, "y": 0.5, "yanchor": "top", "yshift": -3, "text": f"{shape}<br>{count}",
+                      "showarrow": False, "font": {"size": 12, "color": "#555"}})
         if i < n - 1:
             notes.append({"x": i + 1.06, "y": 0.5, "ax": i + 0.94, "ay": 0.5, "xref": "x", "yref": "y", "axref": "x",
                           "ayref": "y", "text": "", "showarrow": True, "arrowhead": 2, "arrowsize": 1, "arrowwidth": 1.5,
