@@ -31,6 +31,7 @@ from ui.frame import (
     lang,
     plain,
     ranged_slider,
+    slide,
     text_box,
     tr,
     try_this,
