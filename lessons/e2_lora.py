@@ -159,13 +159,13 @@ counts_section()
 st.subheader(tr(f"{NS}.tune_title"))
 stats = song_stats()
 st.markdown(tr(f"{NS}.tune_text"))
-slide(tr("classroom.slide.continued", title=tr(f"{NS}.tune_title")))
-if stats:
+if stats:                       # what the corpus holds: with the prose, on its slide
     body, whole = stats["body"], stats["whole"]
     st.caption(tr(f"{NS}.song_stats", poems=stats["poems"], chars=body["characters"], lines=body["lines"],
                   unknown=body["unknown"], share=body["unknown"] / max(1, body["characters"]),
                   touched=stats["poems_with_unknown"], whole=whole["characters"],
                   whole_unknown=whole["unknown"]))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.tune_title")))
 
 
 def prompt_controls() -> str:

@@ -325,6 +325,20 @@ function presentFixes(host, layout) {
           update["legend.yref"] = "paper";
           more("t", lgPart.r.height + 6);
         }
+      } else if (groups.some((g) => /^[xy]title$/.test(g)) && groups.some((g) => /^[xy]ticks/.test(g))
+                 && p.group[0] === q.group[0]) {
+        // An axis title on its own tick labels: it stands further off them.
+        const t = /title$/.test(p.group) ? p : q, k = t === p ? q : p;
+        const g = t.el.closest('[class^="g-"][class$="title"]');
+        const id = g && /^g-([xy]\d*)title$/.exec(g.getAttribute("class"));
+        const key = id && (id[1][0] + "axis" + id[1].slice(1));
+        if (key && fl[key] && !(("_stand_" + key + "t") in update)) {
+          update["_stand_" + key + "t"] = true;
+          const x = key[0] === "x";
+          const d = Math.ceil(x ? k.r.bottom - t.r.top : t.r.right - k.r.left) + 3;
+          update[`${key}.title.standoff`] = ((fl[key].title && fl[key].title.standoff) || 0) + d;
+          more(x ? (fl[key].side === "top" ? "t" : "b") : (fl[key].side === "right" ? "r" : "l"), d);
+        }
       } else if (groups.every((g) => /^[xy]ticks/.test(g)) && p.group[0] !== q.group[0]) {
         // The corner of two axes: the y axis' labels step away from the x axis' ones.
         const y = p.group[0] === "y" ? p : q, x = y === p ? q : p;
@@ -363,9 +377,10 @@ function presentFixes(host, layout) {
   const lg = layout.legend || {};
   const lgBox = parts.find((x) => x.group === "legend");
   if (lgBox && !legendMoved && !grow.b && lg.yref === "container" && (lg.y || 0) <= 0.05 && lg.yanchor === "bottom") {
+    const plotBottom = box.top + fl._size.t + fl._size.h;
     const above = parts.filter((x) => x.group !== "legend" && x.group !== "title" && x.r.bottom <= lgBox.r.top + 1
-      && x.r.right > lgBox.r.left && x.r.left < lgBox.r.right);
-    const low = Math.max(box.top + fl._size.t + fl._size.h, ...above.map((x) => x.r.bottom));
+      && x.r.top >= plotBottom - 2);
+    const low = Math.max(plotBottom, ...above.map((x) => x.r.bottom));
     const gap = lgBox.r.top - low;
     if (gap > 16) update["margin.b"] = Math.max(0, Math.round(margin.b - (gap - 8)));
   }
@@ -384,6 +399,22 @@ function presentFixes(host, layout) {
     if (keep(side, side === "t" || side === "b" ? fl.height : fl.width)) update[`margin.${side}`] = margin[side] + grow[side];
   }
   return Object.keys(update).length ? update : null;
+}
+
+// Whether a label drawn with the data spills out of the smallest box (shape) its centre is in.
+function textSpills(host) {
+  const boxes = Array.from(host.querySelectorAll(".shapelayer path")).map((p) => p.getBoundingClientRect())
+    .filter((r) => r.width > 4 && r.height > 4);
+  if (!boxes.length) return false;
+  return Array.from(host.querySelectorAll(".textpoint text")).some((t) => {
+    const r = shownBox(t);
+    if (!r || !(t.textContent || "").trim()) return false;
+    const cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+    const inside = boxes.filter((s) => s.left <= cx && cx <= s.right && s.top <= cy && cy <= s.bottom)
+      .sort((a, b) => a.width * a.height - b.width * b.height)[0];
+    return !!inside && (r.left < inside.left - 1.5 || r.right > inside.right + 1.5
+      || r.top < inside.top - 1.5 || r.bottom > inside.bottom + 1.5);
+  });
 }
 
 // Draw a presenter-mode figure in ``host``, as tall as the room above the bar allows, then mend it.
@@ -424,6 +455,15 @@ async function fitPresent(host, Plotly, figure, config) {
       host.__fitLog = (pass ? host.__fitLog : []).concat([update]);   // what was mended, for a look in the console
       if (!update) break;
       await Plotly.relayout(host, update);
+    }
+    // A diagram's labels larger than their boxes: back to the figure's own size (only chart text
+    // on axes, legends and annotations has the presenter's minimum).
+    if (host.__fitToken === token && textSpills(host)) {
+      const idx = [], sizes = [];
+      (host.data || []).forEach((t, i) => {
+        if (t.textfont && t.textfont.size) { idx.push(i); sizes.push(Math.round(t.textfont.size / PRESENT_SCALE)); }
+      });
+      if (idx.length) await Plotly.restyle(host, { "textfont.size": sizes }, idx);
     }
   } catch (err) {
     console.warn(err);
