@@ -129,41 +129,10 @@ def tabs(chromium_browser):
         page.close()
 
 
-# Lessons with slides that still fail (measured 2026-12-02, both languages unless said), and why.
-# Most are chart type at 18 px on a chart the frame drew at most 425 px tall: a token axis of 11-24
-# rows or a log axis has more labels than room (ui/chart.js would have to thin them in presenter
-# mode), or a legend or annotation the larger type pushes onto other text. The rest are slides with
-# two rows of controls above the figure, 30-100 px too low at 1280x720.
-# ANATOMY_SLIDES_STRICT=1 runs them as plain tests. Take a lesson off when it passes.
-PENDING = {
-    "a2": "en: the PCA map's tick labels meet (slide 7)",
-    "b1": "the six-panel matrix below the fold at 1280x720 and its ticks meet its annotations (2); a log "
-          "axis' in-between digits at 14.25 px (4); the batch panels' ticks meet their annotations (6)",
-    "b2": "the head grid's token ticks overlap (2, 3; 3 below the fold at 1280x720); the split's ticks meet "
-          "its annotations (5)",
-    "b3": "the mask panel's token ticks overlap (2)",
-    "b4": "the trained model's alignment below the fold at both sizes (3), the matrix at 1280x720 (5)",
-    "b5": "the receptive field 25 px below the fold at 1280x720 (5); a tick meets an annotation (7)",
-    "c1": "the 700 px diagram (3) and the decoding figure (9) below the fold; legend on annotation (5), "
-          "ticks overlap (7)",
-    "c2": "the whole model's annotations meet (2), title on legend (4), the counter 50 px below the fold "
-          "at 1280x720 (10)",
-    "c3": "log-axis digits at 14.25 px and title on legend (6), ticks overlap (8, 12), the trained "
-          "model's figure 45 px below the fold at 1280x720 (12)",
-    "d1": "the log axis' tick labels overlap (3)",
-    "d2": "two rows of controls: the step figure (3) and the memory figure (7) below the fold at 1280x720",
-    "d3": "the roofline (4) and the moves (9) below the fold at 1280x720; roofline texts meet (2, 6, 8)",
-    "d4": "the trained heads' grid below the fold at 1280x720, its token ticks overlap (5)",
-    "e1": "the router (3) and the memory chart (10) below the fold at 1280x720; the router's 24 token "
-          "ticks overlap; the memory legend meets its axis title",
-    "e2": "the counts (3) and the spectra (5) below the fold at 1280x720; texts meet (5)",
-    "f1": "the score grids (3), the probe's pattern (5, 6) and the losses (7) below the fold at 1280x720; "
-          "the chosen head's word ticks overlap at 18 px (4)",
-    "f2": "the lens grid (2) below the fold at both sizes, its row ticks overlap at 18 px; the cell's "
-          "bars (3) and the attribution (4) below the fold; the head grid's ticks overlap (5)",
-    "f3": "the loss curve's log ticks overlap at 18 px (2); the guesses (5) and the heads (7) below the "
-          "fold at 1280x720",
-}
+# Lessons with slides that still fail, and why; ANATOMY_SLIDES_STRICT=1 runs them as plain tests.
+# Take a lesson off when it passes. Empty since 2026-12-02: ui/chart.js fits every chart to its slide
+# in presenter mode (fitPresent), and the lessons whose figure fell below the fold were split.
+PENDING: dict[str, str] = {}
 STRICT = os.environ.get("ANATOMY_SLIDES_STRICT") == "1"
 LESSONS = existing_lessons()
 
