@@ -20,6 +20,7 @@ LIVE = [
     ("attention", "b1.hist", "b1.width"),
     ("masks", "b3.leak", "b3.changed"),
     ("rope", "c3.plane", "c3.m"),
+    ("rope", "c3.dist", "c3.key_n"),
     ("kv-cache", "d2.fig", "d2.step"),
     ("memory-wall", "d3.roofline", "d3.batch"),
     ("moe", "e1.load", "e1.capacity"),
