@@ -9,6 +9,7 @@
           server runs during the drag (goal 0) and after the release (goal exactly 1)
 
     python -m bench.bench_lessons [--runs 20] [--presses 10] [--only b1,c3] [--no-browser] [--real]
+    python -m bench.bench_lessons --drag 3 [--presses 5] [--only a3,c3,d1]   (the live sliders alone)
 --real opens each lesson that offers SmolLM2 on it (REAL_QUERY), its results cached by the warm-up runs.
 Budgets: script <= 50 ms, redraw <= 150 ms. Numbers on these shared 2-core machines are noisy:
 compare rows measured in the same run. The last row, "floor", is a page with one slider and
@@ -103,11 +104,11 @@ RUN_PROBE = """() => {
   watch();
 }"""
 # The live chart of the first live slider, and what it has drawn (ui/chart.js: host.__live).
-LIVE_HOST = """() => { const box = document.querySelector('.anatomy-live');
+LIVE_HOST = """(key) => { const box = document.querySelector(key ? '.anatomy-live[data-key="' + key + '"]' : '.anatomy-live');
   return box && box.nextElementSibling; }"""
 # After a key press: frames until the chart has drawn a new frame, then the frame that paints it.
-WAIT_FOR_LIVE = """async (draws) => {
-  const host = (%s)();
+WAIT_FOR_LIVE = """async ([draws, key]) => {
+  const host = (%s)(key);
   const limit = performance.now() + 10000;
   while (host.__live.draws === draws) {
     if (performance.now() > limit) throw new Error('live figure did not change');
@@ -117,7 +118,7 @@ WAIT_FOR_LIVE = """async (draws) => {
   return performance.now() - window.__t0;
 }""" % LIVE_HOST
 # During a drag: the time of every new frame the chart draws.
-DRAW_LOG = """() => { const host = (%s)(); window.__drawTimes = [];
+DRAW_LOG = """(key) => { const host = (%s)(key); window.__drawTimes = [];
   let seen = host.__live.draws;
   const tick = () => { if (!window.__drawTimes) return;
     if (host.__live.draws !== seen) { seen = host.__live.draws; window.__drawTimes.push(performance.now()); }
@@ -139,35 +140,42 @@ def press_times(page, presses: int) -> list[float]:
     return times
 
 
-def live_times(page, presses: int) -> list[float]:
-    """Key press on the live slider -> the next painted frame with the changed figure (no run)."""
-    slider = page.locator(LIVE).first
+def _live_slider(page, key: str | None):
+    return page.locator(f'.anatomy-live[data-key="{key}"] input[type=range]' if key else LIVE).first
+
+
+def live_times(page, presses: int, key: str | None = None) -> list[float]:
+    """Key press on the live slider (the first, or the chart ``key``'s) -> the next painted frame
+    with the changed figure (no run)."""
+    slider = _live_slider(page, key)
     slider.scroll_into_view_if_needed()
     times = []
+    # At the right end (after a drag) the first press goes left: a press at an end changes nothing.
+    at_end = page.evaluate(f"(key) => {{ const s = ({LIVE_HOST})(key).__live; return s.index === s.values.length - 1; }}", key)
     for i in range(presses):
         slider.focus()
-        draws = page.evaluate(f"() => ({LIVE_HOST})().__live.draws")
+        draws = page.evaluate(f"(key) => ({LIVE_HOST})(key).__live.draws", key)
         page.evaluate("() => { window.__t0 = performance.now(); }")
-        page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
-        times.append(page.evaluate(WAIT_FOR_LIVE, draws))
+        page.keyboard.press("ArrowRight" if (i % 2 == 0) != at_end else "ArrowLeft")
+        times.append(page.evaluate(WAIT_FOR_LIVE, [draws, key]))
         page.wait_for_timeout(1200)   # the value is sent 600 ms after the last key: let that run end
     return times
 
 
-def drag(page) -> dict:
+def drag(page, key: str | None = None) -> dict:
     """The mouse across the live slider, 60 steps in 2 s, from its left end to its right end:
     figure changes a second, how many values it crossed, server runs during and after."""
-    slider = page.locator(LIVE).first
+    slider = _live_slider(page, key)
     slider.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
     box = slider.bounding_box()
-    n = int(page.evaluate(f"() => ({LIVE_HOST})().__live.values.length"))
+    n = int(page.evaluate(f"(key) => ({LIVE_HOST})(key).__live.values.length", key))
     y = box["y"] + box["height"] / 2
     page.mouse.move(box["x"] + 2, y)
     page.mouse.down()
     page.wait_for_timeout(200)
     runs = page.evaluate("() => window.__runs")
-    page.evaluate(DRAW_LOG)
+    page.evaluate(DRAW_LOG, key)
     start = time.perf_counter()
     for i in range(1, 61):
         page.mouse.move(box["x"] + 2 + (box["width"] - 4) * i / 60, y)
@@ -252,6 +260,47 @@ def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: i
     return out
 
 
+def live_only(slugs: list[str], presses: int, drags: int) -> list[dict]:
+    """Every live slider of each page (not only the first), each measured twice in one tab: with the
+    full redraw (Plotly.react on every frame, ui/chart.js before the fast path: window.__anatomyFullRedraw)
+    and with the fast path. ``drags`` drags each: the median fps, the worst runs during/after."""
+    from playwright.sync_api import sync_playwright
+
+    proc, url = serve("app.py")
+    rows = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector('[data-testid="stMain"] h1, [data-testid="stMain"] .js-plotly-plot', timeout=60000)
+            page.close()
+            for slug in slugs:
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.add_init_script(f"({RUN_PROBE})()")
+                page.goto(f"{url}/{slug}")
+                page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
+                page.wait_for_timeout(1500)
+                keys = page.evaluate("() => Array.from(document.querySelectorAll('.anatomy-live'))"
+                                     ".map(b => b.dataset.key)")
+                for key in keys:
+                    for mode in ("full", "fast"):
+                        page.evaluate(f"() => {{ window.__anatomyFullRedraw = {str(mode == 'full').lower()}; }}")
+                        live = statistics.median(live_times(page, presses, key))
+                        runs = [drag(page, key) for _ in range(drags)]
+                        rows.append({"slug": slug, "key": key, "mode": mode, "live": live,
+                                     "fps": statistics.median(r["fps"] for r in runs),
+                                     "changes": statistics.median(r["changes"] for r in runs),
+                                     "crossed": runs[0]["crossed"], "during": max(r["during"] for r in runs),
+                                     "after": sorted({r["after"] for r in runs})})
+                page.close()
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=20)
@@ -259,9 +308,24 @@ def main() -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--no-browser", action="store_true")
     ap.add_argument("--real", action="store_true", help="the lessons that offer SmolLM2, opened on it")
+    ap.add_argument("--drag", type=int, default=0, metavar="N",
+                    help="only the live sliders: every one on each page, N drags each, full redraw against "
+                         "the fast path, with the floor row")
     args = ap.parse_args()
     lessons = [lesson for lesson in existing_lessons()
                if not args.only or lesson.ns in args.only.split(",")]
+    if args.drag:
+        rows = live_only([lesson.url_path for lesson in lessons], args.presses, args.drag)
+        floor = browser_medians([""], args.presses, "bench/floor_app.py")[""]
+        load = os.getloadavg()
+        print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; floor (slider -> redraw) {floor:.0f} ms")
+        print(f"{'page':<13}{'chart':<14}{'redraw':<7}{'live (ms)':>10}{'x floor':>9}{'drag fps':>10}"
+              f"{'changes':>9}{'crossed':>9}{'runs drag/after':>17}")
+        for r in rows:
+            after = "/".join(str(a) for a in r["after"])
+            print(f"{r['slug']:<13}{r['key']:<14}{r['mode']:<7}{r['live']:>10.0f}{r['live'] / floor:>9.2f}"
+                  f"{r['fps']:>10.0f}{r['changes']:>9.0f}{r['crossed']:>9}{str(r['during']) + ' / ' + after:>17}")
+        return
     if args.real:
         lessons = [lesson for lesson in lessons if lesson.ns in REAL_LESSONS]
     scripts = {lesson.ns: script_median_ms(lesson.file, args.runs,

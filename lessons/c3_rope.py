@@ -5,6 +5,7 @@ import streamlit as st
 from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
+    pair_angles_by_key,
     real_query_key,
     rope_both_forms,
     rope_score_bound,
@@ -19,6 +20,7 @@ from ui.c3_rope import (
     DISTANCES,
     REAL_BASES,
     REAL_TOKENS,
+    by_key,
     real_curves,
     real_qk,
     rotation,
@@ -46,7 +48,7 @@ from ui.live import live_figure, live_value
 from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import heatmap
 from viz.common import label
-from viz.rope import by_distance, pair_plane, per_pair, score_curves
+from viz.rope import by_distance, pair_plane, per_pair, score_by_offset, score_curves
 
 NS = "c3"
 WIDTHS = [8, 16, 32, 64, 128]
@@ -61,6 +63,9 @@ REAL_CHARS = 1200
 # The query's positions on the live slider: every other one, so that the frames stay near 150 KB
 # (the trail is sent once; the hand, the arc and the title are each frame's own).
 M_VALUES = list(range(0, 257, 2))
+# The key's positions on its live slider (the score against m − n): every one; a frame is two
+# points and a title, ~0.2 KB.
+N_VALUES = list(range(0, 257))
 
 header(NS)
 
@@ -77,8 +82,7 @@ def rotation_controls():
                                help=tr("common.seed_help"))
     with c1:
         m = int(live_value(f"{NS}.m", M_VALUES, 12))   # the plane's own live slider (ui.live)
-        n = st.slider(tr(f"{NS}.key_label"), 0, 256, 4, key=f"{NS}.key_n", bind="query-params",
-                      help=tr(f"{NS}.key_help"))
+        n = int(live_value(f"{NS}.key_n", N_VALUES, 4))  # the distance figure's live slider
     with c2:
         # The pairs of this width, 0 … d/2 − 1; a narrower d clamps the chosen pair to the last one.
         pair = ranged_slider(tr(f"{NS}.pair_label"), 0, d // 2 - 1, 3, key=f"{NS}.pair", help=tr(f"{NS}.pair_help"))
@@ -94,6 +98,9 @@ def matrix_controls():
 slot = {"controls": st.container()}
 st.subheader(tr(f"{NS}.rotate_title"))
 slot["plane"] = beside_code(apply_rope, rotate_pairs, pair_angle)
+st.subheader(tr(f"{NS}.dist_title"))
+st.markdown(tr(f"{NS}.dist_text"))
+slot["dist"] = beside_code(pair_angles_by_key, height=None)
 st.subheader(tr(f"{NS}.speed_title"))
 st.markdown(tr(f"{NS}.speed_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.speed_title")))
@@ -152,6 +159,24 @@ def lesson_body():
             (tr(f"{NS}.angles"), f"({m + 1}, {d // 2})"), (tr(f"{NS}.rotated"), f"({m + 1}, {d})"),
             (tr(f"{NS}.one_pair"), f"({m + 1}, 2)"),
         ])
+
+    with slot["dist"]:
+        names = (tr(f"{NS}.dist_total"), tr(f"{NS}.dist_pair", pair=pair))
+
+        def dist_frames():   # the score at every key position n, the query at m (the live slider's frames)
+            curve = by_key(d, base, m, N_VALUES, pair, seed, dev)
+            offsets = [m - nn for nn in N_VALUES]
+            return [score_by_offset(offsets, {names[0]: curve["total"], names[1]: curve["score"]}, i,
+                                    title=tr(f"{NS}.dist_fig", m=m, n=nn, mn=m - nn, angle=curve["angle"][i]),
+                                    x_title=tr(f"{NS}.dist_axis"), y_title=tr(f"{NS}.dist_score_axis"))
+                    for i, nn in enumerate(N_VALUES)]
+
+        live_figure(dist_frames, ("c3.dist", d, base, m, pair, seed, dev, lang()), f"{NS}.dist", f"{NS}.key_n",
+                    N_VALUES, 4, tr(f"{NS}.key_label"), help=tr(f"{NS}.key_help"))
+        at = by_key(d, base, m, N_VALUES, pair, seed, dev)
+        i = N_VALUES.index(n_key)
+        st.caption(tr(f"{NS}.dist_caption", mn=m - n_key, total=at["total"][i], pair=pair, score=at["score"][i],
+                      m=m, n=n_key))
 
     chosen = int(base)
     sp = speeds(d, chosen)

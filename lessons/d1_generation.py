@@ -210,17 +210,25 @@ def course_body():
             s["model_probs"], TEMPERATURES, ids, top_k or None, top_p if top_p < 1 else None))
         entropies = sweep[1].tolist()
 
+        def frame_title(t: float, h: float) -> str:
+            """After a step the text so far was drawn at ``temperature``: a frame at another T shows
+            that same text's next distribution at T, and says so (the text follows on release)."""
+            if n_steps and t != temperature:
+                return (tr(f"{NS}.live.so_far_title", pos=pos, drawn=temperature, t=t) + "<br>"
+                        + tr(f"{NS}.live.so_far_entropy", t=t, h=h))
+            return title + "<br>" + tr(f"{NS}.live.bars_entropy", t=t, h=h)
+
         def bars_frames():
             return [probability_bars(tokens, model_p, row, chosen, hover_names=(tr(f"{NS}.token"), *names),
-                                     title=title + "<br>" + tr(f"{NS}.live.bars_entropy", t=t, h=h), names=names,
-                                     legend=legend, log=log)
+                                     title=frame_title(t, h), names=names, legend=legend, log=log)
                     for t, row, h in zip(TEMPERATURES, sweep[0].tolist(), entropies, strict=True)]
 
         live_figure(bars_frames, ("d1.bars", *inputs, log, title, tr(f"{NS}.token")),
                     f"{NS}.bars", f"{NS}.temperature", TEMPERATURES, 0.0, tr(f"{NS}.temperature"),
                     texts=[f"{t:.2f}" for t in TEMPERATURES], help=tr(f"{NS}.temperature_help"))
         st.caption(tr(f"{NS}.live.entropy_caption", t=temperature, h=entropies[TEMPERATURES.index(temperature)],
-                      h1=entropies[TEMPERATURES.index(1.0)]))
+                      h1=entropies[TEMPERATURES.index(1.0)])
+                   + (" " + tr(f"{NS}.live.so_far_caption", t=temperature, n=n_steps) if n_steps else ""))
         presses = st.session_state.get(f"{NS}.presses", 0)
         if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # a button moved the figure
             st.session_state[f"{NS}.presses_shown"] = presses

@@ -134,24 +134,58 @@ def test_c3_key_hand_angle_depends_on_distance_only(lang):
     assert len(plane["data"]) == 6
     first = _hands_angle(plane)
     set_live(at, "c3.m", 40)
-    at.slider(key="c3.key_n").set_value(32).run()
+    set_live(at, "c3.key_n", 32)
     assert_ok(at)
     assert _hands_angle(figure_by_key(at, "c3.plane")) == pytest.approx(first, abs=1e-4)
-    at.slider(key="c3.key_n").set_value(39).run()                # m - n from 8 to 1: 7 rad less (theta_0 = 1)
+    set_live(at, "c3.key_n", 39)               # m - n from 8 to 1: 7 rad less (theta_0 = 1)
     moved = _hands_angle(figure_by_key(at, "c3.plane"))
     assert np.remainder(first - 7.0 - moved + np.pi, 2 * np.pi) - np.pi == pytest.approx(0.0, abs=1e-4)
     label = figure_by_key(at, "c3.plane")["data"][5]["text"][0]
     assert label.endswith(f"{moved:.2f}")
     for key in (0, 256):
-        at.slider(key="c3.key_n").set_value(key).run()
+        set_live(at, "c3.key_n", key)
         assert_ok(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c3_distance_figure_follows_the_key(lang):
+    """Issue 25: the key's live slider draws the score against m - n; the point at the key's n is
+    the core's single-value score (pair_angle's share, the whole q.k), and the caption says it."""
+    import torch
+
+    from core.lab.rope_analysis import fixed_query_key, pair_angle
+    from core.parts.rope import apply_rope
+    from tests.apptest_util import live_of
+    at = open_lesson(PAGE, lang, {"c3.pair": "2", "c3.key_n": "30", "c3.m": "40"})
+    assert_ok(at)
+    live = live_of(at, "c3.dist")
+    assert live["values"] == list(range(257)) and live["index"] == 30
+    fig = figure_by_key(at, "c3.dist")
+    assert len(fig["data"]) == 4
+    assert trace_array(fig, 0, "x")[0] == 40 and trace_array(fig, 0, "x")[-1] == 40 - 256
+    q, k = fixed_query_key(64, 0)
+    single = pair_angle(q, k, 40, 30, 2, 10000.0)
+    whole = float(apply_rope(q[None], torch.tensor([40]), 1e4)[0] @ apply_rope(k[None], torch.tensor([30]), 1e4)[0])
+    assert trace_array(fig, 2, "x")[0] == 10
+    assert trace_array(fig, 2, "y")[0] == pytest.approx(whole, abs=1e-5)
+    assert trace_array(fig, 3, "y")[0] == pytest.approx(float(single["score"]), abs=1e-5)
+    assert any(f"{whole:.3f}" in c.value and "m − n = 10" in c.value for c in at.caption)
+    set_live(at, "c3.key_n", 41)                                 # the key after the query: m - n = -1
+    assert_ok(at)
+    assert trace_array(figure_by_key(at, "c3.dist"), 2, "x")[0] == -1
+    assert st_query(at)["c3.key_n"] == "41"
+
+
+def st_query(at) -> dict:
+    return {k: at.query_params[k][-1] if isinstance(at.query_params[k], list) else at.query_params[k]
+            for k in at.query_params}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_c3_plot_text_has_no_raw_underscores(lang):
     """Review C3 #5: plot text uses subscripts, not θ_i or q_m; "rad", not "1 radians"."""
     at = open_lesson(PAGE, lang, {"c3.pair": "0"})
-    for key in ("c3.plane", "c3.freq", "c3.bound", "c3.matrix"):
+    for key in ("c3.plane", "c3.dist", "c3.freq", "c3.bound", "c3.matrix"):
         fig = figure_by_key(at, key)
         texts = [fig["layout"]["title"]["text"]] + [fig["layout"].get(ax, {}).get("title", {}).get("text", "")
                                                     for ax in ("xaxis", "yaxis")]

@@ -524,3 +524,38 @@ def test_d1_checkpoint_that_cannot_load_says_so_and_samples_the_final_model(monk
     assert any("50" in w.value for w in at.warning)
     assert not any(m.value == i18n.t("en", "d1.ckpt_note", step="50") for m in at.caption)
     assert float(_bars(at)[0][0]) == pytest.approx(final)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d1_live_preview_after_a_step_names_the_text_it_is_drawn_for(lang):
+    """Issue 25: after a step the text so far was drawn at the released T. The frames at another T
+    show that same text's next distribution and say so (drawn at T = 1.00, the bars at T = t); the
+    frame at T itself keeps the plain title; the caption says the text was drawn at T. Before any
+    step there is no text so far: every frame has the plain title."""
+    import json
+
+    import i18n
+    at = open_lesson(PAGE, lang, {"d1.steps": "3", "d1.temperature": "1"})
+    assert_ok(at)
+    live = live_of(at, "d1.bars")
+    values, index = live["values"], live["index"]
+    assert values[index] == 1.0
+    titles = [f["layout"]["title"]["text"] for f in json.loads(live["frames"])["frames"]]
+    pos = next(p for p in range(64) if titles[index].startswith(i18n.t(lang, "d1.bars_title", pos=p) + "<br>"))
+    assert pos == 8 + 3 - 1                                      # 8 prompt characters, the third new token
+    assert titles[index] == figure_by_key(at, "d1.bars")["layout"]["title"]["text"]
+    for i, t in enumerate(values):
+        if i == index:
+            continue
+        want = (i18n.t(lang, "d1.live.so_far_title", pos=pos, drawn=1.0, t=t) + "<br>"
+                + i18n.t(lang, "d1.live.so_far_entropy", t=t, h=0.0).split("0.00")[0])
+        assert titles[i].startswith(want), (t, titles[i])
+    assert f"T = {values[index]:.2f}" in titles[index]
+    assert any(i18n.t(lang, "d1.live.so_far_caption", t=1.0, n=3) in c.value for c in at.caption)
+    # No step yet: no text so far; every frame the plain title of the next position.
+    at = open_lesson(PAGE, lang, {"d1.steps": "0", "d1.temperature": "1"})
+    live = live_of(at, "d1.bars")
+    titles = [f["layout"]["title"]["text"] for f in json.loads(live["frames"])["frames"]]
+    assert all(t.startswith(i18n.t(lang, "d1.bars_next", pos=8) + "<br>") for t in titles)
+    after = i18n.t(lang, "d1.live.so_far_caption", t=1.0, n=1).split("T = 1.00")[1][:30]
+    assert not any(after in c.value for c in at.caption)

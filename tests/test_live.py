@@ -210,6 +210,41 @@ def test_c3_angles_equal_single_positions():
         assert torch.equal(full[: m + 1], pair_path(rope_both_forms(q, torch.arange(m + 1), 10000.0)["real"], 3))
 
 
+# ---- C3: the key's position n (the score against m - n) ---------------------------------------
+def test_c3_key_angles_equal_single_positions():
+    from core.lab.rope_analysis import fixed_query_key, pair_angle, pair_angles_by_key
+    from core.parts.rope import apply_rope
+    q, k = fixed_query_key(64, 0)
+    ns = list(range(257))
+    for m, pair in ((12, 3), (200, 0), (0, 31)):
+        batched = pair_angles_by_key(q, k, m, ns, pair, 10000.0)
+        assert batched["k"].shape == (257, 2) and batched["total"].shape == (257,)
+        for i, n in enumerate(ns):
+            single = pair_angle(q, k, m, n, pair, 10000.0)
+            for name in ("k", "angle", "score"):
+                torch.testing.assert_close(batched[name][i], single[name], rtol=0, atol=1e-6)
+            assert torch.equal(batched["q"], single["q"])
+            whole = apply_rope(q[None], torch.tensor([m]), 10000.0)[0] @ apply_rope(k[None], torch.tensor([n]), 10000.0)[0]
+            torch.testing.assert_close(batched["total"][i], whole, rtol=0, atol=1e-6)
+    # Only m - n counts: the query and the key moved 100 on give the same scores.
+    a = pair_angles_by_key(q, k, 12, [0, 4, 12], 3, 10000.0)
+    b = pair_angles_by_key(q, k, 112, [100, 104, 112], 3, 10000.0)
+    torch.testing.assert_close(a["total"], b["total"], rtol=0, atol=1e-5)
+    torch.testing.assert_close(a["angle"], b["angle"], rtol=0, atol=1e-4)
+
+
+def test_c3_distance_frames_rebuild():
+    from ui.c3_rope import by_key
+    from viz.rope import score_by_offset
+    ns = list(range(0, 257, 8))
+    curve = by_key(64, 10000.0, 12, ns, 3, 0, "cpu")
+    figs = [score_by_offset([12 - n for n in ns], {"all": curve["total"], "pair": curve["score"]}, i,
+                            title=f"n = {n}", x_title="m − n", y_title="score") for i, n in enumerate(ns)]
+    spec = json.loads(frames_of(figs).json)
+    assert [t for t, _ in spec["traces"]] == [2, 3]                    # only the two points move
+    assert_frames_rebuild(figs)
+
+
 # ---- D2: the decode step ----------------------------------------------------------------------
 def test_d2_histories_equal_single_steps():
     from core.models.generate import Generation
@@ -269,7 +304,7 @@ def test_e2_ranks_equal_single_ranks():
 
 # ---- every live figure on its page: small enough, and its frames rebuild the figure sent -------
 PAGES = [("d1_generation.py", "d1.bars"), ("a3_positions.py", "a3.offsets"), ("b1_attention.py", "b1.hist"),
-         ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane"),
+         ("b3_masks.py", "b3.leak"), ("c3_rope.py", "c3.plane"), ("c3_rope.py", "c3.dist"),
          ("d2_kv_cache.py", "d2.fig"), ("d3_memory_wall.py", "d3.roofline"),
          ("e1_moe.py", "e1.load"), ("e2_lora.py", "e2.counts")]
 

@@ -14,6 +14,7 @@ from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
     pair_angles,
+    pair_angles_by_key,
     pair_path,
     real_query_key,
     rope_both_forms,
@@ -50,6 +51,15 @@ def rotation_frames(d: int, base: float, ms: list[int], n: int, pair: int, seed:
     hands = pair_angles(q, k, ms, n, pair, base)
     key = hands["k"].cpu().numpy()
     return [{"path": path[: m + 1], "key": key, "angle": float(a)} for m, a in zip(ms, hands["angle"].tolist(), strict=True)]
+
+
+@st.cache_data(max_entries=64)
+def by_key(d: int, base: float, m: int, ns: tuple | list, pair: int, seed: int, dev: str) -> dict:
+    """The score of q at ``m`` against k at every position in ``ns`` (C3's live key slider), from
+    one batched ``pair_angles_by_key``: this pair's share, the whole q.k, and the angle."""
+    q, k = fixed_query_key(d, seed, dev)
+    out = pair_angles_by_key(q, k, m, list(ns), pair, base)
+    return {name: out[name].cpu().numpy() for name in ("score", "total", "angle")}
 
 
 @st.cache_data(max_entries=64)

@@ -112,3 +112,23 @@ def score_curves(distances, series: dict[str, np.ndarray], *, title: str, x_titl
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 110}}
     return make(data, layout, title, height)
+
+
+def score_by_offset(offsets, series: dict[str, np.ndarray], at: int, *, title: str, x_title: str,
+                    y_title: str, height: int = 400) -> Figure:
+    """Scores over the signed distance m - n on a linear axis, one line per named series (the
+    whole q.k, one pair's share), and on each a large point at index ``at`` (the key slider's n):
+    traces 0 .. S-1 the lines, S .. 2S-1 the points, in the same order and colours."""
+    x = array(offsets)
+    data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": "lines",
+             "line": {"color": SERIES[i % 3], "width": 2.5 if i == 0 else 1.5}}
+            for i, (name, y) in enumerate(series.items())]
+    data += [{"type": "scatter", "x": array([x[at]]), "y": array([np.asarray(y)[at]]), "mode": "markers",
+              "marker": {"size": 13, "color": SERIES[i % 3], "line": {"width": 2, "color": "#333"}},
+              "showlegend": False, "hovertemplate": "m − n = %{x:.0f}<br>%{y:.3f}<extra></extra>"}
+             for i, (name, y) in enumerate(series.items())]
+    layout = {"xaxis": {"title": {"text": x_title}},
+              "yaxis": {"title": {"text": y_title}, "zeroline": True, "zerolinecolor": "#999"},
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
+              "margin": {"b": 110}}
+    return make(data, layout, title, height)

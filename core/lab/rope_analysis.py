@@ -151,6 +151,38 @@ def pair_angles(
     return {"q": q_m, "k": k_n, "angle": angle, "offset": offset, "theta": theta, "score": q_m @ k_n}
 
 
+def pair_angles_by_key(
+    q: torch.Tensor, k: torch.Tensor, m: int, ns: list[int], pair: int,
+    base: float,
+) -> dict[str, torch.Tensor]:
+    """``pair_angle`` for every key position in ``ns`` at once, the query
+    fixed at ``m`` (C3's live key slider: the score against m - n).
+    "k" (N, 2), "angle" (N,), "score" (N,) this pair's share, "total" (N,)
+    the whole q_m . k_n of all pairs; "q", "offset", "theta" as there.
+
+    Example: pair_angles_by_key(torch.tensor([1., 0.]),
+                                torch.tensor([1., 0.]), 3, [1, 3], 0, 1e4)
+             ["angle"] -> [2.0, 0.0]
+    """
+    positions = torch.tensor(ns, device=q.device)         # (N,)
+    at_m = torch.tensor([m], device=q.device)             # (1,)
+    k_all = apply_rope(k.expand(len(ns), -1), positions, base)  # (N, d)
+    q_all = apply_rope(q[None], at_m, base)[0]            # (d,)
+    q_m = pair_path(q_all, pair)                          # (2,)
+    k_n = pair_path(k_all, pair)                          # (N, 2)
+    start = pair_path(q, pair), pair_path(k, pair)        # (2,) each
+    # Angle of q's hand measured from each k hand, via the complex ratio.
+    cross = k_n[:, 0] * q_m[1] - k_n[:, 1] * q_m[0]       # (N,)
+    angle = torch.atan2(cross, k_n @ q_m)                 # (N,)
+    offset = torch.atan2(
+        start[1][0] * start[0][1] - start[1][1] * start[0][0],
+        start[1] @ start[0])                              # (): at m = n
+    theta = rope_frequencies(q.shape[-1], base)[pair]     # ()
+    return {"q": q_m, "k": k_n, "angle": angle, "offset": offset,
+            "theta": theta, "score": k_n @ q_m,           # (N,)
+            "total": k_all @ q_all}                       # (N,)
+
+
 # --- a trained model's own q and k (the real-model section of C3) -----------------------------
 
 @torch.no_grad()

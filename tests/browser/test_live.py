@@ -20,6 +20,7 @@ LIVE = [
     ("attention", "b1.hist", "b1.width"),
     ("masks", "b3.leak", "b3.changed"),
     ("rope", "c3.plane", "c3.m"),
+    ("rope", "c3.dist", "c3.key_n"),
     ("kv-cache", "d2.fig", "d2.step"),
     ("memory-wall", "d3.roofline", "d3.batch"),
     ("moe", "e1.load", "e1.capacity"),
@@ -116,7 +117,9 @@ def test_keys_and_drag_move_the_figure_without_a_run(chromium_browser, server_ur
         page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 30 * 0.3, y)
     page.wait_for_timeout(100)
     moved = _state(page, fig_key)
-    assert moved["draws"] >= draws + 2 and abs(moved["index"] - round(0.3 * (moved["n"] - 1))) <= 1
+    # Within a value, or 3% of the grid where a value is narrower than the thumb's inset (C3's 257 keys)
+    assert moved["draws"] >= draws + 2
+    assert abs(moved["index"] - round(0.3 * (moved["n"] - 1))) <= max(1, round(0.03 * (moved["n"] - 1)))
     assert page.evaluate("() => window.__runs") == runs
     page.mouse.up()
     page.wait_for_function("(n) => window.__runs > n", arg=runs, timeout=CHANGE_MS)
