@@ -229,18 +229,9 @@ def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: i
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)  # the server's first session (see tests/browser/conftest.py)
-            page.wait_for_selector('[data-testid="stMain"] h1, [data-testid="stMain"] .js-plotly-plot',
-                                   timeout=60000)
-            page.close()
+            first_session(browser, url)
             for slug in slugs:
-                # A fresh tab per lesson, as a student opening a shared link.
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.add_init_script(f"({RUN_PROBE})()")
-                page.goto(f"{url}/{slug}")
-                page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
-                page.wait_for_timeout(1500)
+                page = lesson_tab(browser, url, slug)
                 if page.locator(SLIDER).count() == 0:
                     out[slug] = None
                     page.close()
@@ -260,6 +251,24 @@ def browser_medians(slugs: list[str], presses: int, app: str = "app.py", port: i
     return out
 
 
+def first_session(browser, url: str) -> None:
+    """The server's first session (see tests/browser/conftest.py), so that no lesson pays for it."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url)
+    page.wait_for_selector('[data-testid="stMain"] h1, [data-testid="stMain"] .js-plotly-plot', timeout=60000)
+    page.close()
+
+
+def lesson_tab(browser, url: str, slug: str):
+    """A fresh tab on one lesson, as a student opening a shared link, counting the server's runs."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.add_init_script(f"({RUN_PROBE})()")
+    page.goto(f"{url}/{slug}")
+    page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
+    page.wait_for_timeout(1500)
+    return page
+
+
 def live_only(slugs: list[str], presses: int, drags: int) -> list[dict]:
     """Every live slider of each page (not only the first), each measured twice in one tab: with the
     full redraw (Plotly.react on every frame, ui/chart.js before the fast path: window.__anatomyFullRedraw)
@@ -271,16 +280,9 @@ def live_only(slugs: list[str], presses: int, drags: int) -> list[dict]:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(url)
-            page.wait_for_selector('[data-testid="stMain"] h1, [data-testid="stMain"] .js-plotly-plot', timeout=60000)
-            page.close()
+            first_session(browser, url)
             for slug in slugs:
-                page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                page.add_init_script(f"({RUN_PROBE})()")
-                page.goto(f"{url}/{slug}")
-                page.wait_for_selector('[data-testid="stMain"] .js-plotly-plot', timeout=60000)
-                page.wait_for_timeout(1500)
+                page = lesson_tab(browser, url, slug)
                 keys = page.evaluate("() => Array.from(document.querySelectorAll('.anatomy-live'))"
                                      ".map(b => b.dataset.key)")
                 for key in keys:
