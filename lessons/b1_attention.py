@@ -8,6 +8,7 @@ from core.lab.attention_lab import cell_arithmetic, course_attention_steps, scal
 from core.lab.real_attention import model_attention_steps, prompt_ids
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from core.parts.masks import causal_mask
+from ui.classroom import presenting
 from ui.explorer import explorer
 from ui.frame import (
     beside_code,
@@ -19,6 +20,7 @@ from ui.frame import (
     lang,
     plain,
     ranged_slider,
+    repeat_control,
     shapes_table,
     slide,
     text_box,
@@ -102,6 +104,9 @@ dev = device()
 slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
 slot["source"] = st.container()
+# In presenter mode the six panels get a slide of their own (with the row and column again): under
+# the source's controls and caption they were squeezed to 300 px at 1280x720.
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.matrix_title")))
 slot["matrix"] = st.container()      # six panels need the page's whole width
 slot["cell"] = beside_code(scaled_dot_product_attention, cell_arithmetic)
 st.subheader(tr(f"{NS}.scale_title"))
@@ -217,6 +222,12 @@ def matrix_section(text: str, typed: bool, seed: int, dev: str):
     tokens = demo["tokens"]
     r, c = min(r, len(tokens) - 1), min(c, len(tokens) - 1)
     with slot["matrix"]:
+        if presenting():
+            again_r, again_c = st.columns(2)
+            with again_r:
+                repeat_control(st.slider, tr(f"{NS}.row_label"), 0, len(tokens) - 1, key=f"{NS}.r")
+            with again_c:
+                repeat_control(st.slider, tr(f"{NS}.col_label"), 0, len(tokens) - 1, key=f"{NS}.c")
         hover = (tr("common.query"), tr("common.key"), tr(f"{NS}.value"))
         names = [tr(key) for key in PANELS]
         title = (tr(f"{NS}.steps_fig_course", layer=layer, head=head) if source == "course"
