@@ -699,9 +699,19 @@ function plainCopy(v) {
   return out;
 }
 
+// Everything copied, typed-array specs ({dtype, bdata, shape}) included: Plotly.animate deep-extends
+// the trace it holds with the frame's (Lib.extendDeepNoArrays), so a spec shared with a decoded frame
+// got the next frame's bdata written into it, and that frame showed its neighbour's data when the
+// slider came back to it (E1's load bars at 0.75 showed 0.5's counts). Plotly also leaves its decoded
+// array on a spec (_inputArray): a copy is the spec alone.
 function ownCopy(v) {
   if (ArrayBuffer.isView(v)) return v.slice();
-  if (!v || typeof v !== "object" || typeof v.bdata === "string") return v;
+  if (!v || typeof v !== "object") return v;
+  if (typeof v.bdata === "string") {
+    const spec = { dtype: v.dtype, bdata: v.bdata };
+    if (v.shape !== undefined) spec.shape = v.shape;
+    return spec;
+  }
   if (Array.isArray(v)) return v.map(ownCopy);
   const out = {};
   for (const k of Object.keys(v)) out[k] = ownCopy(v[k]);
@@ -870,12 +880,8 @@ function setNames(host, changed, fig) {
 // a relayout sets the title (and a legend redraw the names). False: use Plotly.react.
 function drawFast(host, st, i, Plotly) {
   const shown = st.onScreen;
-  // Off unless asked for (window.__anatomyFullRedraw = false, as bench_lessons --drag does to
-  // measure it): after key presses and then a drag back over frames drawn before, the last frame
-  // animated can stay off screen, and the react on release did not replace it (E1's load bars showed
-  // the capacity before the one chosen, tests/browser/test_live.py). Until that is understood every
-  // frame is a full Plotly.react, which was always right.
-  if (window.__anatomyFullRedraw !== false) return false;
+  // window.__anatomyFullRedraw = true turns it off (bench_lessons --drag measures both ways).
+  if (window.__anatomyFullRedraw === true) return false;
   if (st.data.present || !shown || shown.rev !== st.rev || shown.present || !host._fullLayout || !fastFigure(st)) return false;
   const part = framePart(st, i);
   const fig = composeShared(st, i);
@@ -893,8 +899,8 @@ function drawFast(host, st, i, Plotly) {
   host.layout = Object.assign({}, host.layout);
   const data = part.data.map(([t, keys]) => {
     const out = {};
-    // Copies: plotly writes a later animation into the arrays it was given, and these are the
-    // frame's own decoded arrays, drawn again when the slider comes back (E1 showed a neighbour's bars).
+    // Copies (ownCopy): plotly extends the trace it holds with these, and a later animation with
+    // the next frame's; the frame's own decoded values are drawn again when the slider comes back.
     for (const k of Object.keys(keys)) out[k] = ownCopy(fig.data[t][k]);
     return out;
   });
