@@ -176,11 +176,15 @@ if loaded is not None:
                       tr(f"{NS}.panel_v", g=seen["kv_head"]), tr(f"{NS}.panel_w"))
 
             def cache_frames():   # the figure after every step (the live slider's frames), one core call
+                histories = cache_histories(steps, layer, head, shown_steps)
+                last = histories[-1]   # every step drawn in the last step's frame, in one colour range
+                rows = last["k"].shape[0]
+                limit = max(1e-6, *(float(last[n].abs().max()) for n in ("q", "k", "v")))
                 return [cache_step(h["q"], h["k"], h["v"], h["weights"], steps[t].fed,
-                                   run["prompt"] + run["chosen"][:t], titles=titles,
+                                   run["prompt"] + run["chosen"][:t], titles=titles, rows=rows, limit=limit,
                                    value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
                                    hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")))
-                        for t, h in zip(shown_steps, cache_histories(steps, layer, head, shown_steps), strict=True)]
+                        for t, h in zip(shown_steps, histories, strict=True)]
 
             live_figure(cache_frames, ("d2.fig", "" if text.empty else text.text, layer, head, dev, lang()),
                         f"{NS}.fig", f"{NS}.step", shown_steps, 0, tr(f"{NS}.step_label"))

@@ -55,19 +55,26 @@ def test_d2_step_through(lang):
     fig, (q_past, q_new, k, v, w_past, w_new) = _panels(at)
     p = len(PROMPT)
     assert k.shape == v.shape == (p, c.d_head) and q_new.shape == (p, c.d_head)
-    assert np.isnan(q_past).all() and not np.isnan(q_new).any()                # step 0: the whole prompt is new
+    assert q_past.size == 0 and not np.isnan(q_new).any()                      # step 0: the whole prompt is new
+    assert list(trace_array(fig, 1, "y")) == list(range(p))
     assert np.allclose(np.nansum(w_new, 1), 1, atol=1e-5)
+    s = p + NEW - 1                       # every step is drawn in the last step's frame, the cache filling it
+    y = fig["layout"]["yaxis"]
+    assert y["range"] == [s - 0.5, -0.5]
+    assert y["tickvals"] == list(range(p)) and len(y["ticktext"]) == p         # rows to come have no token yet
+    height = fig["layout"]["height"]
 
     for step in (NEW - 1, 0, NEW - 1):
         set_live(at, "d2.step", step)
         assert_ok(at)
     fig, (q_past, q_new, k, v, w_past, w_new) = _panels(at)
-    s = p + NEW - 1
-    assert k.shape == (s, c.d_head) and w_new.shape == (s, s)                 # the cache grew a row per step
-    assert np.isnan(q_new[:-1]).all() and not np.isnan(q_new[-1]).any()       # one new query row
-    assert np.isnan(q_past[-1]).all() and not np.isnan(q_past[:-1]).any()     # earlier ones greyed
+    assert k.shape == (s, c.d_head) and w_new.shape == (1, s)                 # the cache grew a row per step
+    assert fig["layout"]["height"] == height and len(fig["layout"]["yaxis"]["ticktext"]) == s   # same frame
+    assert q_new.shape == (1, c.d_head) and trace_array(fig, 1, "y")[0] == s - 1   # one new query row, the last
+    assert q_past.shape == (s - 1, c.d_head) and not np.isnan(q_past).any()   # earlier ones greyed
+    assert list(trace_array(fig, 4, "y")) == list(range(s - 1))
     assert w_new[-1].sum() == pytest.approx(1, abs=1e-5)
-    assert np.allclose(np.nansum(w_past[:-1], 1), 1, atol=1e-5)
+    assert np.allclose(np.nansum(w_past, 1), 1, atol=1e-5)
     assert fig["layout"]["shapes"][0]["y0"] == pytest.approx(s - 1.5)         # the red frame on the last row
 
     for layer, head in ((0, 0), (c.n_layers - 1, c.n_heads - 1)):

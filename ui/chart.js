@@ -577,10 +577,15 @@ function liveControl(parentElement, host, st) {
   parentElement.insertBefore(box, host);
   Object.assign(st, { box, name, shown, input });
 
+  // The first value of a motion is drawn at once (a key press waited up to a frame for its
+  // animation frame before); values that come while that frame is pending are drawn together
+  // when it comes (a drag sends several a frame), the newest only.
   const redraw = () => {
     st.shown.textContent = st.texts[st.index];
     input.setAttribute("aria-valuetext", st.texts[st.index]);
-    if (!st.raf) st.raf = requestAnimationFrame(() => { st.raf = 0; drawLive(host, st); });
+    if (st.raf) return;
+    drawLive(host, st);
+    st.raf = requestAnimationFrame(() => { st.raf = 0; drawLive(host, st); });
   };
   const commitSoon = (wait) => {
     clearTimeout(st.timer);

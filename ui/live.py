@@ -162,7 +162,7 @@ def _rows_blank(v: np.ndarray) -> np.ndarray:
     """Which rows of ``v`` hold nothing (every value NaN). Example: [[nan, nan], [1, nan]] -> [True, False]"""
     if v.dtype.kind != "f":
         return np.zeros(len(v), dtype=bool)
-    return np.isnan(v.reshape(len(v), -1)).all(axis=1)
+    return np.isnan(v) if v.ndim == 1 else np.isnan(v).all(axis=tuple(range(1, v.ndim)))   # 0 rows too
 
 
 def _block(v, full) -> dict | None:

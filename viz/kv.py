@@ -12,64 +12,81 @@ CACHED_COLOUR, FULL_COLOUR = "#1f77b4", "#ff7f0e"
 
 
 def _split_rows(z: np.ndarray, n_new: int) -> tuple[np.ndarray, np.ndarray]:
-    """(past rows with the new ones blanked, new rows with the past blanked), same shape as z."""
-    past, new = z.copy(), z.copy()
+    """(the rows before the last ``n_new``, the last ``n_new``). Each is its own trace, with only
+    its own rows: plotly colours every cell of a trace's z, and blank rows cost as much as drawn
+    ones (D2's live slider redraws all six panels on every step)."""
     cut = z.shape[0] - n_new
-    past[cut:] = np.nan
-    new[:cut] = np.nan
-    return past, new
+    return z[:cut], z[cut:]
 
 
 def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple[str, str, str, str],
                value_names: tuple[str, str, str], hover_names: tuple[str, str, str],
-               height: int | None = None) -> Figure:
+               rows: int | None = None, limit: float | None = None, height: int | None = None) -> Figure:
     """Q, K, V (S, d_head) and the attention weights (S, S) of one head after one step.
 
     The last ``n_new`` rows are what this step computed (framed in red); earlier rows of Q
     and of the weights are drawn grey: recomputing the prefix would produce them again,
     the cache never does. K and V keep their colours: their old rows are read back.
-    Traces, in order: 0 Q past, 1 Q new, 2 K, 3 V, 4 weights past, 5 weights new.
+    Traces, in order: 0 Q past, 1 Q new, 2 K, 3 V, 4 weights past, 5 weights new (past and new
+    traces hold only their own rows, at their positions on y).
+
+    ``rows``: the panels' height in positions (the cache after the last step shown): the rows past
+    this step's S are empty and unlabelled, so every step of a run is drawn in the same frame and
+    the cache fills it row by row (the live slider then redraws data, not the page's layout).
+    ``limit``: the colour range ±limit of Q, K and V (default: this step's largest |value|); one
+    limit for all steps keeps a cached row's colours as they were when it was written.
     """
     q, k, v, w = array(q), array(k), array(v), array(weights)
     s, d = k.shape
+    n = max(rows or s, s)
     w = np.where(np.tril(np.ones((s, s), dtype=bool)), w, np.nan).astype(np.float32)  # blank above the diagonal
-    rows = [f"{i} {label(t)}" for i, t in enumerate(tokens)]   # unique, and the position is part of the story
+    if limit is None:
+        limit = float(max(np.abs(q).max(), np.abs(k).max(), np.abs(v).max(), 1e-6))
+    # Positions are numbers on axes fixed at all n of them; the data holds the S rows computed so far.
+    # (A category axis with more categories than a heatmap has rows fails in plotly.js.) The tick
+    # labels name each position's token, and a row still to come has none yet.
+    rows = array(np.arange(s))
+    positions = {"type": "linear", "tickmode": "array", "tickvals": list(range(s))}
     dims = array(np.arange(d))
-    limit = float(max(np.abs(q).max(), np.abs(k).max(), np.abs(v).max(), 1e-6))
     pos_name, dim_name, value_name = value_names
     values_hover = f"{pos_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
     q_name, k_name, w_name = hover_names
     weights_hover = f"{q_name}: %{{y}}<br>{k_name}: %{{x}}<br>{w_name}: %{{z:.3f}}<extra></extra>"
-    signed = {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "showscale": False}
+    cells = {"hoverongaps": False}   # no hover on the blank above the diagonal
+    signed = {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "showscale": False, **cells}
     q_past, q_new = _split_rows(q, n_new)
     w_past, w_new = _split_rows(w, n_new)
+    past, new = _split_rows(rows, n_new)
     data = [
-        {"type": "heatmap", "z": q_past, "x": dims, "y": rows, "colorscale": GHOST_SCALE, "showscale": False,
-         "hovertemplate": values_hover, "xaxis": "x", "yaxis": "y"},
-        {"type": "heatmap", "z": q_new, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
+        {"type": "heatmap", "z": q_past, "x": dims, "y": past, "colorscale": GHOST_SCALE, "showscale": False,
+         "hovertemplate": values_hover, "xaxis": "x", "yaxis": "y", **cells},
+        {"type": "heatmap", "z": q_new, "x": dims, "y": new, **signed, "hovertemplate": values_hover,
          "xaxis": "x", "yaxis": "y"},
         {"type": "heatmap", "z": k, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
          "xaxis": "x2", "yaxis": "y"},
         {"type": "heatmap", "z": v, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
          "xaxis": "x3", "yaxis": "y"},
-        {"type": "heatmap", "z": w_past, "x": rows, "y": rows, "colorscale": GHOST_SCALE, "zmin": 0, "zmax": 1,
-         "showscale": False, "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1},
-        {"type": "heatmap", "z": w_new, "x": rows, "y": rows, "colorscale": WEIGHTS_SCALE, "zmin": 0, "zmax": 1,
-         "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1,
+        {"type": "heatmap", "z": w_past, "x": rows, "y": past, "colorscale": GHOST_SCALE, "zmin": 0, "zmax": 1,
+         "showscale": False, "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1,
+         **cells},
+        {"type": "heatmap", "z": w_new, "x": rows, "y": new, "colorscale": WEIGHTS_SCALE, "zmin": 0, "zmax": 1,
+         "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1, **cells,
          "colorbar": {"thickness": 12, "len": 0.6}},
     ]
     domains = [(0.0, 0.16), (0.205, 0.365), (0.41, 0.57), (0.63, 1.0)]
-    layout: dict = {"yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 13},
-                              "anchor": "x"}}
+    layout: dict = {"yaxis": {**positions, "range": [n - 0.5, -0.5],
+                              "ticktext": [f"{i} {label(t)}" for i, t in enumerate(tokens)], "showgrid": False,
+                              "zeroline": False, "tickfont": {"size": 13}, "anchor": "x"}}
     notes, frames = [], []
     for i, ((x0, x1), title) in enumerate(zip(domains, titles, strict=True)):
         axis = "xaxis" if i == 0 else f"xaxis{i + 1}"
         ref = "x" if i == 0 else f"x{i + 1}"
         # value panels: dimensions need no labels; the weights panel names its keys below
         layout[axis] = {"domain": [x0, x1], "anchor": "y", "showgrid": False, "zeroline": False,
-                        **({"type": "category", "tickangle": 0, "tickfont": {"size": 12}, "showticklabels": s <= 12,
-                            "tickvals": rows, "ticktext": [label(t) for t in tokens]}
-                           if i == 3 else {"showticklabels": False})}
+                        **({**positions, "range": [-0.5, n - 0.5], "tickangle": 0, "tickfont": {"size": 12},
+                            "showticklabels": n <= 12,
+                            "ticktext": [label(t) for t in tokens]}
+                           if i == 3 else {"visible": False})}
         # the weights' title ends at the right edge: centred on its wide panel it met the V cache's
         notes.append({"text": title, "x": x1 if i == 3 else (x0 + x1) / 2, "y": 1.0, "xref": "paper",
                       "yref": "paper", "xanchor": "right" if i == 3 else "center",
@@ -77,8 +94,11 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
         width = s if i == 3 else d
         frames.append({"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": width - 0.5,
                        "y0": s - n_new - 0.5, "y1": s - 0.5, "line": {"color": NEW_EDGE, "width": 2.5}})
+    if n > s:   # the room the K and V caches fill in the steps to come, dotted
+        frames += [{"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": d - 0.5, "y0": -0.5,
+                    "y1": n - 0.5, "line": {"color": "#b0b0b0", "width": 1, "dash": "dot"}} for ref in ("x2", "x3")]
     layout.update({"annotations": notes, "shapes": frames, "margin": {"t": 60, "l": 10, "r": 10, "b": 10}})
-    return make(data, layout, None, height or max(420, 110 + 24 * s))
+    return make(data, layout, None, height or max(420, 110 + 24 * n))
 
 
 def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: str, y_title: str,
