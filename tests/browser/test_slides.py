@@ -5,7 +5,9 @@ languages at 1440x900 and 1280x720, the common projector sizes. On every slide:
   least 18 px, each chart title at least 22 px, and code at least 18 px;
 - the slide's main figure (its first chart) lies wholly inside the screen, above the presenter's
   bar (a slide without a chart skips this);
-- no chart text meets other chart text (tests/browser/test_layout.py's check);
+- no chart text meets other chart text (tests/browser/test_layout.py's check), and no panel title
+  (annotation) comes within 2 px of a tick label;
+- every plot is at least 120 px tall, and a numeric y axis has at least 3 labelled ticks;
 - the step in the address is the slide shown, and the slide shown is the one the overview (key O)
   names at that number.
 
@@ -27,11 +29,13 @@ from ui.course import existing_lessons
 
 SIZES = [(1440, 900), (1280, 720)]
 CHART_MIN, TITLE_MIN, CODE_MIN = 18, 22, 18
+PLOT_MIN, GAP = 120, 2      # px: a plot's least height on a slide; a panel title's least gap to tick labels
 SHOT_LESSONS = {"b1", "d2", "e1"}
 PRESENT_SHOTS = SHOTS / "present"
 
 # Runs in the page: what the slide on screen shows, measured.
 MEASURE = r"""() => {
+  const PLOT_MIN = %d, GAP = %d;
   const seen = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 ? r : null; };
   const main = document.querySelector('[data-testid="stMain"]');
   const charts = Array.from(main.querySelectorAll('.anatomy-chart')).filter(seen);
@@ -53,6 +57,30 @@ MEASURE = r"""() => {
       if (s < 22) titles.push(`${s}px "${t.textContent.trim().slice(0, 30)}"`);
     }
   }
+  // A plot a room can read: each y axis at least PLOT_MIN px long, a numeric one with 3 labelled
+  // ticks or more; a panel title (annotation) at least GAP px clear of every tick label.
+  const cramped = [], touching = [];
+  for (const c of charts) {
+    const fl = c._fullLayout;
+    if (!fl) continue;
+    for (const [name, ax] of Object.entries(fl)) {
+      if (!/^yaxis\d*$/.test(name) || !ax || ax.visible === false || !(ax._length > 0)) continue;
+      if (ax._length < PLOT_MIN) cramped.push(`${name} ${Math.round(ax._length)} px tall`);
+      const labelled = (ax._vals || []).filter((t) => (t.text || '').trim()).length;
+      if (ax.showticklabels && (ax.type === 'linear' || ax.type === 'log') && labelled < 3)
+        cramped.push(`${name}: ${labelled} labelled ticks`);
+    }
+    const ticks = Array.from(c.querySelectorAll('.xtick text, .ytick text, [class*="xtick"] text, [class*="ytick"] text'))
+      .filter((t) => seen(t) && (t.textContent || '').trim()).map((t) => [t, t.getBoundingClientRect()]);
+    for (const a of c.querySelectorAll('.annotation-text')) {
+      const r = seen(a);
+      if (!r || !(a.textContent || '').trim()) continue;
+      for (const [t, q] of ticks) {
+        const meets = r.left < q.right + GAP && q.left < r.right + GAP && r.top < q.bottom + GAP && q.top < r.bottom + GAP;
+        if (meets) { touching.push(`"${a.textContent.trim().slice(0, 24)}" / "${t.textContent.trim().slice(0, 12)}"`); break; }
+      }
+    }
+  }
   const codes = Array.from(main.querySelectorAll('[data-testid="stCode"] code')).filter(seen);
   const codeMin = codes.length ? Math.min(...codes.map((el) => parseFloat(getComputedStyle(el).fontSize))) : null;
   const bar = document.querySelector('.anatomy-classroom');
@@ -63,13 +91,13 @@ MEASURE = r"""() => {
     .filter((el) => !el.matches('[data-anatomy-split]') && !el.querySelector('.anatomy-classroom'));
   const heads = Array.from(main.querySelectorAll('h2, h3, .anatomy-slide')).filter(seen)
     .map((h) => h.textContent.replace(/\s+/g, ' ').trim());
-  return {charts: charts.length, chartMin, titleMin, codeMin, small, titles,
+  return {charts: charts.length, chartMin, titleMin, codeMin, small, titles, cramped, touching,
           figure: first && {top: first.top, bottom: first.bottom, left: first.left, right: first.right},
           barTop, width: innerWidth, heads,
           slides: Array.from(new Set(numbered.map((el) => el.getAttribute('data-anatomy-slide')))),
           step: bar ? bar.dataset.step : null, steps: bar ? bar.dataset.steps : null,
           url: new URLSearchParams(location.search).get('step')};
-}"""
+}""" % (PLOT_MIN, GAP)
 
 # Every visible chart has been fitted to its box after a change of the window's size.
 FITTED = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .anatomy-chart.js-plotly-plot'))
@@ -87,6 +115,8 @@ def problems(m: dict, overlaps: list[str], k: int, titles: list[str]) -> list[st
     if f and not (f["top"] >= -1 and f["bottom"] <= m["barTop"] + 1 and f["left"] >= -1 and f["right"] <= m["width"] + 1):
         out.append(f"main figure not on screen: {round(f['top'])}..{round(f['bottom'])} px, bar at {round(m['barTop'])}")
     out += [f"overlap: {p}" for p in overlaps[:3]]
+    out += [f"cramped plot: {p}" for p in m["cramped"][:3]]
+    out += [f"panel title within {GAP} px of a tick label: {p}" for p in m["touching"][:3]]
     if m["url"] != str(k) or m["step"] != str(k):
         out.append(f"step in the URL {m['url']}, bar {m['step']}, shown {k}")
     if m["slides"] != [str(k)] and not (k == 1 and not m["slides"]):
