@@ -16,6 +16,7 @@ from core.parts.kv_cache import (
     kv_cache_bytes,
     watch_cache,
 )
+from ui.classroom import presenting
 from ui.frame import (
     beside_code,
     bring_into_view,
@@ -112,14 +113,15 @@ def step_controls(n_layers: int, n_heads: int):
 
     # The step is the figure's own live slider (ui.live): read here, the buttons beside it set it.
     step = int(live_value(key, STEPS, 0))
-    c1, c2, c3 = st.columns([5, 1, 1], vertical_alignment="bottom")
-    c1.caption(tr(f"{NS}.step_help"))
-    c2.button(tr(f"{NS}.next"), on_click=move, args=(lambda n: n + 1,), key=f"{NS}.next_btn", type="primary",
-              width="stretch")
-    c3.button(tr(f"{NS}.reset"), on_click=move, args=(lambda n: 0,), key=f"{NS}.reset_btn", width="stretch")
-    c4, c5 = st.columns(2)
+    # One row: the figure's slide keeps the screen's height for the figure (presenter mode).
+    c4, c5, c2, c3 = st.columns([3, 3, 1.2, 1.2], vertical_alignment="bottom")
     layer = c4.slider(tr(f"{NS}.layer"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
     head = c5.slider(tr(f"{NS}.head"), 0, n_heads - 1, 0, key=f"{NS}.head", bind="query-params")
+    c2.button(tr(f"{NS}.next"), on_click=move, args=(lambda n: n + 1,), key=f"{NS}.next_btn", type="primary",
+              width="stretch", help=tr(f"{NS}.step_help"))
+    c3.button(tr(f"{NS}.reset"), on_click=move, args=(lambda n: 0,), key=f"{NS}.reset_btn", width="stretch")
+    if not presenting():
+        st.caption(tr(f"{NS}.step_help"))
     return step, layer, head
 
 

@@ -77,9 +77,14 @@ def shared_measures() -> dict:
 def workload_controls():
     # The batch is the roofline's own live slider (ui.live): read here, drawn with the figure.
     batch = int(live_value(f"{NS}.batch", BATCHES, 1))
-    context = st.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
+    # Presenter mode: the four in one row, so the roofline under them keeps the screen's height.
+    if presenting():
+        c2, c3, c4, c5 = st.columns([2.2, 1.6, 1.6, 3])
+    else:
+        c2 = st.container()
+        c3, c4, c5 = st.columns([2, 2, 3])
+    context = c2.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
                                bind="query-params")
-    c3, c4, c5 = st.columns([2, 2, 3])
     with c3:
         model = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()),
                        on_change=own_format)
@@ -246,6 +251,7 @@ workload_sections()
 # 4 · SmolLM2 on this machine: its real bytes, its measured speed -------------------------------
 st.subheader(tr(f"{NS}.real_title"))
 st.markdown(tr(f"{NS}.real_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.real_title")))   # presenter mode: the figures
 real_cfg = configs.get(configs.SMOLLM2)
 real_bytes = real_format_bytes()
 real_labels = [tr(REAL_LABELS[row], bits=real_bytes[row]["bits"]) for row in REAL_ROWS]

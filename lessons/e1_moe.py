@@ -6,6 +6,7 @@ import streamlit as st
 from core.lab.moe_lab import all_to_all, arch_of, expert_stats, memory_and_compute
 from core.models.moe_model import NO_AUX_PREFIX, REBUILD, MoEModelUnavailable
 from core.parts.moe import MODES, MoE, choose_experts, expert_capacity, fill_experts, switch_loss
+from ui.classroom import presenting
 from ui.frame import (
     beside_code,
     built_figure,
@@ -41,11 +42,15 @@ header(NS)
 def routing_controls(n_layers: int, n_experts: int):
     # The capacity factor is the load chart's own live slider (ui.live): read here, drawn there.
     capacity = live_value(f"{NS}.capacity", CAPACITY, "1.25")
-    c1, c2, c3 = st.columns(3)
+    # Presenter mode: the six controls in one row, so the router map under them keeps the screen's height.
+    if presenting():
+        c1, c2, c3, c5, c6, c7 = st.columns([1.6, 0.8, 1.1, 1.3, 1.2, 1])
+    else:
+        c1, c2, c3 = st.columns(3)
+        c5, c6, c7 = st.columns([2, 2, 1])
     layer = c1.slider(tr(f"{NS}.layer"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
     k = c2.slider("k", 1, n_experts, 2, key=f"{NS}.k", bind="query-params", help=tr(f"{NS}.k_help"))
     n_used = c3.slider(tr(f"{NS}.n_used"), 1, n_experts, n_experts, key=f"{NS}.n_used", bind="query-params")
-    c5, c6, c7 = st.columns([2, 2, 1])
     with c5:
         mode = choice(tr(f"{NS}.mode"), MODES, f"{NS}.mode", {m: tr(MODE_NAMES[m]) for m in MODES})
     noise = c6.slider(tr(f"{NS}.noise"), 0.0, 3.0, 1.0, 0.25, key=f"{NS}.noise", bind="query-params",

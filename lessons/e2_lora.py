@@ -9,6 +9,7 @@ from core.calc import configs
 from core.lab import lora_finetune as lab
 from core.models.lora import TARGETS, add_lora
 from core.parts.lora import LoRALinear
+from ui.classroom import presenting
 from ui.frame import (
     beside_code,
     built_figure,
@@ -194,8 +195,9 @@ def tune_section() -> None:
         return
     cfg = json.loads(shown["config"])
     which = f"{NS}.showing_mine" if mine else f"{NS}.showing_shipped"
-    st.info(tr(which, r=cfg["r"], alpha=cfg["alpha"], targets=", ".join(cfg["targets"]),
-               steps=cfg["steps"], seconds=shown["seconds"]))
+    # Presenter mode: one line of small print, so the two charts under it keep the screen's height.
+    (st.caption if presenting() else st.info)(tr(which, r=cfg["r"], alpha=cfg["alpha"], targets=", ".join(cfg["targets"]),
+                                                 steps=cfg["steps"], seconds=shown["seconds"]))
     if mine and ship is not None:
         st.button(tr(f"{NS}.back_to_shipped"), key=f"{NS}.back_btn",
                   on_click=lambda: st.session_state.pop(MINE, None))

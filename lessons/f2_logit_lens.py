@@ -4,6 +4,7 @@ where SmolLM2 is not installed."""
 import streamlit as st
 
 from core.lab.logit_lens import TOKEN_LIMIT, direct_attribution, final_scale, lens_logits, read_lens, settles_at
+from ui.classroom import presenting
 from ui.f2_lens import attribution, bar_labels, cell_hover, fig_word, lens_data, top_heads, visible
 from ui.frame import (
     beside_code,
@@ -56,9 +57,10 @@ def grid_figure(data: dict, key: str):
 
 
 def text_controls(real: bool):
-    """SmolLM2's prompt (with openings to try) or the course model's line of verse."""
+    """SmolLM2's prompt (with openings to try, outside presenter mode) or the course model's line of verse."""
     if real:
-        openings(NS, EXAMPLES, tr(f"{NS}.examples_label"))
+        if not presenting():   # presenter mode: the grid under the text box keeps the screen's height
+            openings(NS, EXAMPLES, tr(f"{NS}.examples_label"))
         box = text_box(f"{NS}.prompt", DEFAULT_PROMPT, REAL_CHARS, tr(f"{NS}.prompt_label", limit=TOKEN_LIMIT))
         return DEFAULT_PROMPT if box.empty else box.text
     box = text_box(f"{NS}.ctext", COURSE_TEXT, TOKEN_LIMIT, tr(f"{NS}.ctext_label"))
@@ -69,12 +71,16 @@ def text_controls(real: bool):
 st.subheader(tr(f"{NS}.lens_title"))
 st.markdown(tr(f"{NS}.lens_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.lens_title")))   # presenter mode: the grid with its controls
-real = real_model(dev) if model_switch(NS, default=REAL) == REAL else None
+# Presenter mode: the model and the text side by side, the grid under them.
+where_model, where_text = st.columns([2, 3]) if presenting() else (st.container(), st.container())
+with where_model:
+    real = real_model(dev) if model_switch(NS, default=REAL) == REAL else None
 loaded = real or course_model(dev)
 name = REAL if real else COURSE
 data = None
 if loaded:
-    text = text_controls(bool(real))
+    with where_text:
+        text = text_controls(bool(real))
     with st.spinner(tr(f"{NS}.running")):          # a new text: one forward pass and 31 lens reads, < 2 s
         data = lens_data(text, name, dev, loaded)
     if data["n_ids"] > TOKEN_LIMIT:

@@ -23,6 +23,7 @@ from ui.frame import (
     lang,
     plain,
     ranged_slider,
+    slide,
     text_box,
     tr,
     try_this,
@@ -85,6 +86,7 @@ if got is not None:
     slot = {"opening": st.container()}
     st.subheader(tr(f"{NS}.next_title"))
     st.markdown(tr(f"{NS}.next_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.next_title")))   # presenter mode: the slider and grid
     slot["next"] = st.container()             # a grid of 7 + 2 rows: the page's whole width, the code under it
     code_panel(next_char_at)
     st.subheader(tr(f"{NS}.write_title"))

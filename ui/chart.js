@@ -154,8 +154,20 @@ const shownBox = (el) => {
 const meet = (a, b, gap = 1.5) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > gap
   && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > gap;
 
-// Every k-th tick label of an axis, k the least for which no two drawn labels meet.
-function thinTicks(host, key, ax, update) {
+// The least "nice" step (1, 2, 2.5 or 5 times a power of ten) at least ``v``.
+// Example: niceUp(0.3) -> 0.5; niceUp(0.5) -> 0.5; niceUp(7) -> 10
+function niceUp(v) {
+  const e = Math.pow(10, Math.floor(Math.log10(v)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * e >= v * (1 - 1e-9)) return m * e;
+  return 10 * e;
+}
+
+// Tick labels that meet at the presenter's size, thinned: k is the least step between kept labels
+// for which no two drawn labels meet. A numeric axis with plotly's own ticks takes the next nice
+// step at least k times the drawn one (so it keeps labels on round values, 0, 0.5, 1 rather than
+// 0 and 1); an axis with categories or the author's tick values keeps every k-th. ``thinned``
+// records the axis length each decision was made at (fitPresent makes it again if the length moves).
+function thinTicks(host, key, ax, update, userAx, thinned) {
   const texts = Array.from(host.querySelectorAll(`g.${ax._id}tick > text`))
     .map((t) => shownBox(t)).filter(Boolean);
   if (texts.length < 3) return;
@@ -168,6 +180,25 @@ function thinTicks(host, key, ax, update) {
   const rotatedMeet = texts.some((r, i) => i > 0 && meet(r, texts[i - 1]));
   if (k === 1 && !rotatedMeet) return;
   if (k === 1) k = 2;
+  thinned[key] = ax._length;
+  const own = !userAx.tickvals && (userAx.tickmode == null || userAx.tickmode === "auto" || userAx.tickmode === "linear");
+  if (own && (ax.type === "linear" || ax.type === "log") && typeof ax.dtick === "number" && ax.dtick > 0) {
+    update[`${key}.tickmode`] = "linear";
+    // The step the labels need here, in the axis' units (decades on a log axis): at most k drawn steps.
+    const extent = Math.max(...sorted.map((r) => r[1] - r[0])) + TICK_GAP;
+    const span = Array.isArray(ax.range) ? Math.abs(ax.range[1] - ax.range[0]) : 0;
+    const need = span && ax._length > 0 ? Math.min(ax.dtick * k, extent * span / ax._length) : ax.dtick * k;
+    const decades = Math.max(1, Math.ceil(need - 0.05));
+    let first = 0;   // a log axis: the decade the labels start from, the one that shows the most of them
+    if (ax.type === "log" && span) {
+      const lo = Math.min(...ax.range), hi = Math.max(...ax.range);
+      const count = (t) => Math.floor((hi - t) / decades) - Math.ceil((lo - t) / decades) + 1;
+      for (let t = 1; t < decades; t++) if (count(t) > count(first)) first = t;
+    }
+    update[`${key}.tick0`] = ax.type === "log" ? first : (userAx.tick0 != null ? userAx.tick0 : 0);
+    update[`${key}.dtick`] = ax.type === "log" ? decades : niceUp(Math.max(need, ax.dtick));
+    return;
+  }
   const vals = (ax._vals || []).filter((v) => v.text !== "" && v.text != null);
   if (vals.length < 3) return;
   const keep = vals.filter((_, i) => i % k === 0);
@@ -206,7 +237,7 @@ function textParts(host) {
 }
 
 // One round of mending: what the drawn chart shows wrong, as a relayout (null: nothing to mend).
-function presentFixes(host, layout) {
+function presentFixes(host, layout, thinned = {}) {
   const fl = host._fullLayout;
   if (!fl) return null;
   const update = {};
@@ -221,7 +252,32 @@ function presentFixes(host, layout) {
   if (Object.keys(update).length) return update;
   for (const key of Object.keys(fl)) {
     const ax = fl[key];
-    if (/^[xy]axis\d*$/.test(key) && ax && ax.visible !== false && ax.showticklabels !== false) thinTicks(host, key, ax, update);
+    if (/^[xy]axis\d*$/.test(key) && ax && ax.visible !== false && ax.showticklabels !== false) {
+      thinTicks(host, key, ax, update, layout[key] || {}, thinned);
+    }
+  }
+  if (Object.keys(update).length) return update;
+  // A log axis left with fewer than three labelled decades: the 1s, 2s and 5s (or the 1s and 3s)
+  // of each decade as its tick values, where their labels fit (plotly writes them in the axis' format).
+  for (const key of Object.keys(fl)) {
+    const ax = fl[key];
+    if (!/^[xy]axis\d*$/.test(key) || !ax || ax.type !== "log" || ax.visible === false || ax.showticklabels === false
+        || ax.tickmode === "array" || !Array.isArray(ax.range) || !(ax._length > 0)) continue;
+    if ((ax._vals || []).filter((v) => v.text).length >= 3) continue;
+    const texts = Array.from(host.querySelectorAll(`g.${ax._id}tick > text`)).map(shownBox).filter(Boolean);
+    if (!texts.length) continue;
+    const size = Math.max(...texts.map((r) => (key[0] === "x" ? r.width : r.height))) + TICK_GAP;
+    const lo = Math.min(...ax.range), hi = Math.max(...ax.range);
+    const perDecade = ax._length / (hi - lo);
+    for (const ms of [[1, 2, 5], [1, 3]]) {
+      const logs = ms.map(Math.log10).concat([1]);
+      if (Math.min(...logs.slice(1).map((l, i) => l - logs[i])) * perDecade < size) continue;
+      const vals = [];
+      for (let d = Math.floor(lo); d <= Math.ceil(hi); d++) {
+        for (const m of ms) if (d + Math.log10(m) >= lo && d + Math.log10(m) <= hi) vals.push(m * Math.pow(10, d));
+      }
+      if (vals.length >= 3) { update[`${key}.tickmode`] = "array"; update[`${key}.tickvals`] = vals; break; }
+    }
   }
   if (Object.keys(update).length) return update;
 
@@ -449,12 +505,33 @@ async function fitPresent(host, Plotly, figure, config) {
     }
     host.style.minHeight = layout.height + "px";
     await Plotly.react(host, figure.data, layout, config);
+    const thinned = {};
     for (let pass = 0; pass < FIT_PASSES; pass++) {
       if (host.__fitToken !== token || !host.isConnected) return;
-      const update = presentFixes(host, host.layout || layout);
+      const update = presentFixes(host, host.layout || layout, thinned);
       host.__fitLog = (pass ? host.__fitLog : []).concat([update]);   // what was mended, for a look in the console
       if (!update) break;
       await Plotly.relayout(host, update);
+    }
+    // Ticks thinned on an axis that has since grown (a margin or an equal-aspect plot settled
+    // after): the author's ticks back, and thinned again only if they still meet.
+    const grown = Object.keys(thinned).filter((key) => host._fullLayout && host._fullLayout[key]
+      && host._fullLayout[key]._length > thinned[key] * 1.25 + 10);
+    if (grown.length && host.__fitToken === token && host.isConnected) {
+      const back = {};
+      for (const key of grown) {
+        const own = (figure.layout || {})[key] || {};
+        for (const p of ["tickmode", "tickvals", "ticktext", "tick0", "dtick"]) back[`${key}.${p}`] = own[p] == null ? null : own[p];
+      }
+      await Plotly.relayout(host, back);
+      if (host.__fitToken !== token || !host.isConnected) return;
+      const update = {};
+      for (const key of grown) {
+        const ax = host._fullLayout[key];
+        thinTicks(host, key, ax, update, (figure.layout || {})[key] || {}, {});
+      }
+      host.__fitLog = (host.__fitLog || []).concat([back, update]);
+      if (Object.keys(update).length) await Plotly.relayout(host, update);
     }
     // A diagram's labels larger than their boxes: back to the figure's own size (only chart text
     // on axes, legends and annotations has the presenter's minimum).
