@@ -1,4 +1,5 @@
 """B1 · Scaled dot-product attention."""
+import functools
 import math
 
 import streamlit as st
@@ -222,21 +223,30 @@ def matrix_section(text: str, typed: bool, seed: int, dev: str):
     tokens = demo["tokens"]
     r, c = min(r, len(tokens) - 1), min(c, len(tokens) - 1)
     with slot["matrix"]:
-        if presenting():
-            again_r, again_c = st.columns(2)
-            with again_r:
-                repeat_control(st.slider, tr(f"{NS}.row_label"), 0, len(tokens) - 1, key=f"{NS}.r")
-            with again_c:
-                repeat_control(st.slider, tr(f"{NS}.col_label"), 0, len(tokens) - 1, key=f"{NS}.c")
         hover = (tr("common.query"), tr("common.key"), tr(f"{NS}.value"))
         names = [tr(key) for key in PANELS]
         title = (tr(f"{NS}.steps_fig_course", layer=layer, head=head) if source == "course"
                  else tr(f"{NS}.steps_fig_real", layer=layer, head=head) if source == "smollm2"
                  else tr(f"{NS}.weights_fig", d_k=d_k, d_v=d_v))
-        figure(steps_grid(demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"], demo["output"], tokens,
-                          titles=names, cell=(r, c), hover=hover, title=title, masked=demo["masked"],
-                          bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight"))),
-               key=f"{NS}.weights")
+        grid = functools.partial(steps_grid, demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"],
+                                 demo["output"], tokens, titles=names, cell=(r, c), hover=hover,
+                                 masked=demo["masked"],
+                                 bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight")))
+        if presenting():
+            # Two rows of three panels were 112 px each on a 1280x720 slide: Q, K, V on one slide,
+            # scores, weights and output on the next, each with the row and the column again.
+            for part, copy in (((0, 1, 2), "again"), ((3, 4, 5), "again2")):
+                if copy == "again2":
+                    slide(tr(f"{NS}.mix_slide"))
+                again_r, again_c = st.columns(2)
+                with again_r:
+                    repeat_control(st.slider, tr(f"{NS}.row_label"), 0, len(tokens) - 1, key=f"{NS}.r", copy=copy)
+                with again_c:
+                    repeat_control(st.slider, tr(f"{NS}.col_label"), 0, len(tokens) - 1, key=f"{NS}.c", copy=copy)
+                figure(grid(show=part, title=title if copy == "again" else None),
+                       key=f"{NS}.weights" if copy == "again" else f"{NS}.weights_mix")
+        else:
+            figure(grid(title=title), key=f"{NS}.weights")
         # For a projector: the weights alone, the page's whole width (off by default: no cost).
         if st.toggle(tr(f"{NS}.large_label"), value=False, key=f"{NS}.large", bind="query-params"):
             figure(heatmap(demo["weights"], tokens, tokens, title=tr(f"{NS}.large_fig"), hover_names=hover,

@@ -157,7 +157,7 @@ def mask_sections(slots: dict, texts: list[str], text: str, seed: int, causal: b
         figure(mask_matrix([[j < length for j in range(n_max)] for length in lengths], rows,
                            [str(j) for j in range(n_max)], title=tr(f"{NS}.pad_mask_fig"),
                            hover_names=(tr(f"{NS}.sequence_word"), tr(f"{NS}.position"), tr(f"{NS}.token")),
-                           cell_text=shown, height=120 + 45 * b), key=f"{NS}.padding")
+                           cell_text=shown, height=160 + 45 * b), key=f"{NS}.padding")
         shapes_table([
             (tr(f"{NS}.batch_name"), f"({b}, {n_max}, {D})"), (tr(f"{NS}.pad_mask_name"), f"({b}, 1, {n_max})"),
             (tr(f"{NS}.combined_name") if causal else tr(f"{NS}.broadcast_name"), f"({b}, {n_max}, {n_max})"),

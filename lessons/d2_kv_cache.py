@@ -39,6 +39,7 @@ from ui.frame import (
 from ui.live import live_figure, live_value
 from ui.model import COURSE, REAL, course_model, model_switch, real_model
 from ui.prompt import openings
+from viz.common import steady_margins
 from viz.kv import cache_step, cost_lines, memory_lines
 
 NS = "d2"
@@ -182,11 +183,11 @@ if loaded is not None:
                 last = histories[-1]   # every step drawn in the last step's frame, in one colour range
                 rows = last["k"].shape[0]
                 limit = max(1e-6, *(float(last[n].abs().max()) for n in ("q", "k", "v")))
-                return [cache_step(h["q"], h["k"], h["v"], h["weights"], steps[t].fed,
+                return steady_margins([cache_step(h["q"], h["k"], h["v"], h["weights"], steps[t].fed,
                                    run["prompt"] + run["chosen"][:t], titles=titles, rows=rows, limit=limit,
                                    value_names=(tr(f"{NS}.position"), tr(f"{NS}.dim"), tr(f"{NS}.value")),
                                    hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")))
-                        for t, h in zip(shown_steps, histories, strict=True)]
+                        for t, h in zip(shown_steps, histories, strict=True)])
 
             live_figure(cache_frames, ("d2.fig", "" if text.empty else text.text, layer, head, dev, lang()),
                         f"{NS}.fig", f"{NS}.step", shown_steps, 0, tr(f"{NS}.step_label"))

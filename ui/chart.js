@@ -1007,6 +1007,248 @@ function drawFast(host, st, i, Plotly) {
   return fig;
 }
 
+// --- Heatmap frames painted here (issue 25): one Plotly.react of D2's six heatmaps took ~30 ms of
+// the ~50 ms a floor page's whole round trip takes. While the slider moves, each changed heatmap's
+// image is painted as plotly's own "fast" heatmap paints it (one pixel a cell, scaled pixelated: no
+// gaps, linear axes), at the place its axes give; a moved rectangle's path and changed tick labels
+// are written as plotly writes them. On release the full react draws the frame: hover reads
+// plotly's values, which are the frame's again then.
+const CELL_KEYS = new Set(["x", "y", "z"]);
+const CELL_LAYOUT = new Set(["datarevision", "shapes", "margin"]);
+const AXIS_KEY = /^[xy]axis\d*$/;
+
+function cellFigure(st) {
+  if (st.cellsFor === st.rev) return st.cells;
+  const base = liveBase(st);
+  st.cellsFor = st.rev;
+  st.cells = st.frames.traces.length > 0 && st.frames.traces.every(([t, keys]) => {
+    const trace = base.data[t];
+    return trace.type === "heatmap" && !trace.xgap && !trace.ygap && !trace.zsmooth && keys.every((k) => CELL_KEYS.has(k));
+  }) && st.frames.layout.every((k) => CELL_LAYOUT.has(k) || AXIS_KEY.test(k));
+  return st.cells;
+}
+
+function decodedOf(v) {
+  if (!v || typeof v !== "object" || typeof v.bdata !== "string") return v;
+  if (!DECODED.has(v)) DECODED.set(v, decodeArray(v));
+  return DECODED.get(v);
+}
+
+let colourCanvas = null;
+function rgbaOf(colour) {       // any CSS colour as [r, g, b, a], as the browser reads it
+  const ctx = (colourCanvas || (colourCanvas = document.createElement("canvas"))).getContext("2d");
+  ctx.fillStyle = "#000";
+  ctx.fillStyle = colour;
+  const c = ctx.fillStyle;
+  if (c[0] === "#") return [parseInt(c.slice(1, 3), 16), parseInt(c.slice(3, 5), 16), parseInt(c.slice(5, 7), 16), 1];
+  const m = c.match(/[\d.]+/g) || [0, 0, 0, 1];
+  return [Number(m[0]), Number(m[1]), Number(m[2]), m.length > 3 ? Number(m[3]) : 1];
+}
+
+// Plotly's colour of a value: piecewise linear in RGBA between the colour scale's stops over
+// lo..hi, clamped; r, g, b rounded, alpha out of 255. null where there is no number.
+function cellScale(stops, reverse, lo, hi) {
+  if (reverse) stops = stops.slice().reverse().map(([v, c]) => [1 - v, c]);
+  const at = stops.map(([v]) => lo + v * (hi - lo)), rgba = stops.map(([, c]) => rgbaOf(c));
+  return (v) => {
+    if (typeof v !== "number" || !Number.isFinite(v)) return null;
+    let j = 0;
+    while (j < at.length - 2 && v >= at[j + 1]) j++;
+    const span = at[j + 1] - at[j];
+    const f = span ? Math.min(1, Math.max(0, (v - at[j]) / span)) : 0;
+    const a = rgba[j], b = rgba[j + 1];
+    return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f),
+      Math.round(a[2] + (b[2] - a[2]) * f), Math.round((a[3] + (b[3] - a[3]) * f) * 255)];
+  };
+}
+
+function cellGroups(host) {
+  const out = new Map();
+  for (const g of host.querySelectorAll("g.hm")) {
+    const d = g.__data__, trace = d && d[0] && d[0].trace;
+    if (trace) out.set(trace.index, g);
+  }
+  return out;
+}
+
+// Trace t's image: plotly's, or where plotly drew none (the trace had no rows: D2's past rows at
+// step 0) one of our own in the same layer, under the traces drawn after t. Ours are taken away
+// before plotly draws again (dropCells).
+function cellImage(host, t, trace) {
+  const groups = cellGroups(host);
+  if (groups.has(t)) return groups.get(t).querySelector("image");
+  const own = host.__cells && host.__cells.get(t);
+  if (own && own.isConnected) return own;
+  const same = [...groups.entries()].filter(([k]) => {
+    const other = host._fullData[k];
+    return other && (other.xaxis || "x") === (trace.xaxis || "x") && (other.yaxis || "y") === (trace.yaxis || "y");
+  });
+  if (!same.length) return null;
+  const above = same.filter(([k]) => k > t).sort((a, b) => a[0] - b[0]);
+  const layer = same[0][1].parentNode;
+  const ns = "http://www.w3.org/2000/svg";
+  const g = document.createElementNS(ns, "g"), image = document.createElementNS(ns, "image");
+  g.setAttribute("class", "anatomy-cells");
+  image.setAttribute("preserveAspectRatio", "none");
+  image.setAttribute("style", "image-rendering: pixelated; opacity: " + (trace.opacity ?? 1));
+  g.appendChild(image);
+  layer.insertBefore(g, above.length ? above[0][1] : null);
+  (host.__cells || (host.__cells = new Map())).set(t, image);
+  return image;
+}
+
+function dropCells(host) {
+  host.querySelectorAll(".anatomy-cells").forEach((g) => g.remove());
+  host.querySelectorAll("g.hm image").forEach((image) => { image.style.display = ""; });
+  host.__cells = null;
+}
+
+// Cell centres (numbers, evenly spaced, or none: 0, 1, ...) -> the bricks' two outer edges.
+function cellEdges(values, n) {
+  const v = values == null ? Array.from({ length: n }, (_, k) => k) : Array.from(decodedOf(values));
+  if (v.length !== n || !v.every((x) => typeof x === "number")) return null;
+  const step = n > 1 ? (v[n - 1] - v[0]) / (n - 1) : 1;
+  for (let k = 1; k < n; k++) if (Math.abs(v[k] - v[k - 1] - step) > Math.abs(step) / 100) return null;
+  return [v[0] - step / 2, v[n - 1] + step / 2];
+}
+
+// The <image> of trace t painted from its frame values; false where plotly must draw it.
+function paintCells(host, t, trace, st) {
+  const full = (host._fullData && host._fullData[t]) || {}, layout = host._fullLayout;
+  const image = cellImage(host, t, trace);
+  if (!image || !/pixelated/.test(image.getAttribute("style") || "")) return false;
+  const xa = layout[(trace.xaxis || "x").replace(/^x/, "xaxis")], ya = layout[(trace.yaxis || "y").replace(/^y/, "yaxis")];
+  if (!xa || !ya || xa.type !== "linear" || ya.type !== "linear") return false;
+  const z = decodedOf(trace.z);
+  if (!Array.isArray(z) && !ArrayBuffer.isView(z)) return false;
+  if (!z.length || !z[0] || !z[0].length) {     // no rows this frame: nothing drawn
+    image.style.display = "none";
+    return true;
+  }
+  image.style.display = "";
+  const rows = z.length, cols = z[0].length;
+  const xe = cellEdges(trace.x, cols), ye = cellEdges(trace.y, rows);
+  if (!xe || !ye || !cols) return false;
+  let left = xa.c2p(xe[0]), right = xa.c2p(xe[1]), top = ya.c2p(ye[0]), bottom = ya.c2p(ye[1]);
+  if (![left, right, top, bottom].every(Number.isFinite)) return false;
+  const flipX = right < left, flipY = bottom < top;
+  if (flipX) [left, right] = [right, left];
+  if (flipY) [top, bottom] = [bottom, top];
+  if (left >= xa._length || right <= 0 || top >= ya._length || bottom <= 0) return false;
+  // zmin and zmax as the trace gives them, or (zauto) as plotly finds them: this frame's extent
+  let lo = trace.zmin, hi = trace.zmax;
+  if (lo == null || hi == null) {
+    const ext = [Infinity, -Infinity];
+    finiteExtent(z, ext);
+    if (!(ext[0] <= ext[1])) return false;
+    if (lo == null) lo = ext[0];
+    if (hi == null) hi = ext[1];
+    if (lo === hi) { lo -= 0.5; hi += 0.5; }
+  }
+  const scales = st.cellScales || (st.cellScales = {});
+  const key = [st.rev, t, lo, hi].join(":");
+  // plotly's full trace has no colour scale where the trace had no rows: the figure's own then
+  const stops = [full.colorscale, trace.colorscale].find(Array.isArray);
+  if (!stops) return false;
+  const colour = scales[key] || (scales[key] = cellScale(stops, full.reversescale ?? trace.reversescale, lo, hi));
+  const canvas = document.createElement("canvas");
+  canvas.width = cols;
+  canvas.height = rows;
+  const ctx = canvas.getContext("2d");
+  const img = ctx.createImageData(cols, rows), px = img.data;
+  for (let r = 0; r < rows; r++) {
+    const line = z[r], y = flipY ? rows - 1 - r : r;
+    for (let c = 0; c < cols; c++) {
+      const rgba = colour(line[c]);
+      if (!rgba) continue;
+      const o = (y * cols + (flipX ? cols - 1 - c : c)) * 4;
+      px[o] = rgba[0]; px[o + 1] = rgba[1]; px[o + 2] = rgba[2]; px[o + 3] = rgba[3];
+    }
+  }
+  ctx.putImageData(img, 0, 0);
+  image.setAttributeNS("http://www.w3.org/1999/xlink", "href", canvas.toDataURL("image/png"));   // as d3 sets it
+  image.setAttribute("x", left);
+  image.setAttribute("y", top);
+  image.setAttribute("width", Math.round(right - left));
+  image.setAttribute("height", Math.round(bottom - top));
+  return true;
+}
+
+// A changed rectangle on data axes moved by hand: plotly's relayout of a shape on data axes replots
+// every trace (a shape may widen an autorange), ~30 ms on D2. Its path as plotly writes it.
+const SHAPE_MOVES = new Set(["x0", "x1", "y0", "y1"]);
+function shapeMover(host, j, shape, then) {
+  for (const a of new Set([...Object.keys(shape), ...Object.keys(then)])) {
+    if (JSON.stringify(shape[a]) !== JSON.stringify(then[a]) && !SHAPE_MOVES.has(a)) return null;
+  }
+  const fl = host._fullLayout, name = (r, letter) => (r || letter).replace(/^([xy])/, "$1axis");
+  const xa = fl[name(shape.xref, "x")], ya = fl[name(shape.yref, "y")];
+  const paths = host.querySelectorAll(`.shapelayer path[data-index="${j}"]`);
+  if ((shape.type || "rect") !== "rect" || !xa || !ya || xa.type !== "linear" || ya.type !== "linear"
+      || /paper|domain/.test(`${shape.xref}${shape.yref}`) || shape.xsizemode === "pixel"
+      || shape.ysizemode === "pixel" || paths.length !== 1) return null;
+  const x0 = xa._offset + xa.r2p(shape.x0), x1 = xa._offset + xa.r2p(shape.x1);
+  const y0 = ya._offset + ya.r2p(shape.y0), y1 = ya._offset + ya.r2p(shape.y1);
+  if (![x0, x1, y0, y1].every(Number.isFinite)) return null;
+  return () => paths[0].setAttribute("d", `M${x0},${y0}H${x1}V${y1}H${x0}Z`);
+}
+
+// New tick label texts on an axis whose tick values stay: the label elements written again.
+function tickWriter(host, name, now) {
+  const ax = host._fullLayout[name];
+  if (!ax) return null;
+  if (!ax.showticklabels || ax.visible === false) return () => {};
+  const texts = now.ticktext, vals = now.tickvals;
+  if (!Array.isArray(texts) || !Array.isArray(vals) || texts.some((t) => typeof t !== "string" || /[<&]/.test(t))) return null;
+  const groups = Array.from(host.querySelectorAll(`g.${ax._id}tick`));
+  const set = [];
+  for (const g of groups) {
+    const d = g.__data__, el = g.querySelector("text");
+    const k = d ? vals.indexOf(d.x) : -1;
+    if (k < 0 || !el || el.querySelector("tspan")) return null;
+    set.push([el, d, texts[k]]);
+  }
+  if (set.length !== vals.length) return null;
+  return () => { for (const [el, d, text] of set) { el.textContent = text; d.text = text; } };
+}
+
+function drawCells(host, st, i, Plotly) {
+  if (window.__anatomyFullRedraw === true) return false;
+  const shown = st.onScreen;
+  if (st.data.present || !shown || shown.rev !== st.rev || shown.present || !host._fullLayout || !cellFigure(st)) return false;
+  const was = Number(host.dataset.frame);
+  if (!Number.isInteger(was) || !st.frames.frames[was]) return false;
+  const part = framePart(st, i), before = framePart(st, was);
+  const writes = [];
+  for (const k of Object.keys(part.layout)) {
+    const now = part.layout[k], then = before.layout[k];
+    if (k === "datarevision" || JSON.stringify(now) === JSON.stringify(then)) continue;
+    if (now === GONE || then === GONE || k === "margin") return false;   // a new plot area: react
+    if (k === "shapes") {
+      if (!Array.isArray(now) || !Array.isArray(then) || now.length !== then.length) return false;
+      for (let j = 0; j < now.length; j++) {
+        if (JSON.stringify(now[j]) === JSON.stringify(then[j])) continue;
+        const move = shapeMover(host, j, now[j], then[j]);
+        if (!move) return false;
+        writes.push(move);
+      }
+      continue;
+    }
+    // an axis: only its tick labels' texts may change
+    for (const a of new Set([...Object.keys(now), ...Object.keys(then)])) {
+      if (a !== "ticktext" && JSON.stringify(now[a]) !== JSON.stringify(then[a])) return false;
+    }
+    const write = tickWriter(host, k, now);
+    if (!write) return false;
+    writes.push(write);
+  }
+  const fig = composeShared(st, i);
+  for (const [t] of part.data) if (!paintCells(host, t, fig.data[t], st)) return false;
+  for (const write of writes) write();
+  st.fastDrawn = true;
+  return fig;
+}
+
 function drawLive(host, st, settle = false) {
   const i = st.index;
   const key = st.rev + ":" + i + (st.data.present ? ":present" : "");
@@ -1015,12 +1257,13 @@ function drawLive(host, st, settle = false) {
     if (!host.isConnected || st.index !== i && host.dataset.spec) return;   // a newer frame is coming
     // While the slider moves, the fast path; let go (settle), the full draw: the ranges plotly
     // computes for this frame, as a fresh page at this value draws it.
-    let figure = !settle && drawFast(host, st, i, Plotly);
+    let figure = !settle && (drawFast(host, st, i, Plotly) || drawCells(host, st, i, Plotly));
     if (!figure) {
       figure = st.data.present ? presenterFigure(composeFrame(st, i)) : composeShared(st, i);
       // After fast draws the datarevision on screen may be this frame's already: make react recompute.
       if (st.fastDrawn) figure.layout.datarevision = String(figure.layout.datarevision) + "~" + (++st.seq);
       st.fastDrawn = false;
+      dropCells(host);
       host.style.minHeight = (figure.layout.height || 420) + "px";
       if (st.data.present) fitPresent(host, Plotly, figure, exportConfig(st.data.export));
       else {

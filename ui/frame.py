@@ -233,16 +233,17 @@ def _copy_back(copy: str, key: str) -> None:
     st.session_state[key] = st.session_state[copy]
 
 
-def repeat_control(widget: Callable, label: str, *args, key: str, **kwargs) -> None:
+def repeat_control(widget: Callable, label: str, *args, key: str, copy: str = "again", **kwargs) -> None:
     """In presenter mode, a copy of the URL-bound control ``key`` on the slide of another figure it
     drives (E1: the capacity above the load chart, two slides after the router's controls); nothing
     in normal mode, where the control itself is on the same page. The copy shows the control's
     value, and moving it moves the control, so the address (``key``) and every figure follow.
     ``widget`` and its arguments as for the control itself (``st.slider``, ``st.select_slider``),
-    without ``key``, ``value`` or ``bind``. Draw it after the control, in the same run."""
+    without ``key``, ``value`` or ``bind``. Draw it after the control, in the same run; a second
+    copy on a third slide takes its own ``copy`` name (B1's row and column on both its slides)."""
     if not st.session_state.get(PRESENTING):
         return
-    copy = f"{key}.again"
+    copy = f"{key}.{copy}"
     if key in st.session_state:
         st.session_state[copy] = st.session_state[key]
     widget(label, *args, key=copy, on_change=_copy_back, args=(copy, key), **kwargs)

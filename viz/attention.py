@@ -380,7 +380,8 @@ def _domain(lo: float, hi: float) -> list[float]:
 
 def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: list[str], cell: tuple[int, int],
                hover: tuple[str, str, str], title: str | None = None, height: int = 760, masked=None,
-               bar_titles: tuple[str, str, str] = ("value", "score", "weight")) -> Figure:
+               bar_titles: tuple[str, str, str] = ("value", "score", "weight"),
+               show: tuple[int, ...] = (0, 1, 2, 3, 4, 5)) -> Figure:
     """Q, K (N, d_k), V (N, d_v); scores (N, S), weights (N, S) and output (N, d_v), each on its
     own axes: two rows of three up to 24 tokens, three rows of two beyond (wider cells). One cell
     (r, c) is framed: row r of Q, row c of K and V, the cell in scores and weights, and row r of
@@ -391,7 +392,11 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     signed scale (the output is a mix of V's rows: paler, never outside V's range), the scores
     their own, the weights run from 0 to the largest weight shown (``weight_top``), not to 1.
     ``masked`` (N, S) bool, True where the mask closed a cell: drawn dark in the scores ("−∞" is
-    added there) and in the weights (exactly 0)."""
+    added there) and in the weights (exactly 0).
+
+    ``show``: the panels drawn (by the numbers above), in one row when there are three or fewer;
+    their traces come in that order. Presenter mode draws (0, 1, 2) and (3, 4, 5) on two slides.
+    The values' colour bar sits beside V, or beside the output when V is not shown."""
     labels = unique_labels(tokens)
     n = len(labels)
     r, c = cell
@@ -402,10 +407,12 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     # (a column of a third of a 660 px chart is narrower than a turned label); the gaps between
     # the rows hold the turned labels and a panel's title.
     words = word_label_px(labels, axis_font) if n <= 24 else 0.0
-    cols = 3 if n <= 24 and not words else 2
-    rows = -(-6 // cols)
+    shown = [i for i in range(6) if i in show]
+    cols = len(shown) if len(shown) <= 3 else 3 if n <= 24 and not words else 2
+    rows = -(-len(shown) // cols)
+    values_bar = 2 if 2 in shown else 5
     gap_x, gap_y = 0.15 if cols == 3 else 0.17, 0.12 if cols == 3 else 0.08   # a colour bar and the next panel's tokens
-    if words:
+    if words and rows > 1:
         height = max(height, 3 * (90 + (axis_font + 4) * n)) + 2 * round(words)   # rows 2 and 3 hold squares
         gap_y = max(gap_y, (words + 48) / (height - (100 if title else 50) - 40))
         # the gap beside a panel holds its colour bar and the next panel's row labels (words too),
@@ -419,10 +426,10 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     limit = float(np.abs(panels[3][allowed]).max(initial=0)) or 1.0
     top = weight_top(panels[4])
     data, layout, shapes, notes, extra = [], {}, [], [], []
-    for i, z in enumerate(panels):
-        z = np.where(np.isfinite(z), z, np.nan).astype(np.float32)
+    for j, i in enumerate(shown):
+        z = np.where(np.isfinite(panels[i]), panels[i], np.nan).astype(np.float32)
         square = i in (3, 4)
-        row, col = divmod(i, cols)
+        row, col = divmod(j, cols)
         x0 = col * (width + gap_x)
         y1 = 1 - row * (tall + gap_y)
         bar_x = x0 + width + 0.008
@@ -435,9 +442,9 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
             scale = {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "showscale": True,
                      "colorbar": _signed_bar(limit, bar_titles[1], **place)}
         else:   # one bar for Q, K, V and the output: beside V (the last panel of the values)
-            scale = {"colorscale": DIVERGING_SCALE, "zmin": -signed, "zmax": signed, "showscale": i == 2,
-                     **({"colorbar": _signed_bar(signed, bar_titles[0], **place)} if i == 2 else {})}
-        suffix = "" if i == 0 else str(i + 1)
+            scale = {"colorscale": DIVERGING_SCALE, "zmin": -signed, "zmax": signed, "showscale": i == values_bar,
+                     **({"colorbar": _signed_bar(signed, bar_titles[0], **place)} if i == values_bar else {})}
+        suffix = "" if j == 0 else str(j + 1)
         x = labels if square else array(np.arange(z.shape[1]))
         data.append({"type": "heatmap", "z": z, "x": x, "y": labels, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
                      "xgap": 1 if square else 0, "ygap": 1,

@@ -404,3 +404,14 @@ class Figure(dict):
     def to_plotly_json(self) -> dict:
         return self
 
+
+
+def steady_margins(figures: list[Figure]) -> list[Figure]:
+    """``figures`` (the frames of one live slider) with one margin, each side the widest any of
+    them needs: the plot area then stays put while the slider moves (D2's row labels grow with the
+    cache), and a frame is drawn over the one before without a new layout (ui/chart.js)."""
+    sides = ("l", "r", "t", "b")
+    widest = {k: max(f["layout"].get("margin", {}).get(k, 0) for f in figures) for k in sides}
+    for f in figures:
+        f["layout"]["margin"] = {**f["layout"].get("margin", {}), **widest}
+    return figures

@@ -44,9 +44,12 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
         limit = float(max(np.abs(q).max(), np.abs(k).max(), np.abs(v).max(), 1e-6))
     # Positions are numbers on axes fixed at all n of them; the data holds the S rows computed so far.
     # (A category axis with more categories than a heatmap has rows fails in plotly.js.) The tick
-    # labels name each position's token, and a row still to come has none yet.
+    # labels name each position's token, and a row still to come has its number alone (on the keys'
+    # axis, a blank): every step has the same ticks, and the live slider changes only their texts
+    # (ui/chart.js paints D2's frames; plotly leaves out a tick whose text is empty).
     rows = array(np.arange(s))
-    positions = {"type": "linear", "tickmode": "array", "tickvals": list(range(s))}
+    positions = {"type": "linear", "tickmode": "array", "tickvals": list(range(n))}
+    to_come = [str(i) for i in range(s, n)]
     dims = array(np.arange(d))
     pos_name, dim_name, value_name = value_names
     values_hover = f"{pos_name}: %{{y}}<br>{dim_name}: %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>"
@@ -67,15 +70,15 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
         {"type": "heatmap", "z": v, "x": dims, "y": rows, **signed, "hovertemplate": values_hover,
          "xaxis": "x3", "yaxis": "y"},
         {"type": "heatmap", "z": w_past, "x": rows, "y": past, "colorscale": GHOST_SCALE, "zmin": 0, "zmax": 1,
-         "showscale": False, "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1,
-         **cells},
+         "showscale": False, "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", **cells},
         {"type": "heatmap", "z": w_new, "x": rows, "y": new, "colorscale": WEIGHTS_SCALE, "zmin": 0, "zmax": 1,
-         "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", "xgap": 1, "ygap": 1, **cells,
+         "hovertemplate": weights_hover, "xaxis": "x4", "yaxis": "y", **cells,
          "colorbar": {"thickness": 12, "len": 0.6}},
     ]
     domains = [(0.0, 0.16), (0.205, 0.365), (0.41, 0.57), (0.63, 1.0)]
     layout: dict = {"yaxis": {**positions, "range": [n - 0.5, -0.5],
-                              "ticktext": [f"{i} {label(t)}" for i, t in enumerate(tokens)], "showgrid": False,
+                              "ticktext": [f"{i} {label(t)}" for i, t in enumerate(tokens)] + to_come,
+                              "showgrid": False,
                               "zeroline": False, "tickfont": {"size": 13}, "anchor": "x"}}
     notes, frames = [], []
     for i, ((x0, x1), title) in enumerate(zip(domains, titles, strict=True)):
@@ -85,7 +88,7 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
         layout[axis] = {"domain": [x0, x1], "anchor": "y", "showgrid": False, "zeroline": False,
                         **({**positions, "range": [-0.5, n - 0.5], "tickangle": 0, "tickfont": {"size": 12},
                             "showticklabels": n <= 12,
-                            "ticktext": [label(t) for t in tokens]}
+                            "ticktext": [label(t) for t in tokens] + [" "] * len(to_come)}
                            if i == 3 else {"visible": False})}
         # the weights' title ends at the right edge: centred on its wide panel it met the V cache's
         notes.append({"text": title, "x": x1 if i == 3 else (x0 + x1) / 2, "y": 1.0, "xref": "paper",
@@ -94,9 +97,10 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
         width = s if i == 3 else d
         frames.append({"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": width - 0.5,
                        "y0": s - n_new - 0.5, "y1": s - 0.5, "line": {"color": NEW_EDGE, "width": 2.5}})
-    if n > s:   # the room the K and V caches fill in the steps to come, dotted
-        frames += [{"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": d - 0.5, "y0": -0.5,
-                    "y1": n - 0.5, "line": {"color": "#b0b0b0", "width": 1, "dash": "dot"}} for ref in ("x2", "x3")]
+    # the room the K and V caches fill in the steps to come, dotted (at every step, the last too: the
+    # live slider's frames then have the same shapes, and only the red frames move)
+    frames += [{"type": "rect", "xref": ref, "yref": "y", "x0": -0.5, "x1": d - 0.5, "y0": -0.5,
+                "y1": n - 0.5, "line": {"color": "#b0b0b0", "width": 1, "dash": "dot"}} for ref in ("x2", "x3")]
     layout.update({"annotations": notes, "shapes": frames, "margin": {"t": 60, "l": 10, "r": 10, "b": 10}})
     return make(data, layout, None, height or max(420, 110 + 24 * n))
 

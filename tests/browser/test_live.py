@@ -235,3 +235,38 @@ def test_presenter_mode_and_no_plotly(chromium_browser, server_url):
     page.wait_for_function("() => document.body.innerText.includes('T = 5.00')", timeout=WAIT_MS)
     assert page.locator('[data-testid="stException"]').count() == 0
     context.close()
+
+
+# What a heatmap chart shows: each heatmap's image (its cells and place; ui/chart.js's own where
+# plotly drew none), each shape's path, each tick label's text.
+PAINTED = """(key) => Array.from((%s)(key).querySelectorAll(
+    'g.hm image, g.anatomy-cells image, .shapelayer path, g.ytick text, g.x4tick text'))
+  .filter((el) => el.style.display !== 'none').map((el) => el.tagName === 'image'
+    ? ['x', 'y', 'width', 'height'].map((a) => el.getAttribute(a)).join(' ') + ' ' + el.getAttribute('href')
+    : el.tagName + ' ' + (el.getAttribute('d') || el.textContent))""" % HOST
+
+
+def test_painted_heatmap_frames_are_what_plotly_draws(chromium_browser, server_url):
+    """D2's six heatmaps are painted by ui/chart.js while the step moves (drawCells, no Plotly.react):
+    every image, the red frame's path and the row labels equal what plotly draws for that step at
+    rest (after the release), byte for byte, in both directions, with no run before the release."""
+    page, errors = _open(chromium_browser, f"{server_url}/kv-cache?lang=zh&d2.step=1")
+    slider = page.locator('.anatomy-live[data-key="d2.fig"] input[type=range]')
+    slider.scroll_into_view_if_needed()
+    # 1 -> 2 -> 1 -> 0 -> 1: at step 0 the past rows are empty (plotly draws no image for them)
+    for key in ("ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowRight"):
+        runs = page.evaluate("() => window.__runs")
+        draws = _state(page, "d2.fig")["draws"]
+        slider.focus()
+        page.keyboard.press(key)
+        page.wait_for_function(f"([k, n]) => ({HOST})(k).__live.draws > n", arg=["d2.fig", draws], timeout=CHANGE_MS)
+        painted = page.evaluate(PAINTED, "d2.fig")
+        assert page.evaluate(f"(k) => ({HOST})(k).__live.fastDrawn", "d2.fig"), "drawn by the painter"
+        assert page.evaluate("() => window.__runs") == runs
+        page.wait_for_function("(n) => window.__runs > n", arg=runs, timeout=CHANGE_MS)   # the release's run
+        settle(page)
+        page.wait_for_function(f"(k) => !({HOST})(k).__live.fastDrawn", arg="d2.fig", timeout=CHANGE_MS)
+        page.wait_for_timeout(300)
+        assert page.evaluate(PAINTED, "d2.fig") == painted
+    assert not errors, errors
+    page.close()

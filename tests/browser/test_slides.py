@@ -168,12 +168,10 @@ def tabs(chromium_browser):
 # in presenter mode (fitPresent), and the lessons whose figure fell below the fold were split.
 PENDING: dict[str, str] = {}
 STRICT = os.environ.get("ANATOMY_SLIDES_STRICT") == "1"
-# The plot-size and panel-title checks (2026-12-03) found these; reported as warnings until fixed
-# (ANATOMY_SLIDES_STRICT=1 fails on them). Take a lesson off when it passes. Left on 2026-12-03 (second
-# pass): B1 slide 3, the three panels of one attention call in two rows, each plot 112 px at the
-# presenter's 425 px cap; B3 slide 4, the padding mask's two rows, 105 px at the figure's own 263 px.
-# (The ticks, D2/D3/E1/E2/F2/F3's slides and the named-rows exemption fixed the other ten lessons.)
-LAYOUT_PENDING = {"b1", "b3"}
+# The plot-size and panel-title checks (2026-12-03) found lessons that fail them; any listed here
+# is reported as a warning until fixed (ANATOMY_SLIDES_STRICT=1 fails on them). Empty since
+# 2026-12-04: B1's six panels are two slides of three in presenter mode, B3's padding mask is taller.
+LAYOUT_PENDING: set[str] = set()
 LAYOUT_FINDINGS = ("cramped plot:", "panel title within")
 LESSONS = existing_lessons()
 
