@@ -168,13 +168,14 @@ def routing_section():
             notes.append(tr(f"{NS}.noise_note"))
         for note in notes:
             st.caption(note)
-        figure(built_figure(("router", *shown), lambda: router_map(
+        across = presenting()     # a wide slide: a token a column
+        figure(built_figure(("router", across, *shown), lambda: router_map(
             r["probs"], run["tokens"], r["experts"], r["fits"], r["dispatched"],
             expert_names=expert_names,
             names=(tr(f"{NS}.token"), tr(f"{NS}.expert"), tr(f"{NS}.prob")),
             marks=(tr(f"{NS}.mark_ran"), tr(f"{NS}.mark_full"), tr(f"{NS}.mark_skipped")),
             title=tr(f"{NS}.router_fig", layer=layer, mode=tr(MODE_NAMES[mode]), k=run["k"]),
-            height=max(380, 140 + 22 * n))),
+            height=max(380, 140 + 22 * n), across=across)),
             key=f"{NS}.router")
         st.markdown(tr(f"{NS}.losses", aux=r["aux"], balance=r["balance"], z=r["z"]))
     with slot["load"]:

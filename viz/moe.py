@@ -14,29 +14,43 @@ SENT, TURNED_AWAY, SKIPPED = "#d62728", "#111111", "#7f7f7f"
 
 def router_map(probs, tokens: list[str], experts, fits, dispatched, *, expert_names: list[str],
                names: tuple[str, str, str], marks: tuple[str, str, str], title: str,
-               height: int = 460) -> Figure:
+               height: int = 460, across: bool = False) -> Figure:
     """Router probabilities (N, E) as a heatmap, a token per row; each chosen expert is
     marked: a ring where the expert ran, a cross where it was full (overflow), an open
-    square where GShard's random routing skipped the second expert."""
+    square where GShard's random routing skipped the second expert.
+
+    ``across``: a token per column, the experts in rows (presenter mode: a wide slide names
+    every one of 20 tokens side by side, where rows of 7 px named 4 of them)."""
     z = array(probs)
     rows = unique_labels(tokens)
     ex, ok, sent = np.asarray(experts), np.asarray(fits), np.asarray(dispatched)
-    data = [{"type": "heatmap", "z": z, "x": expert_names, "y": rows, "zmin": 0.0, "zmax": 1.0,
+    token_name, expert_name = ("%{x}", "%{y}") if across else ("%{y}", "%{x}")
+    data = [{"type": "heatmap", "z": array(z.T) if across else z, "x": rows if across else expert_names,
+             "y": expert_names if across else rows, "zmin": 0.0, "zmax": 1.0,
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
-             "hovertemplate": f"{names[0]}: %{{y}}<br>{names[1]}: %{{x}}<br>{names[2]}: %{{z:.3f}}<extra></extra>"}]
+             "hovertemplate": f"{names[0]}: {token_name}<br>{names[1]}: {expert_name}<br>{names[2]}: %{{z:.3f}}"
+                              "<extra></extra>"}]
     kinds = ((ok, "circle-open", SENT, marks[0]), (sent & ~ok, "x-thin-open", TURNED_AWAY, marks[1]),
              (~sent, "square-open", SKIPPED, marks[2]))
     for mask, symbol, colour, name in kinds:
         r, c = np.nonzero(mask)
+        on_token, on_expert = [rows[i] for i in r], [expert_names[e] for e in ex[r, c]]
         data.append({"type": "scatter", "mode": "markers", "name": name,
-                     "x": [expert_names[e] for e in ex[r, c]], "y": [rows[i] for i in r],
+                     "x": on_token if across else on_expert, "y": on_expert if across else on_token,
                      "marker": {"symbol": symbol, "size": 15, "color": colour, "line": {"width": 3, "color": colour}},
                      "hoverinfo": "skip", "showlegend": True})
+    legend = {"legend": {"orientation": "h", "y": -0.02, "yanchor": "top"}, "margin": {"t": 100, "b": 60}}
+    # The cells fill the axes: left to plotly, the markers' size widened them by most of a cell.
+    n, e = len(rows), len(expert_names)
+    if across:
+        layout = {"yaxis": {"range": [e - 0.5, -0.5], "type": "category", "dtick": 1},
+                  "xaxis": {"side": "top", "type": "category", "tickangle": 0, "range": [-0.5, n - 0.5],
+                            **token_axis(n)}, **legend}
+        return make(data, layout, title, max(height, 180 + 40 * e))
     # Every token named (up to 48), each row taller than its label.
-    height = max(height, 180 + (token_font(len(rows)) + 10) * len(rows))
-    layout = {"yaxis": {"autorange": "reversed", "type": "category", **token_axis(len(rows))},
-              "xaxis": {"side": "top", "type": "category", "tickangle": 0},
-              "legend": {"orientation": "h", "y": -0.02, "yanchor": "top"}, "margin": {"t": 100, "b": 60}}
+    height = max(height, 180 + (token_font(n) + 10) * n)
+    layout = {"yaxis": {"range": [n - 0.5, -0.5], "type": "category", **token_axis(n)},
+              "xaxis": {"side": "top", "type": "category", "tickangle": 0, "range": [-0.5, e - 0.5]}, **legend}
     return make(data, layout, title, height)
 
 

@@ -74,13 +74,19 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     assert _query(page)["step"] == "2"
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     # The bar's Next, then Page Up back.
-    # (step 3 is the matrix's own slide, marked by ui.frame.slide: no section title of its own)
+    # (steps 3 and 4 are the matrix's own slides, Q, K, V and then scores, weights, output, marked by
+    # ui.frame.slide: no section title of their own)
     bar.locator(".anatomy-next").click()
     _wait_query(page, step="3")
     assert page.evaluate(VISIBLE_H3) == []
     bar.locator(".anatomy-next").click()
     _wait_query(page, step="4")
+    assert page.evaluate(VISIBLE_H3) == []
+    bar.locator(".anatomy-next").click()
+    _wait_query(page, step="5")
     assert page.evaluate(VISIBLE_H3) == [i18n.t(lang, "b1.scale_title")]
+    page.keyboard.press("PageUp")
+    _wait_query(page, step="4")
     page.keyboard.press("PageUp")
     _wait_query(page, step="3")
     page.keyboard.press("PageUp")
