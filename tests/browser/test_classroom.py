@@ -118,9 +118,10 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     titles = items.all_inner_texts()
     assert titles[1] == t("b1.matrix_title") and titles[-1] == t("common.try_this")
     assert t("b1.matrix_title") in titles[2]            # "(continued)": the matrix's own slide
+    assert titles[3] == t("b1.mix_slide")               # and its second: scores, weights, output
     page.screenshot(path=str(SHOTS / f"present-overview-b1-{lang}-1440.png"))
-    items.nth(3).click()
-    _wait_query(page, step="4")
+    items.nth(4).click()
+    _wait_query(page, step="5")
     assert page.locator(".anatomy-overview").count() == 0
     assert page.evaluate(VISIBLE_H3) == [i18n.t(lang, "b1.scale_title")]
     page.keyboard.press("o")
