@@ -693,7 +693,10 @@ function commitLive(st) {
   st.timer = 0;
   st.busy = false;
   if (st.fastDrawn && st.host) drawLive(st.host, st, true);   // the frame on screen, fully drawn
-  if (st.index === st.server) return;
+  // Nothing to send when the server has (or was last sent) this value. Compared with the value
+  // in flight too: a value sent, then moved back to the server's before its answer came, is sent
+  // again (else that answer would move the slider to the value the student left).
+  if (st.index === (st.awaiting !== null ? st.awaiting : st.server)) return;
   st.awaiting = st.index;
   st.awaitingSince = performance.now();
   st.component.setTriggerValue("commit", st.values[st.index]);

@@ -263,9 +263,11 @@ def test_painted_heatmap_frames_are_what_plotly_draws(chromium_browser, server_u
         painted = page.evaluate(PAINTED, "d2.fig")
         assert page.evaluate(f"(k) => ({HOST})(k).__live.fastDrawn", "d2.fig"), "drawn by the painter"
         assert page.evaluate("() => window.__runs") == runs
-        page.wait_for_function("(n) => window.__runs > n", arg=runs, timeout=CHANGE_MS)   # the release's run
+        # The release's run: the server answers with the value on screen (its own state; a run too
+        # quick for the script-state probe to see as "running" is still waited for).
+        page.wait_for_function(f"(k) => {{ const s = ({HOST})(k).__live; return s.server === s.index"
+                               " && s.awaiting === null && !s.fastDrawn && !s.timer; }", arg="d2.fig", timeout=CHANGE_MS)
         settle(page)
-        page.wait_for_function(f"(k) => !({HOST})(k).__live.fastDrawn", arg="d2.fig", timeout=CHANGE_MS)
         page.wait_for_timeout(300)
         assert page.evaluate(PAINTED, "d2.fig") == painted
     assert not errors, errors
