@@ -212,6 +212,38 @@ def test_export_png_svg_csv(chromium_browser, server_url, lang, tmp_path):
     page.close()
 
 
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_export_from_presenter_mode(chromium_browser, server_url, lang):
+    """Exported from a slide: the PNG at twice the chart on the slide, and the picture in the
+    slide's type (every text of the SVG at least 18 px, as on screen)."""
+    import re
+
+    t = lambda key: i18n.t(lang, key)   # noqa: E731
+    page = chromium_browser.new_page(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    page.goto(f"{server_url}/attention?lang={lang}&present=1")
+    settle(page)
+    sel = '[class~="st-key-b1-weights"] .js-plotly-plot'
+    visible = f"() => {{ const gd = document.querySelector('{sel}'); return !!gd && gd.getBoundingClientRect().height > 0; }}"
+    for _ in range(12):   # step to the slide with the attention weights
+        if page.evaluate(visible):
+            break
+        page.keyboard.press("ArrowRight")
+        settle(page)
+    assert page.evaluate(visible), "a slide shows the weights"
+    page.wait_for_function(f"() => {{ const gd = document.querySelector('{sel}');"
+                           " return gd && gd._fullLayout && !gd.dataset.fitting; }", timeout=WAIT_MS)
+    chart = page.locator(sel)
+    width, height = page.evaluate(f"() => {{ const gd = document.querySelector('{sel}');"
+                                  " return [gd._fullLayout.width, gd._fullLayout.height]; }")
+    png = _download(page, chart, t("classroom.png"))
+    assert _png_size(open(png.path(), "rb").read()) == (2 * width, 2 * height)
+    svg = open(_download(page, chart, t("classroom.svg")).path(), encoding="utf-8").read()
+    sizes = [float(s) for s in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+    assert sizes and min(sizes) >= 18, sorted(set(sizes))
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
+
 # What presenter mode shows: the slide numbers of the elements on screen (ui/classroom.js numbers
 # each top-level element, and each element of a container cut into slides), and the headings or
 # slide marks on screen.
