@@ -1,4 +1,5 @@
 """B3 · Masks."""
+import numpy as np
 import streamlit as st
 
 from core.lab.attention_lab import (
@@ -192,13 +193,13 @@ def leak_section(text: str, seed: int, causal: bool, dev: str):
             setting = "causal" if causal else "none"
 
             def leak_frames():   # the figure at every changed position (the live slider's frames)
-                return [change_bars(tokens, m[setting].cpu().numpy(), q,
-                                    names=(tr(f"{NS}.before", p=q), tr(f"{NS}.after", p=q)),
+                leaks = [m[setting].cpu().numpy() for m in future_leaks(text, positions, LEAK_HEADS, seed, D, dev)]
+                top = max(float(np.nanmax(c)) for c in leaks)    # one scale for every frame
+                return [change_bars(tokens, c, q, names=(tr(f"{NS}.before", p=q), tr(f"{NS}.after", p=q)),
                                     title=tr(f"{NS}.leak_fig", p=q, old=label(tokens[q]), new=change_token(text, q)[q],
                                              mask=tr(f"{NS}.with_mask" if causal else f"{NS}.without_mask")),
-                                    x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis"))
-                        for q, m in zip(positions, future_leaks(text, positions, LEAK_HEADS, seed, D, dev),
-                                        strict=True)]
+                                    x_title=tr(f"{NS}.position"), y_title=tr(f"{NS}.change_axis"), y_max=top)
+                        for q, c in zip(positions, leaks, strict=True)]
 
             live_figure(leak_frames, ("b3.leak", text, seed, causal, dev, lang()), f"{NS}.leak", f"{NS}.changed",
                         positions, n // 2, tr(f"{NS}.position_label"))

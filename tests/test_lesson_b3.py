@@ -79,16 +79,22 @@ def test_b3_controls_and_figures(lang):
         set_live(at, "b3.changed", p)
         assert_ok(at)
         fig = figure_by_key(at, "b3.leak")
-        before = trace_array(fig, 0, "y")
-        assert before.shape == (p,) and (before == 0).all()
-        assert fig["data"][1]["x"][0].startswith(f"{p}<br>")                 # the changed position is p
+        before, after = trace_array(fig, 0, "y"), trace_array(fig, 1, "y")
+        # Both traces hold every position, the other's as a gap: the changed position is p.
+        assert before.shape == after.shape == (11,)
+        assert (before[:p] == 0).all() and np.isnan(before[p:]).all()
+        assert np.isnan(after[:p]).all() and not np.isnan(after[p:]).any()
+        assert fig["data"][1]["x"][p].startswith(f"{p}<br>")
+        # One scale for every frame: the largest change of any position, with room for its label.
+        assert fig["layout"]["yaxis"]["range"][1] >= 1.1 * np.nanmax(after)
         assert float(at.metric[0].value) == 0.0 and float(at.metric[1].value) > 0.01
 
     at.toggle(key="b3.causal").set_value(False).run()
     assert_ok(at)
     _check_single(at, 11, causal=False)
     before = trace_array(figure_by_key(at, "b3.leak"), 0, "y")
-    assert (before > 0).all()                                        # the earlier outputs saw the change
+    before = before[~np.isnan(before)]
+    assert before.size and (before > 0).all()                         # the earlier outputs saw the change
     short = trace_array(figure_by_key(at, "b3.batch"), 0, "z")
     assert (short[:, 3:] == 0).all() and (short[:, :3] > 0).all()     # padding still hidden, no causal
     table = next(m.value for m in at.markdown if "(2, 1, 7)" in m.value)

@@ -155,20 +155,32 @@ def change_bars(
     x_title: str,
     y_title: str,
     height: int = 360,
+    y_max: float | None = None,
 ) -> Figure:
     """How far each output row moved, one bar per position: the positions before the changed
-    token in one colour (``names[0]``), the changed token and after it in another."""
+    token in one colour (``names[0]``), the changed token and after it in another. Both traces
+    hold every position (the other trace's as a gap), so a live slider moving ``position`` changes
+    bar heights only; ``y_max`` fixes the scale (the largest change over all the frames), so the
+    frames compare on one axis."""
     c = array(change)
     # Position over token, on two lines: upright, and narrow enough for a column of its own.
     x = [f"{i}<br>{t}" for i, t in enumerate(unique_labels(tokens))]   # positions from 0, as in the code
+    before = np.where(np.arange(len(c)) < position, c, np.nan).astype(np.float32)
+    after = np.where(np.arange(len(c)) >= position, c, np.nan).astype(np.float32)
     data = [
-        {"type": "bar", "x": x[:position], "y": c[:position], "name": names[0], "marker": {"color": "#d62728"},
-         "texttemplate": "%{y:.2f}", "textposition": "outside", "cliponaxis": False,
+        # Labels as text, not a texttemplate: a template prints "NaN" over the gaps.
+        {"type": "bar", "x": x, "y": before, "name": names[0], "marker": {"color": "#d62728"},
+         "text": [f"{v:.2f}" if i < position else "" for i, v in enumerate(c.tolist())],
+         "textposition": "outside", "cliponaxis": False,
          "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"},
-        {"type": "bar", "x": x[position:], "y": c[position:], "name": names[1], "marker": {"color": "#9bb7d4"},
+        {"type": "bar", "x": x, "y": after, "name": names[1], "marker": {"color": "#9bb7d4"},
          "hovertemplate": "%{x}: %{y:.4f}<extra></extra>"},
     ]
+    yaxis = {"title": {"text": y_title}, "rangemode": "tozero"}
+    if y_max is not None and np.isfinite(y_max) and y_max > 0:
+        # Room above the tallest bar for its "outside" label.
+        yaxis = {**yaxis, "range": [0, float(y_max) * 1.15], "autorange": False}
     layout = {"xaxis": {"title": {"text": x_title}, "type": "category", "tickangle": 0,
                         "categoryorder": "array", "categoryarray": x},
-              "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"}, "barmode": "overlay"}
+              "yaxis": yaxis, "barmode": "overlay"}
     return make(data, layout, title, height)

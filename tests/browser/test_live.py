@@ -89,7 +89,7 @@ def _same_screen(a: list, b: list) -> None:
         for k in ("x", "y", "z", "color"):
             va, vb = ta.get(k), tb.get(k)
             if isinstance(va, list) and va and isinstance(va[0], (int, float)):
-                assert va == pytest.approx(vb, rel=1e-6, abs=1e-9), k
+                assert va == pytest.approx(vb, rel=1e-6, abs=1e-9, nan_ok=True), k
             else:
                 assert json.dumps(va) == json.dumps(vb), k
 
