@@ -272,3 +272,66 @@ def test_painted_heatmap_frames_are_what_plotly_draws(chromium_browser, server_u
         assert page.evaluate(PAINTED, "d2.fig") == painted
     assert not errors, errors
     page.close()
+
+
+# What a scatter chart shows: each marker's place and fill, each line's vertices, each label's place
+# and text, the legend's names and the title.
+POINTS = """(key) => { const host = (%s)(key);
+  const num = (s) => (s.match(/-?[\\d.]+(e-?\\d+)?/g) || []).map(Number);
+  return {traces: Array.from(host.querySelectorAll('.scatterlayer > g.trace')).map((g) => ({
+      points: Array.from(g.querySelectorAll('.points path.point')).map((p) => [...num(p.getAttribute('transform')),
+        getComputedStyle(p).fill, getComputedStyle(p).fillOpacity, p.getAttribute('d')]),
+      lines: Array.from(g.querySelectorAll('.lines path.js-line')).map((p) => {
+        const v = num(p.getAttribute('d')); return v.flatMap((_, j) => j %% 2 ? [] : [[v[j], v[j + 1]]]); }),
+      texts: Array.from(g.querySelectorAll('.text text')).map((t) => [Number(t.getAttribute('x')),
+        Number(t.getAttribute('y')), t.textContent])})),
+    legend: Array.from(host.querySelectorAll('.legend text.legendtext')).map((t) => t.textContent),
+    title: host.querySelector('.g-gtitle text').textContent}; }""" % HOST
+
+
+def _same_points(painted: dict, drawn: dict) -> None:
+    """The written frame is the one plotly draws: markers, labels, names and title alike (places to
+    0.01 px); plotly's line leaves out points on a straight run, so its vertices are ours, in order."""
+    assert painted["title"] == drawn["title"] and painted["legend"] == drawn["legend"]
+    assert len(painted["traces"]) == len(drawn["traces"])
+    for ours, theirs in zip(painted["traces"], drawn["traces"], strict=True):
+        assert len(ours["points"]) == len(theirs["points"])
+        for a, b in zip(ours["points"], theirs["points"], strict=True):
+            assert a[:2] == pytest.approx(b[:2], abs=0.011) and a[2:] == b[2:]
+        assert len(ours["texts"]) == len(theirs["texts"])
+        for a, b in zip(ours["texts"], theirs["texts"], strict=True):
+            assert a[:2] == pytest.approx(b[:2], abs=0.011) and a[2] == b[2]
+        assert len(ours["lines"]) == len(theirs["lines"])
+        for line, simple in zip(ours["lines"], theirs["lines"], strict=True):
+            assert line[0] == pytest.approx(simple[0], abs=0.011) and line[-1] == pytest.approx(simple[-1], abs=0.011)
+            j = 0
+            for vertex in simple:
+                while j < len(line) and line[j] != pytest.approx(vertex, abs=0.011):
+                    j += 1
+                assert j < len(line), f"plotly's vertex {vertex} is not on the written line"
+
+
+def test_written_scatter_frames_are_what_plotly_draws(chromium_browser, server_url):
+    """C3's plane is written into plotly's SVG by ui/chart.js while m moves (drawPoints, no plotly
+    call): the trail's markers and their colours, the hand, the arc, the angle's label, the hand's
+    legend name and the title equal what plotly draws for that m after the release, with no run
+    before the release; m = 0 (one marker, one colour value) included."""
+    page, errors = _open(chromium_browser, f"{server_url}/rope?lang=zh&c3.m=4")
+    slider = page.locator('.anatomy-live[data-key="c3.plane"] input[type=range]')
+    slider.scroll_into_view_if_needed()
+    for key in ("ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowRight"):   # m = 4, 6, 4, 2, 0, 2
+        runs = page.evaluate("() => window.__runs")
+        draws = _state(page, "c3.plane")["draws"]
+        slider.focus()
+        page.keyboard.press(key)
+        page.wait_for_function(f"([k, n]) => ({HOST})(k).__live.draws > n", arg=["c3.plane", draws], timeout=CHANGE_MS)
+        painted = page.evaluate(POINTS, "c3.plane")
+        assert page.evaluate(f"(k) => ({HOST})(k).__live.pointsDrawn", "c3.plane"), "written by drawPoints"
+        assert page.evaluate("() => window.__runs") == runs
+        page.wait_for_function(f"(k) => {{ const s = ({HOST})(k).__live; return s.server === s.index"
+                               " && s.awaiting === null && !s.fastDrawn && !s.timer; }", arg="c3.plane", timeout=CHANGE_MS)
+        settle(page)
+        page.wait_for_timeout(300)
+        _same_points(painted, page.evaluate(POINTS, "c3.plane"))
+    assert not errors, errors
+    page.close()
