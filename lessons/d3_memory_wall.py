@@ -31,6 +31,7 @@ from ui.frame import (
 )
 from ui.live import live_figure, live_value
 from ui.model import real_model, real_model_available
+from viz.common import steady_margins
 from viz.roofline import duration, format_bars, hierarchy_chart, human, roofline_chart
 
 NS = "d3"
@@ -163,18 +164,20 @@ def workload_sections():
     placed = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in pd.items()}
     with slot["roofline"]:
         def roofline_frames():   # the roofline at every batch size (the live slider's frames), one core call
+            at = [{name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in at_b.items()}
+                  for at_b in prefill_and_decode_at(cfg, context, BATCHES, per_value, cache_value)]
+            # One x axis and one plot area for every batch size: the points move, the axes stay.
+            span = [p["intensity"] for spots in at for p in spots.values()]
             figs = []
-            for b, at_b in zip(BATCHES, prefill_and_decode_at(cfg, context, BATCHES, per_value, cache_value),
-                               strict=True):
-                spots = {name: roofline.place(gpu, v["flops"], v["bytes"]) for name, v in at_b.items()}
+            for b, spots in zip(BATCHES, at, strict=True):
                 points = [{"name": tr(POINTS[name], n=context, b=b), "intensity": p["intensity"],
                            "tflops": p["tflops"], "symbol": "diamond" if name == "prefill" else "circle"}
                           for name, p in spots.items()]
-                figs.append(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[],
+                figs.append(roofline_chart(gpu.peak_tflops, gpu.hbm_gbps, points, arrows=[], span=span,
                                            title=tr(f"{NS}.roofline_fig", gpu=gpu.title, model=cfg.title),
                                            x_title=tr(f"{NS}.x_axis"), y_title=tr(f"{NS}.y_axis"),
                                            roof_name=tr(f"{NS}.roof"), ridge_text=tr(f"{NS}.ridge", i=gpu.ridge)))
-            return figs
+            return steady_margins(figs)
 
         live_figure(roofline_frames, ("d3.roofline", cfg.name, gpu.name, context, dtype, lang()), f"{NS}.roofline",
                     f"{NS}.batch", BATCHES, 1, tr(f"{NS}.batch"))

@@ -94,3 +94,29 @@ def test_pca_labels_of_near_points_go_to_different_sides():
     assert len(set(label_positions(crowd, extent))) == 4
     far = np.array([[-0.9, -0.9], [0.9, 0.9]])
     assert label_positions(far, extent) == ["top center", "top center"]
+
+
+def test_steady_margins_one_plot_area_for_every_frame():
+    """A live slider's frames get the widest margins and the tallest height, and no frame's plot gets
+    shorter than it was: D3's legend names wrap to one more row at some batch sizes."""
+    from viz.common import steady_margins
+    from viz.roofline import roofline_chart
+
+    def frame(b: int, span=()):
+        points = [{"name": f"prefill: 4096 tokens × {b}", "intensity": 4000.0 * b ** 0.5, "tflops": 300.0},
+                  {"name": f"decode: 1 token × {b}, T = 4096", "intensity": 1.0 * b, "tflops": 2.0 * b}]
+        return roofline_chart(312, 2039, points, title="t", x_title="x", y_title="y", roof_name="roofline",
+                              ridge_text="r", span=span)
+
+    alone = [frame(b) for b in (1, 512)]
+    assert alone[0]["layout"]["height"] != alone[1]["layout"]["height"]       # the case this is for
+    assert alone[0]["layout"]["xaxis"]["range"] != alone[1]["layout"]["xaxis"]["range"]
+    span = [4000.0 * 512 ** 0.5, 512.0, 4000.0, 1.0]
+    figs = steady_margins([frame(b, span) for b in (1, 512)])
+    layouts = [f["layout"] for f in figs]
+    assert layouts[0]["height"] == layouts[1]["height"] == max(f["layout"]["height"] for f in alone)
+    assert layouts[0]["margin"] == layouts[1]["margin"]
+    assert layouts[0]["xaxis"]["range"] == layouts[1]["xaxis"]["range"]      # span: one x axis
+    for f, before in zip(figs, alone, strict=True):
+        plot = lambda lay: lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]   # noqa: E731
+        assert plot(f["layout"]) >= plot(before["layout"])

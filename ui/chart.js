@@ -1260,7 +1260,7 @@ function drawCells(host, st, i, Plotly) {
 // marker colour scale gives it), the line's path through every point, each label's place and text,
 // the legend names and the title. On release the full react draws the frame (plotly's own path,
 // which leaves out points on a straight run; hover reads the frame's values then).
-const POINT_KEYS = new Set(["x", "y", "marker", "customdata", "hovertext", "text", "name"]);
+const POINT_KEYS = new Set(["x", "y", "marker", "customdata", "hovertext", "hovertemplate", "text", "name"]);
 const POINT_LAYOUT = new Set(["datarevision", "title"]);
 const PLAIN = /[<&]/;
 
@@ -1314,7 +1314,9 @@ function pointWriter(host, t, trace, then) {
   if (!full || !g || full.visible !== true || (full.fill && full.fill !== "none")) return null;
   if ((full.error_x && full.error_x.visible) || (full.error_y && full.error_y.visible)) return null;
   const xa = fl[(full.xaxis || "x").replace(/^x/, "xaxis")], ya = fl[(full.yaxis || "y").replace(/^y/, "yaxis")];
-  if (!xa || !ya || xa.type !== "linear" || ya.type !== "linear" || xa.autorange || ya.autorange) return null;
+  // (c2p takes data units on a log axis too: plotly keeps a log axis' calc values unlogged.)
+  const kinds = ["linear", "log"];
+  if (!xa || !ya || !kinds.includes(xa.type) || !kinds.includes(ya.type) || xa.autorange || ya.autorange) return null;
   if (withoutColour(trace.marker) !== withoutColour(then.marker)) return null;   // sizes, symbols: plotly's
   const xs = listOf(trace.x), ys = listOf(trace.y);
   if (!xs || !ys || xs.length !== ys.length) return null;

@@ -408,10 +408,16 @@ class Figure(dict):
 
 def steady_margins(figures: list[Figure]) -> list[Figure]:
     """``figures`` (the frames of one live slider) with one margin, each side the widest any of
-    them needs: the plot area then stays put while the slider moves (D2's row labels grow with the
-    cache), and a frame is drawn over the one before without a new layout (ui/chart.js)."""
+    them needs, and one height, the tallest: the plot area then stays put while the slider moves
+    (D2's row labels grow with the cache, D3's legend names wrap to two rows at some batch sizes),
+    and a frame is drawn over the one before without a new layout (ui/chart.js). Each figure's
+    plot keeps at least the height it had: the margins grow by no more than the height does."""
     sides = ("l", "r", "t", "b")
     widest = {k: max(f["layout"].get("margin", {}).get(k, 0) for f in figures) for k in sides}
+    plot = max(f["layout"].get("height", 420) - f["layout"].get("margin", {}).get("t", 0)
+               - f["layout"].get("margin", {}).get("b", 0) for f in figures)
+    tallest = max(max(f["layout"].get("height", 420) for f in figures), plot + widest["t"] + widest["b"])
     for f in figures:
         f["layout"]["margin"] = {**f["layout"].get("margin", {}), **widest}
+        f["layout"]["height"] = tallest
     return figures

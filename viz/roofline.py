@@ -38,14 +38,16 @@ def duration(seconds: float) -> str:
 
 def roofline_chart(peak_tflops: float, bandwidth_gbps: float, points: list[dict], *,
                    title: str | None, x_title: str, y_title: str, roof_name: str, ridge_text: str,
-                   arrows: list[tuple[int, int]] = (), height: int = 520) -> Figure:
+                   arrows: list[tuple[int, int]] = (), height: int = 520, span: list[float] = ()) -> Figure:
     """Log-log roofline min(peak, I × bandwidth) and one marker per point.
 
     ``points``: dicts with name, intensity (FLOPs/byte) and tflops (attained); ``arrows``
     join point i to point j (what a change moves). Traces: 0 the roof, then one per point.
+    ``span``: more intensities the x axis must hold (a live slider's frames: every frame's points,
+    so that the axis stays put while the points move).
     """
     ridge = peak_tflops * 1e3 / bandwidth_gbps
-    xs = [p["intensity"] for p in points] + [ridge]
+    xs = [p["intensity"] for p in points] + [ridge] + list(span)
     x_lo = 10 ** math.floor(math.log10(min(min(xs) / 2, 0.5)))
     x_hi = 10 ** math.ceil(math.log10(max(max(xs) * 2, ridge * 10)))
     roof_x = array([x_lo, ridge, x_hi])

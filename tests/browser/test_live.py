@@ -311,27 +311,29 @@ def _same_points(painted: dict, drawn: dict) -> None:
                 assert j < len(line), f"plotly's vertex {vertex} is not on the written line"
 
 
-def test_written_scatter_frames_are_what_plotly_draws(chromium_browser, server_url):
-    """C3's plane is written into plotly's SVG by ui/chart.js while m moves (drawPoints, no plotly
-    call): the trail's markers and their colours, the hand, the arc, the angle's label, the hand's
-    legend name and the title equal what plotly draws for that m after the release, with no run
-    before the release; m = 0 (one marker, one colour value) included."""
-    page, errors = _open(chromium_browser, f"{server_url}/rope?lang=zh&c3.m=4")
-    slider = page.locator('.anatomy-live[data-key="c3.plane"] input[type=range]')
+@pytest.mark.parametrize("path,fig_key,query", [("rope", "c3.plane", "c3.m=4"), ("memory-wall", "d3.roofline", "d3.batch=4")])
+def test_written_scatter_frames_are_what_plotly_draws(chromium_browser, server_url, path, fig_key, query):
+    """C3's plane (m) and D3's roofline (the batch, log axes) are written into plotly's SVG by
+    ui/chart.js while the slider moves (drawPoints, no plotly call): C3's trail markers and their
+    colours, the hand, the arc, the angle's label, D3's two points, the legend names and the title
+    equal what plotly draws for that value after the release, with no run before the release; the
+    first value (C3: m = 0, one marker, one colour value) included."""
+    page, errors = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{query}")
+    slider = page.locator(f'.anatomy-live[data-key="{fig_key}"] input[type=range]')
     slider.scroll_into_view_if_needed()
-    for key in ("ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowRight"):   # m = 4, 6, 4, 2, 0, 2
+    for key in ("ArrowRight", "ArrowLeft", "ArrowLeft", "ArrowLeft", "ArrowRight"):   # the 3rd, 4th, 3rd, 2nd, 1st, 2nd value
         runs = page.evaluate("() => window.__runs")
-        draws = _state(page, "c3.plane")["draws"]
+        draws = _state(page, fig_key)["draws"]
         slider.focus()
         page.keyboard.press(key)
-        page.wait_for_function(f"([k, n]) => ({HOST})(k).__live.draws > n", arg=["c3.plane", draws], timeout=CHANGE_MS)
-        painted = page.evaluate(POINTS, "c3.plane")
-        assert page.evaluate(f"(k) => ({HOST})(k).__live.pointsDrawn", "c3.plane"), "written by drawPoints"
+        page.wait_for_function(f"([k, n]) => ({HOST})(k).__live.draws > n", arg=[fig_key, draws], timeout=CHANGE_MS)
+        painted = page.evaluate(POINTS, fig_key)
+        assert page.evaluate(f"(k) => ({HOST})(k).__live.pointsDrawn", fig_key), "written by drawPoints"
         assert page.evaluate("() => window.__runs") == runs
         page.wait_for_function(f"(k) => {{ const s = ({HOST})(k).__live; return s.server === s.index"
-                               " && s.awaiting === null && !s.fastDrawn && !s.timer; }", arg="c3.plane", timeout=CHANGE_MS)
+                               " && s.awaiting === null && !s.fastDrawn && !s.timer; }", arg=fig_key, timeout=CHANGE_MS)
         settle(page)
         page.wait_for_timeout(300)
-        _same_points(painted, page.evaluate(POINTS, "c3.plane"))
+        _same_points(painted, page.evaluate(POINTS, fig_key))
     assert not errors, errors
     page.close()
