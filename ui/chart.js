@@ -1048,6 +1048,20 @@ function rgbaOf(colour) {       // any CSS colour as [r, g, b, a], as the browse
   return [Number(m[0]), Number(m[1]), Number(m[2]), m.length > 3 ? Number(m[3]) : 1];
 }
 
+// The colour scale's ends: lo and hi as the trace gives them, or (auto) as plotly finds them, the
+// values' extent (one value: half a unit either side); null where there is no number.
+function colourEnds(values, lo, hi) {
+  if (lo == null || hi == null) {
+    const ext = [Infinity, -Infinity];
+    finiteExtent(values, ext);
+    if (!(ext[0] <= ext[1])) return null;
+    if (lo == null) lo = ext[0];
+    if (hi == null) hi = ext[1];
+    if (lo === hi) { lo -= 0.5; hi += 0.5; }
+  }
+  return [lo, hi];
+}
+
 // Plotly's colour of a value: piecewise linear in RGBA between the colour scale's stops over
 // lo..hi, clamped; r, g, b rounded, alpha out of 255. null where there is no number.
 function cellScale(stops, reverse, lo, hi) {
@@ -1139,15 +1153,9 @@ function paintCells(host, t, trace, st) {
   if (flipY) [top, bottom] = [bottom, top];
   if (left >= xa._length || right <= 0 || top >= ya._length || bottom <= 0) return false;
   // zmin and zmax as the trace gives them, or (zauto) as plotly finds them: this frame's extent
-  let lo = trace.zmin, hi = trace.zmax;
-  if (lo == null || hi == null) {
-    const ext = [Infinity, -Infinity];
-    finiteExtent(z, ext);
-    if (!(ext[0] <= ext[1])) return false;
-    if (lo == null) lo = ext[0];
-    if (hi == null) hi = ext[1];
-    if (lo === hi) { lo -= 0.5; hi += 0.5; }
-  }
+  const ends = colourEnds(z, trace.zmin, trace.zmax);
+  if (!ends) return false;
+  const [lo, hi] = ends;
   const scales = st.cellScales || (st.cellScales = {});
   const key = [st.rev, t, lo, hi].join(":");
   // plotly's full trace has no colour scale where the trace had no rows: the figure's own then
@@ -1295,16 +1303,9 @@ function markerFills(full, marker) {
   if (colours.every((c) => typeof c === "string")) return colours.map((c) => { const [r, g, b, a] = rgbaOf(c); return [r, g, b, a * 255]; });
   const scale = full.marker && full.marker.colorscale;
   if (!Array.isArray(scale) || marker.cmid != null || !colours.every((c) => typeof c === "number")) return undefined;
-  let lo = marker.cmin, hi = marker.cmax;
-  if (lo == null || hi == null) {
-    const ext = [Infinity, -Infinity];
-    finiteExtent(colours, ext);
-    if (!(ext[0] <= ext[1])) return undefined;
-    if (lo == null) lo = ext[0];
-    if (hi == null) hi = ext[1];
-    if (lo === hi) { lo -= 0.5; hi += 0.5; }
-  }
-  const colour = cellScale(scale, full.marker.reversescale, lo, hi);
+  const ends = colourEnds(colours, marker.cmin, marker.cmax);
+  if (!ends) return undefined;
+  const colour = cellScale(scale, full.marker.reversescale, ends[0], ends[1]);
   return colours.map((c) => colour(c));
 }
 
