@@ -1223,12 +1223,20 @@ function tickWriter(host, name, now) {
   return () => { for (const [el, d, text] of set) { el.textContent = text; d.text = text; } };
 }
 
-function drawCells(host, st, i, Plotly) {
-  if (window.__anatomyFullRedraw === true) return false;
+// The frame on screen a painter draws over (its index), or null where plotly must draw: the full
+// redraw asked for (window.__anatomyFullRedraw), presenter mode, a screen of other frames, or
+// frames the painter cannot draw (``fits``).
+function paintedOver(host, st, fits) {
+  if (window.__anatomyFullRedraw === true) return null;
   const shown = st.onScreen;
-  if (st.data.present || !shown || shown.rev !== st.rev || shown.present || !host._fullLayout || !cellFigure(st)) return false;
+  if (st.data.present || !shown || shown.rev !== st.rev || shown.present || !host._fullLayout || !fits(st)) return null;
   const was = Number(host.dataset.frame);
-  if (!Number.isInteger(was) || !st.frames.frames[was]) return false;
+  return Number.isInteger(was) && st.frames.frames[was] ? was : null;
+}
+
+function drawCells(host, st, i, Plotly) {
+  const was = paintedOver(host, st, cellFigure);
+  if (was === null) return false;
   const part = framePart(st, i), before = framePart(st, was);
   const writes = [];
   for (const k of Object.keys(part.layout)) {
@@ -1374,11 +1382,8 @@ function pointWriter(host, t, trace, then) {
 }
 
 function drawPoints(host, st, i) {
-  if (window.__anatomyFullRedraw === true) return false;
-  const shown = st.onScreen;
-  if (st.data.present || !shown || shown.rev !== st.rev || shown.present || !host._fullLayout || !pointFigure(st)) return false;
-  const was = Number(host.dataset.frame);
-  if (!Number.isInteger(was) || !st.frames.frames[was]) return false;
+  const was = paintedOver(host, st, pointFigure);
+  if (was === null) return false;
   const fig = composeShared(st, i), then = composeShared(st, was);
   const part = framePart(st, i);
   const writes = [];
