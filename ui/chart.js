@@ -928,6 +928,7 @@ function fitsAxes(host, fig, changed) {
 // the layout plotly holds (what an export draws again): a relayout of the title alone took 5-9 ms,
 // more than the traces. The settling full draw after the motion lays them out again.
 const MARKUP = /<(?!br\s*\/?>)[^>]*>|&/i;
+const PLAIN = /[<&]/;   // text written into a label as it is: no markup, no entity
 function setTitle(host, title) {
   const text = title && typeof title === "object" ? title.text : title;
   const el = host.querySelector(".g-gtitle text.gtitle");
@@ -947,7 +948,7 @@ function setNames(host, changed, fig) {
   for (const t of changed) {
     const name = fig.data[t].name;
     if (name === undefined || fig.data[t].showlegend === false) continue;
-    if (typeof name !== "string" || MARKUP.test(name) || name.includes("<")) return false;
+    if (typeof name !== "string" || PLAIN.test(name)) return false;
     const item = items.find((g) => {
       const d = g.__data__, first = d && d[0];
       const trace = first && (first.trace || (first[0] && first[0].trace));
@@ -1210,7 +1211,7 @@ function tickWriter(host, name, now) {
   if (!ax) return null;
   if (!ax.showticklabels || ax.visible === false) return () => {};
   const texts = now.ticktext, vals = now.tickvals;
-  if (!Array.isArray(texts) || !Array.isArray(vals) || texts.some((t) => typeof t !== "string" || /[<&]/.test(t))) return null;
+  if (!Array.isArray(texts) || !Array.isArray(vals) || texts.some((t) => typeof t !== "string" || PLAIN.test(t))) return null;
   const groups = Array.from(host.querySelectorAll(`g.${ax._id}tick`));
   const set = [];
   for (const g of groups) {
@@ -1271,14 +1272,13 @@ function drawCells(host, st, i, Plotly) {
 // --- Scatter frames written here (issue 25). Plotly.animate of C3's plane (six scatter traces)
 // spent ~18 ms of plotly's time a frame (the defaults, the calc and every marker's style of every
 // trace, the unchanged ones too), and a drag showed 23-27 figure changes a second. While the slider
-// moves, a frame whose changed traces are scatter lines, markers or text on fixed linear axes is
-// written into the SVG plotly drew: each marker's place (and, from a colour array, its fill as the
-// marker colour scale gives it), the line's path through every point, each label's place and text,
-// the legend names and the title. On release the full react draws the frame (plotly's own path,
+// moves, a frame whose changed traces are scatter lines, markers or text on fixed axes (linear or
+// log) is written into the SVG plotly drew: each marker's place (and, from a colour array, its fill
+// as the marker colour scale gives it), the line's path through every point, each label's place and
+// text, the legend names and the title. On release the full react draws the frame (plotly's own path,
 // which leaves out points on a straight run; hover reads the frame's values then).
 const POINT_KEYS = new Set(["x", "y", "marker", "customdata", "hovertext", "hovertemplate", "text", "name"]);
 const POINT_LAYOUT = new Set(["datarevision", "title"]);
-const PLAIN = /[<&]/;
 
 function pointFigure(st) {
   if (st.pointsFor === st.rev) return st.points;
@@ -1392,8 +1392,7 @@ function drawPoints(host, st, i) {
     if (!w) return false;
     writes.push(...w);
   }
-  const changed = part.data.map(([t]) => t);
-  const renamed = changed.filter((t) => fig.data[t].name !== then.data[t].name);
+  const renamed = part.data.map(([t]) => t).filter((t) => fig.data[t].name !== then.data[t].name);
   if (renamed.length && !setNames(host, renamed, fig)) return false;
   if (JSON.stringify(fig.layout.title) !== JSON.stringify(then.layout.title) && !setTitle(host, fig.layout.title)) return false;
   for (const write of writes) write();
