@@ -103,3 +103,86 @@ def test_chat_template():
     assert tok.chat([{"role": "system", "content": "S"}], add_generation_prompt=False) == \
         "<|im_start|>system\nS<|im_end|>\n"
     assert DEFAULT_SYSTEM in tok.chat_template                          # the template the GGUF carries
+
+
+# Issue 38: SmolLM2's vocabulary has no symbol for 21 byte values; encode drops them (as Hugging
+# Face's byte-level BPE does on the same vocabulary) and dropped() says which characters lost them.
+SMOLLM2_NO_TOKEN = {0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2, *range(0xF5, 0x100)}
+
+
+def _char_with_byte(b: int) -> str | None:
+    """A character whose UTF-8 holds byte ``b``; None for the 13 bytes no UTF-8 text holds."""
+    starts = [*range(0x800), *range(0x800, 0x10000, 0x40), *range(0x10000, 0x110000, 0x1000)]
+    return next((chr(cp) for cp in starts if not 0xD800 <= cp <= 0xDFFF and b in chr(cp).encode()), None)
+
+
+def test_toy_drops_a_byte_it_has_no_symbol_for():
+    chars = [c for b, c in byte_to_char().items() if b != 0xF1]
+    tok = ByteBPE(["<|endoftext|>", *chars, "ab"], ["a b"], ["<|endoftext|>"])
+    assert tok.no_token == {0xF1}
+    assert tok.encode("a\U00050000b") == [tok.ids["a"], *(tok.ids[byte_to_char()[b]] for b in b"\x90\x80\x80"),
+                                         tok.ids["b"]]
+    assert tok.encode_bytes(b"a\xf1b") == [tok.ids["ab"]]                # dropped first, then merged
+    assert tok.dropped("a\U00050000b\U00050000") == [("\U00050000", b"\xf1")]
+    assert tok.dropped("abc 中文 😀") == [] and not tok.is_known("\U00050000") and tok.is_known("😀")
+
+
+def test_smollm2_every_byte_value():
+    _, tok = real()
+    table = byte_to_char()
+    assert tok.no_token == SMOLLM2_NO_TOKEN
+    for b in range(256):
+        want = [] if b in SMOLLM2_NO_TOKEN else [tok.ids[table[b]]]
+        assert tok.encode_bytes(bytes([b])) == want, hex(b)
+        ch = _char_with_byte(b)
+        assert (ch is None) == (b in {0xC0, 0xC1, *range(0xF5, 0x100)}), hex(b)
+        if ch is None:
+            continue
+        text = f"x{ch}y {ch}"
+        ids = tok.encode(text)                                            # no KeyError
+        assert all(0 <= i < len(tok) for i in ids)
+        lost = bytes(c for c in ch.encode() if c in SMOLLM2_NO_TOKEN)
+        assert tok.dropped(text) == ([(ch, lost)] if lost else [])
+        if lost:        # the character is gone; bytes of it that have tokens decode to U+FFFD
+            assert tok.decode(ids).replace("\ufffd", "") == text.replace(ch, ""), hex(b)
+        else:
+            assert tok.decode(ids) == text, hex(b)
+
+
+def test_smollm2_drops_where_reported():
+    _, tok = real()
+    text = "hello \U00050000 world"
+    assert tok.encode(text) == [28120, 216, 234, 218, 218, 905]            # the F1 byte gone, its 3 others kept
+    assert tok.dropped(text) == [("\U00050000", b"\xf1")]
+    assert tok.encode("!\x04!") == tok.encode("!!") == [10095]
+    assert tok.dropped("ordinary text, 中文, 😀") == []
+
+
+@pytest.fixture(scope="module")
+def hf_tokenizer():
+    """transformers' tokenizer of the same GGUF, with SmolLM2's own pre-tokenizer (as in
+    tests/test_real_reference.py); skipped where transformers is not installed."""
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import pre_tokenizers
+
+    from core.models import gguf_llama
+    real()
+    path = gguf_llama.gguf_path()
+    ref = transformers.AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    ref.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(individual_digits=True),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    return ref
+
+
+def test_every_byte_value_id_for_id_with_hugging_face(hf_tokenizer):
+    _, tok = real()
+    table, model = byte_to_char(), hf_tokenizer.backend_tokenizer.model
+    for b in range(256):
+        for raw in (bytes([b]), b"!" + bytes([b]) + b"!", b"." + bytes([b]) + b".."):   # alone, and between bytes that merge
+            want = [t.id for t in model.tokenize("".join(table[c] for c in raw))]
+            assert tok.encode_bytes(raw) == want, raw
+        ch = _char_with_byte(b)
+        if ch is not None:
+            for text in (ch, f"a{ch}b", f"hello {ch} world", f"中{ch}文"):
+                assert tok.encode(text) == hf_tokenizer.encode(text, add_special_tokens=False), (hex(b), text)

@@ -14,7 +14,13 @@ The GPT-2 scheme (Radford et al. 2019, sec. 2.2), in four steps:
 3. Each piece becomes UTF-8 bytes, each byte one printable character (``byte_to_char``:
    a space is "Ġ", a line break "Ċ"), so every string is made of the 256 byte symbols.
 4. Merges are applied in rank order: repeatedly join the adjacent pair with the lowest rank.
-Any character at all is bytes, so there is no unknown token: decode(encode(s)) == s.
+Any character at all is bytes, so no character becomes an unknown token, and decode(encode(s)) == s
+whenever the vocabulary has a token for each of the text's bytes. SmolLM2's has none for 21 byte
+values (``no_token``: 0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2, 0xF5-0xFF),
+so the lead byte of U+40000-U+BFFFF and those control characters
+have no token. Such a byte is dropped before the merges, as Hugging Face's byte-level BPE does on
+the same vocabulary (``unk_token`` None, no byte fallback): the bytes on either side of it may then
+merge. ``dropped(text)`` says which characters lost which bytes, so a lesson can say so.
 
 Python's ``re`` has no Unicode classes (\\p{L} letters, \\p{N} numbers): the ``regex`` package
 (pinned in requirements.txt) matches the patterns as written.
@@ -143,6 +149,9 @@ class ByteBPE:
         self.bos_id = bos_id
         self.eos_id = eos_id
         self.chat_template = chat_template
+        table = byte_to_char()
+        # The byte values the vocabulary has no symbol for: encode drops them (see the module).
+        self.no_token = frozenset(b for b in range(256) if table[b] not in self.ids)
         self._piece_ids = functools.lru_cache(maxsize=50_000)(self._encode_piece)
 
     def __len__(self) -> int:
@@ -157,10 +166,18 @@ class ByteBPE:
         left, right = self.merges[rank]
         return Merge(rank, left, right)
 
-    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+    def encode_bytes(self, raw: bytes) -> list[int]:
+        """Steps 3 and 4 on the bytes of one piece: a symbol a byte (a byte without a token is
+        dropped first, so its neighbours may merge), then the merges.
+
+        Example (SmolLM2): encode_bytes(b"!!") -> [10095]; encode_bytes(b"!\\x04!") -> [10095]
+        """
         table = byte_to_char()
-        symbols = [table[b] for b in piece.encode("utf-8")]          # (L,) one symbol a byte
-        return tuple(self.ids[t] for t in bpe(symbols, self.ranks))  # (T,)
+        symbols = [table[b] for b in raw if b not in self.no_token]   # (L',) L' <= L
+        return [self.ids[t] for t in bpe(symbols, self.ranks)]        # (T,)
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        return tuple(self.encode_bytes(piece.encode("utf-8")))
 
     def split(self, text: str) -> list[tuple[str, bool]]:
         """Step 1: (segment, is_special) in order. Example: "<|im_end|>hi" ->
@@ -170,7 +187,8 @@ class ByteBPE:
         return [(s, s in self.special) for s in self._special_split.split(text) if s]
 
     def encode(self, text: str, bos: bool = False, eos: bool = False) -> list[int]:
-        """Text -> ids. Special tokens written in the text are special tokens.
+        """Text -> ids. Special tokens written in the text are special tokens. A byte without a
+        token is dropped (``dropped`` lists them).
 
         Example (SmolLM2): encode("Hello world") -> [19556, 905]
         """
@@ -204,9 +222,27 @@ class ByteBPE:
         """Ids -> text: the tokens' bytes joined, then read as UTF-8 (a cut character shows �)."""
         return b"".join(self.token_bytes(int(i)) for i in ids).decode("utf-8", errors="replace")
 
+    def dropped(self, text: str) -> list[tuple[str, bytes]]:
+        """The characters of ``text`` that lose bytes in ``encode``, each once, in order, with
+        those bytes. Empty for almost every text: only the bytes in ``no_token`` are dropped.
+
+        Example (SmolLM2): dropped("hi \U00050000!") -> [("\U00050000", b"\xf1")]
+        """
+        if not self.no_token:
+            return []
+        out, seen = [], set()
+        for ch in text:
+            if ch in seen:
+                continue
+            seen.add(ch)
+            lost = bytes(b for b in ch.encode("utf-8") if b in self.no_token)
+            if lost:
+                out.append((ch, lost))
+        return out
+
     def is_known(self, ch: str) -> bool:
-        """Every character is bytes, so every character is known."""
-        return True
+        """Whether every byte of ``ch`` has a token (a character is bytes: no unknown token)."""
+        return not any(b in self.no_token for b in ch.encode("utf-8"))
 
     def chat(self, messages: Sequence[dict[str, str]], add_generation_prompt: bool = True,
              system: str = DEFAULT_SYSTEM) -> str:
