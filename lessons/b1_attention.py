@@ -125,7 +125,7 @@ def steps_demo(text: str, source: str, d_k: int, d_v: int, layer: int, head: int
     """Every step of one attention call as numpy: random weights, or a trained model's real Q, K, V
     (the course model's, or SmolLM2's cut to REAL_TOKENS tokens; with the causal mask, ``masked``
     True where a query may not look). ``n_ids``: the tokens of the text before a cut."""
-    masked = None
+    mask = None
     if source == "course":
         model, tok = course_model(dev)
         steps = course_attention_steps(model, tok, text, layer, head, dev)
@@ -135,9 +135,10 @@ def steps_demo(text: str, source: str, d_k: int, d_v: int, layer: int, head: int
     else:
         steps = toy.attention_steps(text, D, d_k, seed, dev, d_v=d_v)
     if source in TRAINED:
-        masked = ~causal_mask(len(steps.tokens)).cpu().numpy()
+        mask = causal_mask(len(steps.tokens))              # (N, N): the mask the kernel was given
     a = steps.attn
-    return {"tokens": steps.tokens, "steps": steps, "masked": masked,
+    return {"tokens": steps.tokens, "steps": steps, "mask": mask,
+            "masked": None if mask is None else ~mask.cpu().numpy(),
             "n_ids": n_ids if source == "smollm2" else len(steps.tokens),
             **{name: t.cpu().numpy() for name, t in {"q": steps.q, "k": steps.k, "v": steps.v, "scores": a.scores,
                                                      "weights": a.weights, "output": a.output}.items()}}
@@ -254,9 +255,12 @@ def matrix_section(text: str, typed: bool, seed: int, dev: str):
                            colorbar_title=tr("common.weight"), height=640), key=f"{NS}.large_fig")
     with slot["cell"]:
         st.caption(tr(f"{NS}.read_matrix"))
-        cell = cell_arithmetic(demo["steps"], r, c)
-        st.markdown(tr(f"{NS}.cell_steps", r=r, c=c, dot=cell["dot"], root=cell["sqrt_d_k"], d_k=d_k,
-                       score=cell["score"], e=cell["exp"], total=cell["row_sum"], weight=cell["weight"]))
+        # The row the softmax read (closed keys at −∞): its m, e and Σ give the framed weight.
+        cell = cell_arithmetic(demo["steps"], r, c, demo["mask"])
+        st.markdown(tr(f"{NS}.cell_steps_masked" if cell["masked"] else f"{NS}.cell_steps", r=r, c=c,
+                       dot=cell["dot"], root=cell["sqrt_d_k"], d_k=d_k, score=cell["score"], top=cell["max"],
+                       shift=cell["shift"], e=cell["exp"], total=cell["row_sum"], weight=cell["weight"],
+                       seen=cell["seen"]))
         if source in TRAINED:
             st.caption(tr(f"{NS}.course_note", d_head=d_k, d=d_model, heads=cfg.n_heads, kv=cfg.n_kv_heads))
         shapes_table(shape_rows(source, len(tokens), d_model, d_k, d_v))

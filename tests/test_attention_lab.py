@@ -123,3 +123,73 @@ def test_course_attention_steps_equal_the_models_own_weights():
         from core.lab.block_anatomy import trace_prompt
         _, trace = trace_prompt(model, tok, "君不见，黄河之水")
         assert torch.allclose(steps.attn.weights, trace[f"blocks.{layer}.attn.weights"][0, head], atol=1e-5)
+
+
+def chain_holds(cell: dict) -> None:
+    """Issue 38: B1's worked cell, recomputed from the numbers as the page prints them (dot and
+    score .3f, √d_k .2f, m and the exponent .3f, e and Σ .4f, the weight .3f), gives the framed
+    weight to display precision. A masked cell prints e = 0."""
+    import math
+    shown = {k: float(f"{cell[k]:.{p}f}") for k, p in (("dot", 3), ("sqrt_d_k", 2), ("score", 3), ("max", 3),
+                                                      ("row_sum", 4), ("weight", 3))}
+    # the score is the dot over √d_k: the printed ones agree to the rounding of the three
+    assert abs(shown["dot"] / cell["sqrt_d_k"] - shown["score"]) <= 0.0005 + 0.0005 / cell["sqrt_d_k"] + 1e-6
+    e = 0.0 if cell["masked"] else float(f"{cell['exp']:.4f}")
+    exact = 0.0 if cell["masked"] else cell["exp"]
+    if not cell["masked"]:
+        shift = float(f"{cell['shift']:.3f}")
+        assert abs(shift - (shown["score"] - shown["max"])) <= 0.0011            # e^{s - m}: s - m as printed
+        assert abs(math.exp(shift) - e) <= 0.0005 * math.exp(shift) + 0.00005 + 1e-6   # e^{shift} = e
+    # e / Σ is the framed weight: within half a unit of the weight's last digit, plus what
+    # rounding e and Σ to 4 places can move the quotient
+    assert abs(e / shown["row_sum"] - shown["weight"]) <= 0.0005 + 0.0001 + 1e-6
+    assert exact / cell["row_sum"] == pytest.approx(cell["weight"], rel=1e-4, abs=1e-6)   # float32, before printing
+
+
+def _every_cell(steps, mask) -> int:
+    from core.lab.attention_lab import cell_arithmetic
+    n = len(steps.tokens)
+    closed = 0
+    for r in range(n):
+        for c in range(n):
+            cell = cell_arithmetic(steps, r, c, mask)
+            assert cell["weight"] == float(steps.attn.weights[r, c])            # the kernel's own number
+            assert cell["masked"] == (mask is not None and c > r)
+            assert cell["seen"] == (r + 1 if mask is not None else n)
+            chain_holds(cell)
+            closed += cell["masked"]
+    return closed
+
+
+def test_b1_cell_chain_adds_up_random_and_course():
+    """Every cell, random weights (no mask) and the course model (causal): the printed chain
+    gives the framed weight, masked cells included (issue 38 §1)."""
+    from core.lab import toy
+    from core.lab.attention_lab import course_attention_steps
+    from core.models.model import load_course_model
+    from core.parts.masks import causal_mask
+    steps = toy.attention_steps("君不见，黄河之水天上来", 32, 8, 0)
+    assert _every_cell(steps, None) == 0
+    model, tok = load_course_model("cpu")
+    for layer, head in ((0, 0), (3, 3)):
+        steps = course_attention_steps(model, tok, "君不见，黄河之水天上来", layer, head)
+        assert _every_cell(steps, causal_mask(len(steps.tokens))) == 11 * 10 // 2
+
+
+def test_b1_cell_chain_adds_up_smollm2():
+    """The lecturer's case: SmolLM2, row 3, column 0 printed 0.469/3.838 = 0.385 with the masked
+    future keys in Σ. Now Σ holds row 3's four keys only, and every cell adds up."""
+    from core.lab.attention_lab import cell_arithmetic
+    from core.lab.real_attention import model_attention_steps
+    from core.parts.masks import causal_mask
+    from tests.real_util import real
+    model, tok = real()
+    for layer, head in ((0, 0), (16, 0), (29, 8)):
+        steps, _ = model_attention_steps(model, tok, "The cat sat on the mat because it was tired.", layer, head)
+        n = len(steps.tokens)
+        mask = causal_mask(n)
+        assert _every_cell(steps, mask) == n * (n - 1) // 2
+        cell = cell_arithmetic(steps, 3, 0, mask)
+        row = steps.attn.scores[3, :4]                                           # the keys row 3 may see
+        assert cell["row_sum"] == pytest.approx(float(torch.exp(row - row.max()).sum()), rel=1e-6)
+        assert cell["row_sum"] <= 4

@@ -264,3 +264,37 @@ def test_b1_without_smollm2(monkeypatch):
     assert any("pip install" in i.value for i in at.info)
     assert "课程模型" in figure_by_key(at, "b1.weights")["layout"]["title"]["text"]
     assert np.allclose(_weights(at).sum(1), 1, atol=1e-5)
+
+
+def _chain(at) -> tuple[float, float, float]:
+    """(e, Σ, weight) as the worked cell prints them: "… = e / Σ = **w**" (e is 0 on a masked cell)."""
+    import re
+    text = next(m.value for m in at.markdown if "(d_k)" not in m.value and "**" in m.value
+                and re.search(r"/ [\d.]+ =\$ \*\*", m.value))
+    e, total, weight = re.search(r"\$?([\d.]+) / ([\d.]+) =\$ \*\*([\d.]+)\*\*", text).groups()
+    return float(e), float(total), float(weight)
+
+
+@pytest.mark.parametrize("source", ["random", "course", "smollm2"])
+def test_b1_worked_cell_adds_up(source):
+    """Issue 38 §1: the printed e / Σ gives the printed weight, which is the framed cell of the
+    figure; Σ is recomputed from the scores panel over the keys the row may see (all of them
+    without a mask, keys 0..r with the causal mask); a masked cell prints 0 / Σ = 0."""
+    if source == "smollm2":
+        from tests.real_util import real
+        real()
+    at = open_lesson(PAGE, "en", {"b1.source": source})
+    fig = figure_by_key(at, "b1.weights")
+    scores, weights = trace_array(fig, 3, "z"), _weights(at)
+    n = len(weights)
+    for r, c in ((3, 0), (n - 1, n - 1), (1, 3), (0, n - 1)):
+        at.slider(key="b1.r").set_value(r).run()
+        at.slider(key="b1.c").set_value(c).run()
+        e, total, weight = _chain(at)
+        masked = source != "random" and c > r
+        assert f"{weights[r, c]:.3f}" == f"{weight:.3f}"                 # the framed cell
+        assert abs(e / total - weight) <= 0.0006
+        seen = scores[r, : r + 1] if source != "random" else scores[r]
+        assert total == pytest.approx(float(np.exp(seen - seen.max()).sum()), abs=2e-4)
+        if masked:
+            assert e == 0 and weight == 0 and "\\infty" in " ".join(m.value for m in at.markdown)

@@ -262,17 +262,28 @@ def cross_attention(target: list[str], source: list[str], n_heads: int, seed: in
     return run_heads(x, n_heads, seed, context=context)
 
 
-def cell_arithmetic(steps: toy.AttentionSteps, r: int, c: int) -> dict[str, float]:
+def cell_arithmetic(steps: toy.AttentionSteps, r: int, c: int,
+                    mask: torch.Tensor | None = None) -> dict[str, float]:
     """One cell of the attention matrix, step by step, read from the call that drew the matrix:
-    the dot product q_r·k_c, divided by √d_k (the score), then the softmax over row r.
+    the dot product q_r·k_c, divided by √d_k (the score), then the softmax over row r as the
+    kernel takes it: ``mask`` (N, S), True where a query may look (the one the call was given;
+    None: every key), puts −∞ on the closed keys first. So the row maximum m, each e^(s_j − m)
+    and their sum Σ are those of the keys row r may see, and e / Σ is the framed weight; a
+    closed cell has e = 0 and weight 0 ("masked" True).
 
-    Example: for q = k = [[1, 0], [0, 1]], cell (0, 0): dot 1, score 0.707, weight 0.670
+    Example: for q = k = [[1, 0], [0, 1]], cell (0, 0): dot 1, score 0.707, max 0.707, shift 0,
+             exp 1, row_sum 1.493, weight 0.670; with causal_mask(2), cell (0, 1): shift −inf,
+             exp 0, row_sum 1, weight 0
     """
     d_k = steps.q.shape[-1]
-    row = steps.attn.scores[r]                                          # (S,)
+    row = steps.attn.scores[r]                                          # (S,) before the mask
+    seen = row if mask is None else with_mask(row, mask[r])             # (S,) what the softmax reads
+    top = seen.max()
+    exps = torch.exp(seen - top)                                        # (S,) 0 on a closed key
     return {"dot": float(steps.q[r] @ steps.k[c]), "sqrt_d_k": d_k ** 0.5, "score": float(row[c]),
-            "exp": float(torch.exp(row[c] - row.max())), "row_sum": float(torch.exp(row - row.max()).sum()),
-            "weight": float(steps.attn.weights[r, c])}
+            "max": float(top), "shift": float(seen[c] - top), "exp": float(exps[c]), "row_sum": float(exps.sum()),
+            "weight": float(steps.attn.weights[r, c]), "masked": bool(mask is not None and not mask[r, c]),
+            "seen": int(torch.isfinite(seen).sum())}
 
 
 def course_attention_steps(model: torch.nn.Module, tokenizer, text: str, layer: int, head: int,
