@@ -57,7 +57,7 @@ const PRESENT_SCALE = 1.25;
 
 function bigger(font, least) {
   const f = Object.assign({}, font || {});
-  f.size = Math.max(least, Math.round((f.size || 15) * PRESENT_SCALE));
+  f.size = Math.max(least, Math.round((+f.size || 15) * PRESENT_SCALE));   // +"auto": NaN, read as 15
   return f;
 }
 
@@ -92,7 +92,13 @@ function presenterFigure(figure) {
       const t = trace.colorbar.title;
       if (t && typeof t === "object") t.font = bigger(t.font, PRESENT_MIN);
     }
-    if (trace.textfont) trace.textfont = bigger(trace.textfont, 0);
+    // Data labels and heatmap cells at the presenter's least size too. A heatmap's size is written
+    // out: left to plotly ("auto") it shrinks its labels to the cells, whatever the layout's font.
+    if (trace.textfont || (trace.type === "heatmap" && (trace.text || trace.texttemplate)))
+      trace.textfont = bigger(trace.textfont, PRESENT_MIN);
+    // A bar's label that does not fit its bar is shown at the least size, not shrunk below it.
+    if (trace.type === "bar" && (trace.text != null || trace.texttemplate))
+      layout.uniformtext = { mode: "show", minsize: PRESENT_MIN };
   }
   return figure;
 }
@@ -961,6 +967,40 @@ function setNames(host, changed, fig) {
   return true;
 }
 
+// The bar traces that share a subplot with a changed bar trace (all of them are animated together),
+// or null when a changed bar's colours are not plain colours or show in the legend (plotly draws those).
+function barsAlong(fig, changed) {
+  const place = (trace) => (trace.xaxis || "x") + (trace.yaxis || "y");
+  const isBar = (trace) => trace.type === "bar";
+  const moved = changed.filter((t) => isBar(fig.data[t]));
+  for (const t of moved) {
+    const colour = (fig.data[t].marker || {}).color;
+    const list = colour == null || typeof colour === "string" ? null : listOf(colour);
+    if (list && (fig.data[t].showlegend !== false || !list.every((c) => typeof c === "string"))) return null;
+  }
+  const places = new Set(moved.map((t) => place(fig.data[t])));
+  return fig.data.map((trace, t) => t).filter((t) => isBar(fig.data[t]) && places.has(place(fig.data[t])));
+}
+
+// Each bar's fill as plotly's style gives it, from the frame's marker colour (one, or one a bar).
+function barFills(host, fig, changed) {
+  for (const g of host.querySelectorAll(".barlayer > g.trace")) {
+    const d = g.__data__, first = d && d[0], t = first && first.trace && first.trace.index;
+    if (!changed.includes(t)) continue;
+    const colour = (fig.data[t].marker || {}).color;
+    if (colour == null) continue;
+    const list = typeof colour === "string" ? null : listOf(colour);
+    for (const p of g.querySelectorAll("g.point > path")) {
+      const k = p.__data__ && p.__data__.i;
+      const c = list ? list[k] : colour;
+      if (typeof c !== "string") continue;
+      const [r, gr, b, a] = rgbaOf(c);
+      p.style.fill = `rgb(${r}, ${gr}, ${b})`;
+      p.style.fillOpacity = String(a);
+    }
+  }
+}
+
 // Frame i drawn over the frame on screen, when it can be: Plotly.animate with no transition and no
 // redraw replots the changed traces only (~4 ms against Plotly.react's 11-18 ms on this machine);
 // a relayout sets the title (and a legend redraw the names). False: use Plotly.react.
@@ -990,11 +1030,19 @@ function drawFast(host, st, i, Plotly) {
     for (const k of Object.keys(keys)) out[k] = ownCopy(fig.data[t][k]);
     return out;
   });
+  // Bars: plotly's animation of some of a subplot's bar traces draws those alone (it takes the others'
+  // groups out: E2's frozen bars vanished while the rank moved) and styles no bar (D1's colours stayed
+  // those of the first frame). So every bar trace of the subplot is animated, and the fills written after.
+  const bars = barsAlong(fig, changed);
+  if (bars === null) return false;
+  const traces = changed.slice();
+  for (const t of bars) if (!traces.includes(t)) { traces.push(t); data.push({}); }
   // A newer frame interrupts this one ("immediate"): its promise is then rejected, and that is no error.
   // A full draw waits for it (st.animating): plotly applies an animation on a later animation frame,
   // and one landing after the react on release would leave the frame before it on screen.
-  const done = Plotly.animate(host, { data, traces: changed },
-    { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" }).catch(() => {});
+  const done = Plotly.animate(host, { data, traces },
+    { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" })
+    .then(() => { if (host.dataset.frame === String(i)) barFills(host, fig, changed); }).catch(() => {});
   st.animating = done;
   done.then(() => { if (st.animating === done) st.animating = null; });
   const relayout = {};

@@ -337,3 +337,119 @@ def test_written_scatter_frames_are_what_plotly_draws(chromium_browser, server_u
         _same_points(painted, page.evaluate(POINTS, fig_key))
     assert not errors, errors
     page.close()
+
+
+# What any live chart shows, as plotly draws it or a painter writes it: every bar's box and fill, every
+# marker's place and fill, every line's vertices, every text (bar and point labels, title, axis
+# titles, annotations, tick labels, each with its place), the legend's entries with their places and
+# whether the legend stays inside the chart, each axis' range, each heatmap image and shape path.
+# Places are in px to 0.01 (plotly writes two decimals); colours as the browser computes them.
+PRINT = """(key) => { const host = (%s)(key);
+  const num = (s) => ((s || '').match(/-?[\\d.]+(e-?\\d+)?/g) || []).map(Number);
+  const fill = (el) => { const s = getComputedStyle(el); return s.fill + ' ' + s.fillOpacity; };
+  const shown = (el) => el.style.display !== 'none' && getComputedStyle(el).display !== 'none';
+  const text = (el) => [el.textContent, ...num(el.getAttribute('x')), ...num(el.getAttribute('y')),
+                        ...num(el.getAttribute('transform'))];
+  const all = (sel, f) => Array.from(host.querySelectorAll(sel)).filter(shown).map(f);
+  const fl = host._fullLayout, svg = host.querySelector('svg.main-svg').getBoundingClientRect();
+  const legend = host.querySelector('.legend');
+  const box = legend && legend.getBoundingClientRect();
+  const s = host.__live;
+  return {
+    state: {committed: s.awaiting !== null || !s.timer, index: s.index},
+    bars: Array.from(host.querySelectorAll('.barlayer > g.trace')).map((g) =>
+      Array.from(g.querySelectorAll('g.point > path')).map((p) => [num(p.getAttribute('d')), fill(p)])),
+    barTexts: all('.barlayer text.bartext', text),
+    points: Array.from(host.querySelectorAll('.scatterlayer > g.trace')).map((g) =>
+      Array.from(g.querySelectorAll('.points path.point')).map((p) => [...num(p.getAttribute('transform')), fill(p),
+        p.getAttribute('d')])),
+    lines: Array.from(host.querySelectorAll('.scatterlayer > g.trace')).map((g) =>
+      Array.from(g.querySelectorAll('.lines path.js-line')).map((p) => {
+        const v = num(p.getAttribute('d')); return v.flatMap((_, j) => j %% 2 ? [] : [[v[j], v[j + 1]]]); })),
+    texts: all('.scatterlayer .text text, .g-gtitle text, .g-xtitle text, .g-ytitle text, .annotation-text', text),
+    ticks: all('.xaxislayer-above text, .yaxislayer-above text, .xtick text, .ytick text', text),
+    legend: all('.legend .traces', (g) => [g.querySelector('text.legendtext').textContent,
+                                          ...num(g.getAttribute('transform'))]),
+    legendInside: !box || (box.left >= svg.left - 0.5 && box.right <= svg.right + 0.5),
+    ranges: Object.keys(fl).filter((k) => /^[xy]axis\\d*$/.test(k)).sort()
+      .map((k) => [k, fl[k].type, ...(fl[k].range || []).map((v) => typeof v === 'number' ? Number(v.toPrecision(6)) : v)]),
+    images: all('g.hm image, g.anatomy-cells image', (el) => ['x', 'y', 'width', 'height']
+      .map((a) => el.getAttribute(a)).join(' ') + ' ' + el.getAttribute('href')),
+    shapes: all('.shapelayer path', (el) => el.getAttribute('d')),
+  }; }""" % HOST
+
+
+def _close(a, b) -> bool:
+    """Two lists of numbers and strings alike, numbers to 0.011 (px written to two decimals)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == pytest.approx(b, abs=0.011)
+    return a == b
+
+
+def _same_print(painted: dict, drawn: dict, where: str) -> None:
+    """The frame drawn while the slider moved is plotly's at rest, but for lines: plotly's path
+    leaves out points on a straight run, so its vertices must be on the painted one, in order."""
+    for part in ("bars", "barTexts", "points", "texts", "ticks", "legend", "legendInside", "ranges", "images",
+                 "shapes"):
+        assert _close(painted[part], drawn[part]), f"{where}: {part} differ:\n{painted[part]}\n{drawn[part]}"
+    assert len(painted["lines"]) == len(drawn["lines"]), where
+    for ours, theirs in zip(painted["lines"], drawn["lines"], strict=True):
+        assert len(ours) == len(theirs), where
+        for line, simple in zip(ours, theirs, strict=True):
+            assert _close(line[:1] + line[-1:], simple[:1] + simple[-1:]), f"{where}: a line's ends differ"
+            j = 0
+            for vertex in simple:
+                while j < len(line) and not _close(line[j], vertex):
+                    j += 1
+                assert j < len(line), f"{where}: plotly's vertex {vertex} is not on the painted line"
+
+
+# Every live figure, a start (query) and the keys pressed from there: each press's frame is compared
+# with the settled one. Chosen where the frames once differed: E2's frozen bars, D1's colours at
+# T = 0 and above (and Home from T = 5), C3's legend from m = 98 to 100 and the key's marker at
+# either end of the distance axis.
+EVERY = [
+    ("generation", "d1.bars", "en", "", ("ArrowRight", "End", "Home")),
+    ("positions", "a3.offsets", "zh", "", ("ArrowRight", "End")),
+    ("attention", "b1.hist", "en", "", ("ArrowRight", "End")),
+    ("masks", "b3.leak", "zh", "", ("ArrowLeft", "ArrowRight")),
+    ("rope", "c3.plane", "en", "c3.m=98", ("ArrowRight", "ArrowLeft")),
+    ("rope", "c3.dist", "zh", "", ("End", "Home")),
+    ("kv-cache", "d2.fig", "en", "", ("ArrowRight", "End")),
+    ("memory-wall", "d3.roofline", "zh", "", ("ArrowRight", "End")),
+    ("moe", "e1.load", "en", "", ("ArrowRight", "End")),
+    ("lora", "e2.counts", "zh", "", ("ArrowRight", "End", "Home")),
+]
+
+
+@pytest.mark.parametrize("path,fig_key,lang,query,keys", EVERY, ids=[e[1] for e in EVERY])
+def test_live_frames_are_what_plotly_draws(chromium_browser, server_url, path, fig_key, lang, query, keys):
+    """Each live figure, moved by keys: the frame on screen before the server's answer (painted,
+    animated or redrawn: whatever the browser chose) equals what plotly draws at rest for that value
+    after the release, in every bar, marker, line, text, tick, legend entry, range and image."""
+    page, errors = _open(chromium_browser, f"{server_url}/{path}?lang={lang}&{query}")
+    slider = page.locator(f'.anatomy-live[data-key="{fig_key}"] input[type=range]')
+    slider.scroll_into_view_if_needed()
+    for key in keys:
+        runs = page.evaluate("() => window.__runs")
+        draws = _state(page, fig_key)["draws"]
+        slider.focus()
+        page.keyboard.press(key)
+        page.wait_for_function(f"([k, n]) => ({HOST})(k).__live.draws > n", arg=[fig_key, draws], timeout=CHANGE_MS)
+        # An animation lands on a later animation frame: read after it and one more frame.
+        page.wait_for_function(f"(k) => !({HOST})(k).__live.animating", arg=fig_key, timeout=CHANGE_MS)
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        painted = page.evaluate(PRINT, fig_key)
+        assert not painted["state"]["committed"], "read before the release"
+        assert page.evaluate("() => window.__runs") == runs
+        page.wait_for_function(f"(k) => {{ const s = ({HOST})(k).__live; return s.server === s.index"
+                               " && s.awaiting === null && !s.fastDrawn && !s.timer; }", arg=fig_key, timeout=CHANGE_MS)
+        settle(page)
+        page.wait_for_timeout(300)
+        drawn = page.evaluate(PRINT, fig_key)
+        assert drawn["state"]["index"] == painted["state"]["index"]
+        _same_print(painted, drawn, f"{fig_key} {key} -> frame {painted['state']['index']}")
+    assert not errors, errors
+    page.close()
