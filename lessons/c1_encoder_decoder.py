@@ -42,6 +42,11 @@ NS = "c1"
 DEFAULT_DATE = "MONDAY, 30 NOVEMBER 2026"
 DEFAULT_PART, DEFAULT_NORM = "decoder.cross_attn", "encoder.layers.0.self_attn_norm"
 FEEDS = ["answer", "own"]      # what teacher forcing feeds the decoder (language-neutral: the URL)
+# The decoding section opens on the model saved after 150 of its 1,200 training steps: the shipped
+# one is sure of every character of the default date (every step's largest probability 1.00 but
+# one), so its bars show nothing of a choice. At 150 it makes the same mistake (2026-10-30),
+# unsure: its chosen characters' probabilities run from 0.58 to 1.00.
+DEFAULT_CKPT = 150
 MAX_DATE = 31                  # the model has 32 positions: the text and its <eos>
 # Language-neutral choices (they go into the URL): stack and sub-layer, as in the trace names.
 PARTS = [f"{stack}.{part}" for stack in ("encoder", "decoder") for part in sublayers(stack)]
@@ -92,9 +97,10 @@ def step_controls(n: int):
 
 
 def checkpoint_controls(steps: list[int]) -> int:
-    """Which model the decoding section reads: the shipped one (the last step, the default) or
-    one saved earlier in its training (assets/date_model_checkpoints.json), when it was unsure."""
-    return st.select_slider(tr(f"{NS}.ckpt_label"), steps, value=steps[-1], key=f"{NS}.ckpt",
+    """Which model the decoding section reads: the shipped one (the last step) or one saved earlier
+    in its training (assets/date_model_checkpoints.json), when it was unsure; DEFAULT_CKPT first."""
+    default = DEFAULT_CKPT if DEFAULT_CKPT in steps else steps[-1]
+    return st.select_slider(tr(f"{NS}.ckpt_label"), steps, value=default, key=f"{NS}.ckpt",
                             bind="query-params", help=tr(f"{NS}.ckpt_help"))
 
 
@@ -357,6 +363,8 @@ def decoding_section(text: str):
                           line=written))
             if ckpt is not None:
                 st.caption(tr(f"{NS}.ckpt_why"))
+            if ckpt == DEFAULT_CKPT:
+                st.caption(tr(f"{NS}.ckpt_default", step=DEFAULT_CKPT, total=saved[-1].step))
     n = len(d["fed"])
     with slot["forcing"]:
         st.markdown(f"**{tr(f'{NS}.forcing_fig', n=n)}**")

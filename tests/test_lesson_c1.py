@@ -17,10 +17,22 @@ PARTS = ["encoder.self_attn", "encoder.self_attn_norm", "encoder.ffn", "encoder.
          "decoder.self_attn_norm", "decoder.cross_attn", "decoder.cross_attn_norm", "decoder.ffn", "decoder.ffn_norm"]
 
 
+DEFAULT_CKPT = 150    # the decoding section's default model: saved after 150 of 1,200 steps
+
+
 @pytest.fixture(scope="module")
 def reference():
     model, src_tok, tgt_tok = load_date_model("cpu")
     return model, read_date(model, TEXT, src_tok, tgt_tok)
+
+
+@pytest.fixture(scope="module")
+def decoding_reference():
+    """The default date read by the decoding section's default model (the checkpoint at step 150)."""
+    from core.models.encdec import load_date_checkpoint
+    from core.text.dates import source_tokenizer, target_tokenizer
+    model = load_date_checkpoint(DEFAULT_CKPT, "cpu")
+    return model, read_date(model, TEXT, source_tokenizer(), target_tokenizer())
 
 
 def _check(at, ref, stack, layer, sub):
@@ -101,12 +113,13 @@ def test_c1_add_norm_and_ffn(lang, reference):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_c1_decoding_steps(lang, reference):
-    """Default: teacher forcing fed the right answer 2026-11-30 where the model wrote 2026-10-30:
-    the rows agree up to the first mistake (position 6, the month's second digit) and differ
-    after it; the model hesitates there (not one-hot). Fed its own output: equal everywhere."""
-    model, r = reference
+def test_c1_decoding_steps(lang, decoding_reference):
+    """Default: the model after 150 training steps. Teacher forcing fed the right answer 2026-11-30
+    where the model wrote 2026-10-30: the rows agree up to the first mistake (position 6, the
+    month's second digit) and differ after it. Fed its own output: equal everywhere."""
+    model, r = decoding_reference
     at = open_lesson(PAGE, lang)
+    assert at.select_slider(key="c1.ckpt").value == DEFAULT_CKPT
     n = len(r.target)
     assert at.segmented_control(key="c1.feed").value == "answer"
     forced = trace_array(figure_by_key(at, "c1.forcing"), 0, "z")
@@ -131,7 +144,15 @@ def test_c1_decoding_steps(lang, reference):
     key = [c.value for c in at.caption if "■" in c.value and "`<eos>`" in c.value]
     assert len(key) == 2 and ("结束" in key[0]) is (lang == "zh")
     stepped = r.decoded.probs[0].numpy()
-    assert stepped[6].max() < 0.9                                          # a real distribution
+    assert r.output == "2026-10-30"                                        # the shipped model's mistake too
+    # Not one-hot at the default: the steps' largest probabilities, in the figure and in the caption.
+    step_max = stepped.max(-1)
+    assert step_max.min() < 0.6 and (step_max < 0.95).sum() >= 4, step_max
+    assert forced.max(1).min() < 0.6 and (forced.max(1) < 0.95).sum() >= 4
+    line = next(c.value for c in at.caption if "`2026-10-30`" in c.value and "%" in c.value)
+    assert f"{DEFAULT_CKPT}" in line and re.search(r"`1` 5\d %", line), line     # the month's first digit
+    why = "把滑块拖到 1,200" if lang == "zh" else "Move the slider to 1,200"
+    assert any(why in c.value and "100 %" in c.value for c in at.caption)   # why not the shipped model
     np.testing.assert_allclose(forced[:7], stepped[:7], atol=1e-4)          # same prefix: the same rows
     assert forced[6][vocab.index("1")] < 0.5                               # the right "1": the training loss is here
     assert rows[7].replace("\u200b", "") == "1" and r.target[7] == "0"                           # from 7 on they read different prefixes
@@ -201,7 +222,7 @@ def checkpoint_readings():
 def test_c1_checkpoint_control_decodes_with_an_earlier_model(lang, checkpoint_readings):
     at = open_lesson(PAGE, lang)
     ckpt = at.select_slider(key="c1.ckpt")
-    assert ckpt.value == 1200 and list(ckpt.options) == ["40", "80", "150", "300", "1200"]
+    assert ckpt.value == DEFAULT_CKPT and list(ckpt.options) == ["40", "80", "150", "300", "1200"]
     assert (ckpt.label == "训练到第几步的模型") is (lang == "zh")
     for step in (40, 80, 1200):                                              # min, an unsure middle, max
         at.select_slider(key="c1.ckpt").set_value(step).run()
@@ -230,11 +251,12 @@ def test_c1_checkpoint_control_decodes_with_an_earlier_model(lang, checkpoint_re
 
 
 @pytest.mark.parametrize("value", ["abc", "7", "-40", "1e9", ""])
-def test_c1_malformed_checkpoint_url(value, reference):
+def test_c1_malformed_checkpoint_url(value, decoding_reference):
     at = open_lesson(PAGE, "en", {"c1.ckpt": value, "c1.step": "10"})
-    assert at.select_slider(key="c1.ckpt").value == 1200
+    assert at.select_slider(key="c1.ckpt").value == DEFAULT_CKPT
     np.testing.assert_allclose(trace_array(figure_by_key(at, "c1.probs"), 0, "y"),
-                               reference[1].decoded.probs[0].numpy()[at.slider(key="c1.step").value], atol=1e-5)
+                               decoding_reference[1].decoded.probs[0].numpy()[at.slider(key="c1.step").value],
+                               atol=1e-5)
 
 
 def test_c1_damaged_checkpoint_says_so_and_decodes_with_the_shipped_model(monkeypatch, reference):
