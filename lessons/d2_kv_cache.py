@@ -126,10 +126,18 @@ def step_controls(n_layers: int, n_heads: int):
     return step, layer, head
 
 
-def calculator_controls():
+def calculator_controls(default: str):
+    """The calculator's controls; its model opens on ``default`` (the lesson's model where the
+    registry has it) and follows a switch of the lesson's model unless the student chose another."""
+    followed = f"{NS}.model_followed"            # the default the calculator last opened on
+    last = st.session_state.get(followed)
+    if last is not None and last != default and st.session_state.get(f"{NS}.model") == last:
+        st.session_state[f"{NS}.model"] = default
+    st.session_state[followed] = default
     c1, c2 = st.columns([2, 3])
     with c1:
-        name = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()))
+        name = choice(tr(f"{NS}.model"), configs.names(), f"{NS}.model", model_labels(configs.names()),
+                      default=default)
     with c2:
         dtype = st.segmented_control(tr(f"{NS}.dtype"), DTYPES, default="fp16", key=f"{NS}.dtype",
                                      bind="query-params", required=True, help=tr(f"{NS}.dtype_help"))
@@ -281,7 +289,8 @@ memory_slots["figure"] = beside_code(kv_cache_bytes, height=380)
 def memory_section():
     """Reruns alone when the model, the number format, the batch or the context changes."""
     with memory_slots["controls"]:
-        cfg, dtype, batch, context = calculator_controls()
+        # SmolLM2 chosen above: the calculator opens on it too (the course model: on LLaMA-2-7B).
+        cfg, dtype, batch, context = calculator_controls(cost_name if lm == REAL else configs.names()[0])
     per_value = DTYPE_BYTES[dtype]
     with memory_slots["figure"]:
         xs = [context * i // 64 for i in range(65)]

@@ -329,3 +329,61 @@ def test_d2_without_the_real_model(monkeypatch):
     assert trace_array(figure_by_key(at, "d2.flops"), 0, "y")[-1] == pytest.approx(
         decode_flops(configs.get("course"), int(x[-1])), rel=1e-6)
     assert "23,040" not in " ".join(m.value for m in at.markdown)
+
+
+def test_d2_flops_lines_have_a_readable_value():
+    """Review D2 #1: SmolLM2's cached line (~0.27-0.29 B FLOPs a step) lay under the lowest
+    labelled tick (1B). The log axis now starts at the decade under the smallest value (100M)
+    and each line's last value is written at its end."""
+    from viz.kv import cost_lines, si
+    cfg = configs.get(configs.SMOLLM2)
+    x = list(range(1, 257))
+    cached = [decode_flops(cfg, n) for n in x]
+    full = [decode_flops(cfg, n, cache=False) for n in x]
+    fig = cost_lines(x, {"cached": cached, "recomputed": full}, title="t", x_title="x", y_title="y", log_y=True)
+    axis = fig["layout"]["yaxis"]
+    assert axis["type"] == "log" and axis["dtick"] == 1
+    assert axis["range"][0] == 8 <= np.log10(min(cached)) < 9               # a "100M" tick under the line
+    assert axis["range"][1] > np.log10(max(full))                           # the top line inside too
+    labels = fig["layout"]["annotations"]
+    assert [a["text"] for a in labels] == ["287M", "71.1B"] == [si(cached[-1]), si(full[-1])]
+    assert [a["y"] for a in labels] == pytest.approx([np.log10(cached[-1]), np.log10(full[-1])])
+    assert si(2_635_264) == "2.64M" and si(950) == "950" and si(1.5e12) == "1.5T"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d2_flops_figure_labels_its_lines(lang):
+    at = open_lesson(PAGE, lang)
+    fig = figure_by_key(at, "d2.flops")
+    cached, full = trace_array(fig, 0, "y"), trace_array(fig, 1, "y")
+    assert fig["layout"]["yaxis"]["range"][0] <= np.log10(cached.min())
+    assert [a["y"] for a in fig["layout"]["annotations"]] == pytest.approx([np.log10(cached[-1]), np.log10(full[-1])])
+
+
+def _calculator_model(at) -> str:
+    return at.selectbox(key="d2.model").value
+
+
+def test_d2_calculator_follows_the_lessons_model():
+    """Review D2 #2: on SmolLM2 the calculator opened on llama-2-7b. It opens on smollm2-135m,
+    follows a switch of the lesson's model, and keeps a model the URL or the student chose."""
+    from tests.real_util import need_package
+    need_package()
+    at = open_lesson(PAGE, "en", {"d2.lm": "smollm2"})
+    assert _calculator_model(at) == "smollm2-135m"
+    cfg = configs.get("smollm2-135m")
+    kv = trace_array(figure_by_key(at, "d2.memory"), 0, "y")
+    assert kv[-1] == pytest.approx(kv_cache_bytes(cfg, 4096, 1, 2) / 2**30, rel=1e-6)
+    assert "d2.model" not in at.query_params                                  # the default: not written
+    course = open_lesson(PAGE, "en")
+    assert _calculator_model(course) == "llama-2-7b"
+    course.segmented_control(key="d2.lm").set_value("smollm2").run()           # switched: it follows
+    assert_ok(course)
+    assert _calculator_model(course) == "smollm2-135m"
+    course.segmented_control(key="d2.lm").set_value("course").run()            # and back
+    assert _calculator_model(course) == "llama-2-7b"
+    course.selectbox(key="d2.model").set_value("mistral-7b").run()             # the student's choice stays
+    course.segmented_control(key="d2.lm").set_value("smollm2").run()
+    assert _calculator_model(course) == "mistral-7b"
+    linked = open_lesson(PAGE, "en", {"d2.lm": "smollm2", "d2.model": "llama-2-13b"})   # the URL wins
+    assert _calculator_model(linked) == "llama-2-13b"

@@ -105,15 +105,40 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
     return make(data, layout, None, height or max(420, 110 + 24 * n))
 
 
+def si(value: float) -> str:
+    """A count as plotly writes it on an axis (exponent format "B"), three digits.
+
+    Example: si(268_435_456) -> "268M"; si(66_571_000_000) -> "66.6B"
+    """
+    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
 def cost_lines(x, series: dict[str, np.ndarray], *, title: str | None, x_title: str, y_title: str,
                log_y: bool = False, height: int = 360) -> Figure:
-    """Cost per step against context length, one line per way of decoding (cached first)."""
+    """Cost per step against context length, one line per way of decoding (cached first).
+
+    On a log axis the range starts at the decade below the smallest value, so every line has a
+    labelled tick under it, and each line's last value is written at its end (the cached line of
+    a small model lies far under the first decade plotly would label: review D2 #1)."""
     colours = [CACHED_COLOUR, FULL_COLOUR]
     x = array(x)
     data = [{"type": "scatter", "x": x, "y": array(y), "name": name, "mode": line_mode(len(x)),
              "line": {"color": colours[i % 2]}} for i, (name, y) in enumerate(series.items())]
-    y_axis = {"title": {"text": y_title}, **({"type": "log", "dtick": 1} if log_y else {})}
-    layout = {"xaxis": {"title": {"text": x_title}}, "yaxis": y_axis}
+    y_axis = {"title": {"text": y_title}}
+    annotations = []
+    if log_y:
+        values = np.concatenate([np.asarray(y, dtype=float) for y in series.values()])
+        values = values[values > 0]
+        lo, hi = np.floor(np.log10(values.min())), np.log10(values.max())
+        y_axis |= {"type": "log", "dtick": 1, "range": [float(lo), float(hi + 0.15 * (hi - lo) + 0.1)]}
+        annotations = [{"x": float(x[-1]), "y": float(np.log10(y[-1])), "text": si(float(y[-1])),
+                        "showarrow": False, "xanchor": "right", "yanchor": "bottom",
+                        "font": {"color": colours[i % 2]}}
+                       for i, y in enumerate(series.values()) if y[-1] > 0]
+    layout = {"xaxis": {"title": {"text": x_title}}, "yaxis": y_axis, "annotations": annotations}
     return make(data, layout, title, height)
 
 
