@@ -43,6 +43,7 @@ Q4_1 = roofline.WEIGHT_FORMATS["q4_1"]
 FORMATS = {"fp32": (4, 4), "fp16": (2, 2), "int8": (1, 1), "q4_1": (Q4_1.bytes_per_weight, 2),
            "int4": (0.5, 0.5)}
 DTYPES = list(FORMATS)
+CACHE_AS = {"q4_1": "fp16"}    # how the cache is stored where it is not in the weights' format
 # The real model's rows: as our decoder holds it, fp16, Q4_1 everywhere, and its GGUF as shipped.
 REAL_ROWS = ("fp32", "fp16", "q4_1", "gguf")
 REAL_LABELS = {"fp32": f"{NS}.real_fp32", "fp16": f"{NS}.real_fp16", "q4_1": f"{NS}.real_q4_1",
@@ -93,7 +94,12 @@ def workload_controls():
     with c5:
         dtype = st.segmented_control(tr(f"{NS}.dtype"), DTYPES, default="fp16", key=f"{NS}.dtype",
                                      bind="query-params", help=tr(f"{NS}.dtype_help"), required=True)
-    return batch, context, configs.get(model), roofline.get(gpu), dtype or "fp16"
+        dtype = dtype or "fp16"
+        # The label names the weights; what the cache is stored as is said under it (q4_1: fp16).
+        cache = CACHE_AS.get(dtype, dtype)
+        st.caption(tr(f"{NS}.cache_as_weights", fmt=cache) if cache == dtype
+                   else tr(f"{NS}.cache_apart", fmt=cache, weights=dtype))
+    return batch, context, configs.get(model), roofline.get(gpu), dtype
 
 
 def own_format():

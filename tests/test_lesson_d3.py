@@ -210,3 +210,20 @@ def test_d3_without_the_real_model(monkeypatch):
     assert any("requirements-model.txt" in i.value for i in at.info)
     assert not [b for b in at.button if b.key == "d3.real_btn"]
     assert figure_by_key(at, "d3.real_bytes")                                         # counted, no model needed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d3_format_control_says_what_the_cache_is_stored_as(lang):
+    """Review D3 #1: the control read "Weights and cache stored as", but with q4_1 the cache stays
+    fp16. The label names the weights; a caption under it names the cache's format."""
+    at = open_lesson(PAGE, lang, {"d3.model": "smollm2-135m", "d3.dtype": "q4_1"})
+    control = at.segmented_control(key="d3.dtype")
+    assert control.label == ("权重的存储格式" if lang == "zh" else "Weights stored as")
+    cache = [c.value for c in at.caption if c.value.startswith(("KV cache:", "KV 缓存："))]
+    assert cache == (["KV 缓存：fp16。q4_1 只是权重的格式，llama.cpp 的缓存仍按 fp16 存。"] if lang == "zh"
+                     else ["KV cache: fp16. q4_1 is a format for weights only; llama.cpp keeps the cache in fp16."])
+    for dtype in ("fp32", "int4"):                      # the cache follows every other format
+        at.segmented_control(key="d3.dtype").set_value(dtype).run()
+        assert_ok(at)
+        cache = [c.value for c in at.caption if c.value.startswith(("KV cache:", "KV 缓存："))]
+        assert cache == ([f"KV 缓存：同样是 {dtype}。"] if lang == "zh" else [f"KV cache: {dtype} as well."])
