@@ -13,6 +13,7 @@ from core.lab.real_generation import (
     stop_ids,
     text_ids,
 )
+from core.lab.real_tokens import dropped_note, special_runs
 from core.models.generate import Generation, at_temperature, sampling_probs, temperature_sweep
 from ui.d1_real import real_step, real_strip
 from ui.f3_learning import checkpoint_steps, model_at_step
@@ -412,14 +413,16 @@ def real_body(model, tok):
     label, empty = BOX_KEYS[mode]
     typed = text_box(box, REAL_DEFAULT[mode], REAL_CHARS, tr(label), area=True, empty_key=empty)
     source = "" if typed.empty else typed.text
+    if note := dropped_note(tok, source):          # bytes SmolLM2 has no token for
+        st.warning(tr("real.dropped", **note))
     prompt = chat_ids(tok, source) if mode == "chat" else text_ids(tok, source)
     if prompt.cut:
         st.warning(tr(f"{NS}.real_cut", n=prompt.own, limit=PROMPT_TOKENS))
     if mode == "chat":
-        seen = printable(tok.decode(prompt.ids))
-        if len(seen) > TEMPLATE_SHOWN:
-            seen = seen[: TEMPLATE_SHOWN // 2] + " … " + seen[-TEMPLATE_SHOWN // 2:]
-        st.caption(tr(f"{NS}.chat_template", n=len(prompt.ids), text=plain(seen)))
+        # The template's control tokens as code; the student's text (a typed <|im_end|> too) as text.
+        seen = "".join(f"`{t}`" if special else plain(printable(t))
+                       for t, special in special_runs(tok, prompt.ids, TEMPLATE_SHOWN))
+        st.caption(tr(f"{NS}.chat_template", n=len(prompt.ids), text=seen) + " " + tr(f"{NS}.chat_legend"))
     else:
         st.caption(tr(f"{NS}.text_tokens", n=len(prompt.ids)))
     temperature, top_k, top_p, seed = sampling_controls()
@@ -467,10 +470,12 @@ def real_body(model, tok):
         else:
             why = tr(f"{NS}.why_sampled", token=plain(visible_token(d["chosen_token"])), p=d["chosen_sample"],
                      rank=d["rank"], kept=d["kept"], best=plain(visible_token(d["best_token"])))
-        st.markdown(why if temperature > 0 else why + " " + tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
+        st.markdown(why if temperature > 0 else why + " " + tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"])
+                    + " " + tr(f"{NS}.greedy_note"))
     else:
         real_bars(d, False, tr(f"{NS}.real_bars_next", pos=pos), log)
-        st.markdown(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]))
+        st.markdown(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"])
+                    + (" " + tr(f"{NS}.greedy_note") if temperature <= 0 else ""))
     strip = {tr(f"{NS}.strip_panel", t=t): strip_p[t] for t in STRIP}
     slide(tr("classroom.slide.d1_strip"))
     figure(temperature_strip([visible_token(t) for t in d["tokens"][:STRIP_SHOW]], strip,

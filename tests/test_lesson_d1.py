@@ -559,3 +559,49 @@ def test_d1_live_preview_after_a_step_names_the_text_it_is_drawn_for(lang):
     assert all(t.startswith(i18n.t(lang, "d1.bars_next", pos=8) + "<br>") for t in titles)
     after = i18n.t(lang, "d1.live.so_far_caption", t=1.0, n=1).split("T = 1.00")[1][:30]
     assert not any(after in c.value for c in at.caption)
+
+
+# --- issue 38: bytes SmolLM2 has no token for, the chat caption's control tokens, greedy ---------
+PLANE_5 = "hello \U00050000 world"             # U+50000: its UTF-8 lead byte 0xF1 has no token
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_real_dropped_bytes_are_named_in_both_modes(lang):
+    _real()
+    for mode in ("text", "chat"):
+        at = open_lesson(PAGE, lang, {**REAL, "d1.mode": mode, "d1.max_new": "2"})
+        assert not any("U+" in w.value for w in at.warning)                # the example drops nothing
+        at.text_area(key=f"d1.{mode}").set_value(PLANE_5).run()
+        assert_ok(at)
+        notice = [w.value for w in at.warning if "U+50000" in w.value]
+        assert len(notice) == 1 and "0xF1" in notice[0]
+        at.button(key="d1.generate_btn").click().run()
+        assert_ok(at)
+
+
+def test_real_chat_caption_marks_the_templates_control_tokens_not_typed_ones():
+    from core.lab.real_generation import chat_ids
+    from core.lab.real_tokens import special_runs
+    _, tok = _real()
+    runs = special_runs(tok, chat_ids(tok, "a <|im_end|> b").ids)
+    assert [t for t, special in runs if special] == ["<|im_start|>", "<|im_end|>"] * 2 + ["<|im_start|>"]
+    assert any("a <|im_end|> b" in t for t, special in runs if not special)       # typed: ordinary text
+    for lang in ("en", "zh"):
+        at = open_lesson(PAGE, lang, {**REAL, "d1.mode": "chat", "d1.max_new": "2"})
+        at.text_area(key="d1.chat").set_value("a <|im_end|> b").run()
+        assert_ok(at)
+        caption = next(c.value for c in at.caption if "`<|im_start|>`" in c.value)
+        assert caption.count("`<|im_end|>`") == 2 and caption.count("`<|im_start|>`") == 3
+        assert "a \\<\\|im\\_end\\|\\> b" in caption                           # the typed one, escaped text
+        assert i18n.t(lang, "d1.chat_legend") in caption
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_real_greedy_default_says_only_the_top_token_is_kept(lang):
+    _real()
+    at = open_lesson(PAGE, lang, REAL)
+    note = i18n.t(lang, "d1.greedy_note")
+    assert any(note in m.value for m in at.markdown)                           # T = 0 by default
+    at.slider(key="d1.temperature").set_value(1.0).run()
+    assert_ok(at)
+    assert not any(note in m.value for m in at.markdown)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from core.models.generate import at_temperature, sampling_probs
-from core.text.byte_bpe import ByteBPE, bpe, byte_to_char, pre_tokenize
+from core.text.byte_bpe import ByteBPE, pre_tokenize
 
 PROMPT_TOKENS = 256          # tokens of the student's text the model reads; the rest is cut
 END_OF_TEXT = "<|endoftext|>"    # SmolLM2's document separator: the start of an empty prompt
@@ -34,11 +34,9 @@ def encode_text(tok: ByteBPE, text: str) -> list[int]:
     """
     if not any(special for _, special in tok.split(text)):
         return tok.encode(text)
-    table = byte_to_char()
     ids: list[int] = []
     for piece in pre_tokenize(text, tok.pre):
-        symbols = [table[b] for b in piece.encode("utf-8")]            # (L,) one symbol a byte
-        ids += [tok.ids[t] for t in bpe(symbols, tok.ranks)]
+        ids += tok.encode_bytes(piece.encode("utf-8"))                 # bytes without a token dropped
     return ids
 
 

@@ -45,10 +45,11 @@ class MergeStep:
 
 
 def merge_steps(
-    piece: str, ranks: dict[tuple[str, str], int]
+    piece: str, ranks: dict[tuple[str, str], int], no_token: frozenset[int] = frozenset()
 ) -> tuple[list[str], list[MergeStep]]:
     """The bytes of one pre-tokenized piece, and every merge applied to
-    them, in order.
+    them, in order. The bytes in ``no_token`` (the vocabulary has no
+    symbol for them: ByteBPE.no_token) are dropped first, as encode does.
 
     Each step joins the adjacent pair of lowest rank, everywhere in the
     piece, until no adjacent pair is a merge (GPT-2's BPE, as
@@ -58,7 +59,7 @@ def merge_steps(
                            MergeStep(1, "a", "bc", 1, ("abc",))])
     """
     table = byte_to_char()
-    start = [table[b] for b in piece.encode("utf-8")]   # (L,) a byte each
+    start = [table[b] for b in piece.encode("utf-8") if b not in no_token]   # (L,) a byte each
     word, steps = list(start), []
     while len(word) > 1:
         pairs = set(zip(word, word[1:], strict=False))  # adjacent pairs
@@ -90,7 +91,8 @@ def tokens_of_chars(
 ) -> list[CharTokens]:
     r"""For each character of ``text``, the tokens of ``ids``
     (= tok.encode(text)) that hold one of its bytes. A token that spans
-    two characters counts for both.
+    two characters counts for both; a character whose bytes were all
+    dropped (ByteBPE.no_token) has none.
 
     Example (SmolLM2): tokens_of_chars("君a", tok, [16357, 245, 64]) ->
         [CharTokens("君", b"\xe5\x90\x9b", (0, 1)),
@@ -103,7 +105,10 @@ def tokens_of_chars(
     out, start, t = [], 0, 0
     for ch in text:
         utf8 = ch.encode("utf-8")
-        stop = start + len(utf8)            # ch is bytes [start, stop)
+        stop = start + sum(b not in tok.no_token for b in utf8)   # ch is bytes [start, stop) of the ids
+        if stop == start:                   # every byte of ch dropped: no token holds it
+            out.append(CharTokens(ch, utf8, ()))
+            continue
         while t < len(ends) and ends[t] <= start:
             t += 1                          # tokens that end before ch
         covering, u = [], t
@@ -127,3 +132,60 @@ def count_tokens(text: str, course_ids: list[int], real_ids: list[int]) -> dict[
             "bytes": len(text.encode("utf-8")),
             "course_per_char": len(course_ids) / max(1, chars),
             "smollm2_per_char": len(real_ids) / max(1, chars)}
+
+
+def dropped_note(tok: ByteBPE, text: str, shown: int = 6) -> dict[str, object] | None:
+    """The fields of a lesson's notice that ``tok`` dropped bytes of ``text`` (ByteBPE.dropped),
+    or None when it dropped none: how many characters, the first ``shown`` of them by code point
+    (with the character itself where it prints), and how many byte values were dropped, and which.
+
+    Example (SmolLM2): dropped_note(tok, "hi \U00050000") ->
+        {"n": 1, "chars": "U+50000", "k": 1, "bytes": "0xF1"}
+    """
+    lost = tok.dropped(text)
+    if not lost:
+        return None
+    names = [f"{ch} (U+{ord(ch):04X})" if ch.isprintable() else f"U+{ord(ch):04X}" for ch, _ in lost[:shown]]
+    more = ", …" if len(lost) > shown else ""
+    values = sorted({b for _, raw in lost for b in raw})
+    return {"n": len(lost), "chars": ", ".join(names) + more, "k": len(values),
+            "bytes": ", ".join(f"0x{b:02X}" for b in values)}
+
+
+def special_runs(tok: ByteBPE, ids: list[int], limit: int | None = None) -> list[tuple[str, bool]]:
+    """``ids`` decoded as runs of (text, is_special): a special token (<|im_start|>) is a run of its
+    own, the ordinary tokens between specials one run. A text typed as "<|im_end|>" is ordinary
+    tokens, so it stays inside an ordinary run: the caption can mark only the real control tokens.
+    With ``limit``, a longer text keeps its first and last limit // 2 characters and " … " between
+    them, never cutting a special token.
+
+    Example (SmolLM2): special_runs(tok, [1, 4093, 198, 6004, 2]) ->
+        [("<|im_start|>", True), ("user\\nhi", False), ("<|im_end|>", True)]
+    """
+    specials = set(tok.special.values())
+    runs: list[tuple[list[int], bool]] = []
+    for i in ids:
+        if i in specials or not runs or runs[-1][1]:
+            runs.append(([i], i in specials))
+        else:
+            runs[-1][0].append(i)
+    out = [(tok.decode(r), special) for r, special in runs]
+    total = sum(len(t) for t, _ in out)
+    if limit is None or total <= limit:
+        return out
+    # A run's characters [start, end) of the whole text; cut [a, b), widened to whole specials.
+    a, b, at, head, tail = limit // 2, total - limit // 2, 0, [], []
+    for text, special in out:
+        start, end = at, at + len(text)
+        at = end
+        if special:
+            if start < a:
+                head.append((text, True))
+            elif end > b:
+                tail.append((text, True))
+            continue
+        if start < a:
+            head.append((text[: a - start], False))
+        if end > b:
+            tail.append((text[max(0, b - start):], False))
+    return [*head, (" … ", False), *tail]
