@@ -49,17 +49,26 @@ PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores
 header(NS)
 
 
-def text_controls() -> tuple[str, bool, int, st.delta_generator.DeltaGenerator]:
-    """The text (and whether it is the student's own, not the example), the seed (a change redraws
-    the page) and a slot for d_k and d_v (its fragment's)."""
+def text_controls() -> tuple[int, st.delta_generator.DeltaGenerator, st.delta_generator.DeltaGenerator]:
+    """The seed (a change redraws the page), a slot for the text box and one for d_k and d_v:
+    both filled by the matrix section's fragment, since the box's label follows the source."""
     c1, c2, c3 = st.columns([3, 2, 1])
-    with c1:
-        text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, tr(f"{NS}.text_label"))
     with c3:
         seed = st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed",
                                bind="query-params", help=tr("common.seed_help"))
+    return int(seed), c1.container(), c2.container()
+
+
+def text_input(source: str) -> tuple[str, bool]:
+    """The text (the example when empty) and whether it is the student's own. The label says how
+    the source reads it; on SmolLM2 a note under the box says which text it reads instead of
+    the page's Chinese example."""
+    label = tr(f"{NS}.text_label_real") if source == "smollm2" else tr(f"{NS}.text_label")
+    text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, label)
     typed = not text.empty and text.text != DEFAULT_TEXT
-    return (text.text if not text.empty else DEFAULT_TEXT), typed, int(seed), c2.container()
+    if source == "smollm2" and not typed:
+        st.caption(tr(f"{NS}.real_example", text=plain(REAL_TEXT)))
+    return (text.text if not text.empty else DEFAULT_TEXT), typed
 
 
 def width_controls(slot) -> tuple[int, int]:
@@ -100,7 +109,7 @@ def scale_demo(width: int, seed: int) -> dict:
 # The page's fixed parts (prose, the code) are laid out once; each fragment below refills only
 # its own slots, so a slider move re-sends its figures, not the page. The text and the seed
 # change both sections: they rerun the page.
-text, typed, seed, d_k_slot = text_controls()
+seed, text_slot, d_k_slot = text_controls()
 dev = device()
 slot = {}
 st.subheader(tr(f"{NS}.matrix_title"))
@@ -158,8 +167,8 @@ def source_text(source: str, text: str, typed: bool) -> tuple[str, int]:
     return text, min(len(prompt_ids(trained(source)[1], text, REAL_TOKENS, bos=False)[0]), REAL_TOKENS)
 
 
-def source_controls(text: str, typed: bool):
-    """Where Q, K, V come from, and which cell to work out."""
+def source_controls():
+    """Where Q, K, V come from, the text (in its slot at the top), and which cell to work out."""
     c1, c2, c3, c4 = st.columns([3, 1, 1, 2])
     with c1:
         source = choice(tr(f"{NS}.source_label"), SOURCES, f"{NS}.source",
@@ -177,12 +186,14 @@ def source_controls(text: str, typed: bool):
             layer = ranged_slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer")
         with c3:
             head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head")
-    text, n = source_text(source, text, typed)
+    with text_slot:
+        text, typed = text_input(source)
+    read, n = source_text(source, text, typed)
     with c4:
         # A new text length clamps the chosen cell, and a longer one brings it back (ranged_slider).
         r = ranged_slider(tr(f"{NS}.row_label"), 0, n - 1, min(3, n - 1), key=f"{NS}.r")
         c = ranged_slider(tr(f"{NS}.col_label"), 0, n - 1, 0, key=f"{NS}.c")
-    return source, text, layer, head, r, c
+    return source, read, layer, head, r, c
 
 
 def shape_rows(source: str, n: int, d_model: int, d_k: int, d_v: int) -> list[tuple[str, str]]:
@@ -197,10 +208,10 @@ def shape_rows(source: str, n: int, d_model: int, d_k: int, d_v: int) -> list[tu
 
 
 @fragment
-def matrix_section(text: str, typed: bool, seed: int, dev: str):
-    """Section 1; reruns alone when d_k or d_v moves."""
+def matrix_section(seed: int, dev: str):
+    """Section 1; reruns alone when the text, the source, d_k or d_v moves."""
     with slot["source"]:
-        source, text, layer, head, r, c = source_controls(text, typed)
+        source, text, layer, head, r, c = source_controls()
         st.caption(tr({"random": f"{NS}.random_intro", "course": f"{NS}.course_intro",
                        "smollm2": f"{NS}.real_intro"}[source]))
     if source in TRAINED:
@@ -215,8 +226,6 @@ def matrix_section(text: str, typed: bool, seed: int, dev: str):
     if source == "smollm2":
         with st.spinner(tr(f"{NS}.real_running")):
             demo = steps_demo(text, source, d_k, d_v, layer, head, seed, dev)
-        if not typed:
-            slot["source"].caption(tr(f"{NS}.real_example", text=plain(REAL_TEXT)))
         if demo["n_ids"] > len(demo["tokens"]):
             slot["source"].warning(tr(f"{NS}.real_cut", n=demo["n_ids"], limit=len(demo["tokens"])))
     else:
@@ -232,7 +241,8 @@ def matrix_section(text: str, typed: bool, seed: int, dev: str):
         grid = functools.partial(steps_grid, demo["q"], demo["k"], demo["v"], demo["scores"], demo["weights"],
                                  demo["output"], tokens, titles=names, cell=(r, c), hover=hover,
                                  masked=demo["masked"],
-                                 bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight")))
+                                 bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight")),
+                                 value_titles=(tr(f"{NS}.scale_qk"), tr(f"{NS}.scale_vo")))
         if presenting():
             # Two rows of three panels were 112 px each on a 1280x720 slide: Q, K, V on one slide,
             # scores, weights and output on the next, each with the row and the column again.
@@ -311,7 +321,7 @@ def batch_section(seed: int, dev: str):
                       (tr(f"{NS}.output"), f"({len(BATCH)}, {len(BATCH[0])}, {d_k})")])
 
 
-matrix_section(text, typed, seed, dev)
+matrix_section(seed, dev)
 scale_section(seed)
 batch_section(seed, dev)
 

@@ -54,7 +54,7 @@ def test_b1_controls_and_figures(lang):
         assert f"d_v = {d_v}" in fig["layout"]["title"]["text"]
     # colour bars: one for the values, one for the scores, one for the weights, on 0..max weight
     fig = figure_by_key(at, "b1.weights")
-    assert [t.get("showscale") for t in fig["data"][:6]] == [False, False, True, True, True, False]
+    assert [t.get("showscale") for t in fig["data"][:6]] == [False, True, True, True, True, False]
     assert fig["data"][4]["zmax"] == pytest.approx(weight_top(_weights(at))) and fig["data"][4]["zmax"] < 1
 
     at.toggle(key="b1.large").set_value(True).run()                   # one panel large, for a projector
@@ -298,3 +298,50 @@ def test_b1_worked_cell_adds_up(source):
         assert total == pytest.approx(float(np.exp(seen - seen.max()).sum()), abs=2e-4)
         if masked:
             assert e == 0 and weight == 0 and "\\infty" in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("source", ["random", "smollm2"])
+def test_b1_each_panel_has_a_scale_it_shows_on(source):
+    """Issue 38 §2: Q and K share one colour range (their largest |value|), V and weights·V
+    another; the two bars say which panels share them. On SmolLM2 V is far smaller than Q, K:
+    on Q's range it looked empty."""
+    if source == "smollm2":
+        from tests.real_util import real
+        real()
+    at = open_lesson(PAGE, "en", {"b1.source": source})
+    fig = figure_by_key(at, "b1.weights")
+    z = [trace_array(fig, i, "z") for i in range(6)]
+    qk, vo = max(np.abs(z[0]).max(), np.abs(z[1]).max()), max(np.abs(z[2]).max(), np.abs(z[5]).max())
+    for i, top in ((0, qk), (1, qk), (2, vo), (5, vo)):
+        t = fig["data"][i]
+        assert t["zmin"] == pytest.approx(-top, rel=1e-5) and t["zmax"] == pytest.approx(top, rel=1e-5)
+    assert fig["data"][1]["colorbar"]["title"]["text"] == "Q, K"                  # beside K
+    assert fig["data"][2]["colorbar"]["title"]["text"] == "V, weights·V"          # beside V
+    if source == "smollm2":
+        assert vo < qk / 3                 # the case of the review: one shared range hid V
+        assert np.abs(z[2]).max() > 0.5 * fig["data"][2]["zmax"]             # V's own cells reach its bar's ends
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b1_text_label_follows_the_model(lang):
+    """Issue 38 §3: the box's label says how the source reads the text (a character a token, or
+    SmolLM2's BPE), and on SmolLM2 a note under the box names the English text read instead of the
+    Chinese example; a text the student typed stays when the source changes."""
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, lang)
+    box = at.text_input(key="b1.text")
+    assert ("character" in box.label) if lang == "en" else ("每个字" in box.label)
+    _set_source(at, "smollm2")
+    assert_ok(at)
+    box = at.text_input(key="b1.text")
+    assert "BPE" in box.label and "character" not in box.label and "每个字" not in box.label
+    assert box.value == "君不见，黄河之水天上来"
+    assert any("The cat sat" in c.value for c in at.caption)                     # the stand-in, said
+    box.set_value("Hello world").run()
+    assert_ok(at)
+    assert not any("The cat sat" in c.value for c in at.caption)
+    assert _weights(at).shape == (2, 2)                                           # Hello | ␣world
+    _set_source(at, "random")
+    assert at.text_input(key="b1.text").value == "Hello world" and _weights(at).shape == (11, 11)
+    assert "BPE" not in at.text_input(key="b1.text").label

@@ -381,22 +381,26 @@ def _domain(lo: float, hi: float) -> list[float]:
 def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: list[str], cell: tuple[int, int],
                hover: tuple[str, str, str], title: str | None = None, height: int = 760, masked=None,
                bar_titles: tuple[str, str, str] = ("value", "score", "weight"),
-               show: tuple[int, ...] = (0, 1, 2, 3, 4, 5)) -> Figure:
+               show: tuple[int, ...] = (0, 1, 2, 3, 4, 5), value_titles: tuple[str, str] | None = None) -> Figure:
     """Q, K (N, d_k), V (N, d_v); scores (N, S), weights (N, S) and output (N, d_v), each on its
     own axes: two rows of three up to 24 tokens, three rows of two beyond (wider cells). One cell
     (r, c) is framed: row r of Q, row c of K and V, the cell in scores and weights, and row r of
     the output that the weights mix. Traces 0-5 are the six panels in that order; ``titles``
     names them; masked cells come after them.
 
-    Every colour says a number, and a colour bar says which: Q, K, V and the output share one
-    signed scale (the output is a mix of V's rows: paler, never outside V's range), the scores
-    their own, the weights run from 0 to the largest weight shown (``weight_top``), not to 1.
+    Every colour says a number, and a colour bar says which: Q and K share one signed scale
+    (they are compared), V and the output another (the output is a mix of V's rows: never
+    outside V's range; SmolLM2's V is ~10x smaller than its Q and K, and on Q's scale looked
+    empty, issue 38), the scores their own, the weights run from 0 to the largest weight shown
+    (``weight_top``), not to 1. ``value_titles`` name the two shared bars (default "Q, K" and
+    "V, <output's title>"), so the figure says which panels share a scale.
     ``masked`` (N, S) bool, True where the mask closed a cell: drawn dark in the scores ("−∞" is
     added there) and in the weights (exactly 0).
 
     ``show``: the panels drawn (by the numbers above), in one row when there are three or fewer;
     their traces come in that order. Presenter mode draws (0, 1, 2) and (3, 4, 5) on two slides.
-    The values' colour bar sits beside V, or beside the output when V is not shown."""
+    The Q/K bar sits beside K (Q when K is not shown), the V/output bar beside V (the output
+    when V is not shown)."""
     labels = unique_labels(tokens)
     n = len(labels)
     r, c = cell
@@ -410,7 +414,9 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     shown = [i for i in range(6) if i in show]
     cols = len(shown) if len(shown) <= 3 else 3 if n <= 24 and not words else 2
     rows = -(-len(shown) // cols)
-    values_bar = 2 if 2 in shown else 5
+    bar_of = {0: 1 if 1 in shown else 0, 2: 2 if 2 in shown else 5}        # the panel that carries a shared bar
+    bar_of.update({1: bar_of[0], 5: bar_of[2]})
+    shared = value_titles or (f"{titles[0]}, {titles[1]}", f"{titles[2]}, {titles[5]}")
     gap_x, gap_y = 0.15 if cols == 3 else 0.17, 0.12 if cols == 3 else 0.08   # a colour bar and the next panel's tokens
     if words and rows > 1:
         height = max(height, 3 * (90 + (axis_font + 4) * n)) + 2 * round(words)   # rows 2 and 3 hold squares
@@ -420,8 +426,10 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
         gap_x = max(gap_x, (words + 80) / 640)
     width = (1 - gap_x * (cols - 1)) / cols - 0.04 / cols       # room for the last colour bar
     tall = (1 - gap_y * (rows - 1)) / rows
-    signed = float(max(np.abs(p[np.isfinite(p)]).max(initial=0) for p in (panels[0], panels[1], panels[2],
-                                                                          panels[5]))) or 1.0
+    def span(*ps) -> float:
+        return float(max(np.abs(p[np.isfinite(p)]).max(initial=0) for p in ps)) or 1.0
+    signed = {0: span(panels[0], panels[1]), 2: span(panels[2], panels[5])}
+    signed.update({1: signed[0], 5: signed[2]})
     allowed = np.isfinite(panels[3]) if closed is None else np.isfinite(panels[3]) & ~closed
     limit = float(np.abs(panels[3][allowed]).max(initial=0)) or 1.0
     top = weight_top(panels[4])
@@ -441,9 +449,11 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
         elif i == 3:
             scale = {"colorscale": DIVERGING_SCALE, "zmin": -limit, "zmax": limit, "showscale": True,
                      "colorbar": _signed_bar(limit, bar_titles[1], **place)}
-        else:   # one bar for Q, K, V and the output: beside V (the last panel of the values)
-            scale = {"colorscale": DIVERGING_SCALE, "zmin": -signed, "zmax": signed, "showscale": i == values_bar,
-                     **({"colorbar": _signed_bar(signed, bar_titles[0], **place)} if i == values_bar else {})}
+        else:   # Q and K share a bar (beside K), V and the output another (beside V)
+            mine = bar_of[i] == i
+            scale = {"colorscale": DIVERGING_SCALE, "zmin": -signed[i], "zmax": signed[i], "showscale": mine,
+                     **({"colorbar": _signed_bar(signed[i], shared[0 if i in (0, 1) else 1], **place)}
+                        if mine else {})}
         suffix = "" if j == 0 else str(j + 1)
         x = labels if square else array(np.arange(z.shape[1]))
         data.append({"type": "heatmap", "z": z, "x": x, "y": labels, "xaxis": f"x{suffix}", "yaxis": f"y{suffix}",
