@@ -100,8 +100,10 @@ def sharing_sections():
                           y_title="GiB", text=[f"{g:,.3g} GiB" for g in gib]),
                key=f"{NS}.cache")
         chosen = sizes[h_kv]
-        st.latex(rf"2 \times {cfg.n_layers} \times {h_kv} \times {cfg.head_dim} \times {context:,} \times 2"
-                 rf"\ \text{{B}} = {chosen:,}\ \text{{B}} \approx {chosen / 2**30:.3g}\ \text{{GiB}}".replace(",", "{,}"))
+        # Two lines: the product, then its value (one line ran past half the page at 1440 px).
+        st.latex(rf"\begin{{aligned}} M_{{KV}} &= 2 \times {cfg.n_layers} \times {h_kv} \times {cfg.head_dim}"
+                 rf" \times {context:,} \times 2\ \text{{B}} \\ &= {chosen:,}\ \text{{B}}"
+                 rf" \approx {chosen / 2**30:.3g}\ \text{{GiB}} \end{{aligned}}".replace(",", "{,}"))
         st.caption(tr(f"{NS}.cache_caption", mha=sizes[cfg.n_heads] / 2**30, ratio=cfg.n_heads // h_kv))
         if context > cfg.max_seq_len:
             st.warning(tr(f"{NS}.beyond_trained", model=cfg.title, trained=cfg.max_seq_len, context=context))

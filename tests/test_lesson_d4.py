@@ -247,3 +247,16 @@ def test_d4_without_the_real_model(monkeypatch):
     assert any("requirements-model.txt" in i.value for i in at.info)
     _model_or_skip()
     assert figure_by_key(at, "d4.maps")                              # the course model's heads instead
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d4_cache_formula_is_two_lines(lang):
+    """Review D4 #1: "2 × 80 × 8 × 128 × 4,096 × 2 B = 1,342,177,280 B ≈ 1.25 GiB" on one line was
+    cut at the column's edge at 1440 px. The product and its value are two aligned lines."""
+    at = open_lesson(PAGE, lang)
+    formula = next(la.value for la in at.latex if "M_{KV} &=" in la.value).strip("$\n")
+    assert formula.startswith(r"\begin{aligned}") and formula.endswith(r"\end{aligned}")
+    first, second = formula.split(r"\\")
+    assert r"2 \times 80 \times 8 \times 128 \times 4{,}096 \times 2\ \text{B}" in first
+    assert r"&= 1{,}342{,}177{,}280\ \text{B} \approx 1.25\ \text{GiB}" in second
+    assert 2 * 80 * 8 * 128 * 4096 * 2 == 1_342_177_280
