@@ -92,6 +92,24 @@ def test_top_random_heads_and_mask():
     assert hs.head_mask(2, 2, [(1, 0)]).tolist() == [[1, 1], [0, 1]]
 
 
+def test_control_groups_are_seeded_draws_outside_the_kept_out_heads():
+    out = [(18, 6), (17, 3), (17, 4)]
+    groups = hs.control_groups(30, 9, 5, 7, 20, exclude=out)
+    assert len(groups) == 20 and groups == hs.control_groups(30, 9, 5, 7, 20, exclude=out)
+    assert groups[0] == hs.random_heads(30, 9, 5, 7, exclude=out)           # the figure's draw is draw 1
+    assert all(len(set(g)) == 5 and not set(g) & set(out) for g in groups)
+    assert len({tuple(g) for g in groups}) == 20                             # 20 different groups
+    scores = torch.arange(270.0).view(30, 9)                                 # head (29, 8) the best
+    assert hs.kept_out(scores, 5) == hs.top_heads(scores, 20)                # the top 20 of 270
+    assert hs.kept_out(torch.arange(16.0).view(4, 4), 5) == hs.top_heads(torch.arange(16.0).view(4, 4), 8)
+
+
+def test_spread_is_median_and_range():
+    assert hs.spread([0.3, -0.1, 2.0, 0.1]) == pytest.approx((0.2, -0.1, 2.0))
+    values = torch.randn(21, generator=torch.Generator().manual_seed(1)).tolist()
+    assert hs.spread(values) == pytest.approx((float(torch.tensor(values).median()), min(values), max(values)))
+
+
 def _small_model() -> LlamaDecoder:
     torch.manual_seed(0)
     return LlamaDecoder(ModelConfig(vocab_size=20, d_model=16, n_layers=2, n_heads=4, n_kv_heads=2,
@@ -169,6 +187,29 @@ def test_smollm2_copies_and_its_induction_heads_do_it():
         random_rise = study["random"].second - run.whole.second
         assert top_rise > 3 and top_rise > 5 * abs(random_rise), (mode, top_rise, random_rise)
         assert study["top"].accuracy < study["random"].accuracy
+
+
+def test_smollm2_random_control_is_many_draws_and_the_induction_heads_still_stand_out():
+    """Twenty draws of five heads outside the top 20 induction heads: the first is the ablation's
+    "random" line, the median and range are those of the draws, and the top five induction heads
+    cost the second copy more than the costliest draw (zero: ~7.2 nats against at most ~1.3)."""
+    from tests.real_util import real
+
+    model, tok = real()
+    ids = hs.repeated_probe(tok, 20, 0)
+    run = hs.run_probe(model, ids)
+    study = hs.ablation_study(model, run, 5, "zero", 0)
+    spread = hs.control_study(model, run, 5, "zero", 0)
+    assert len(spread.rises) == hs.DRAWS == 20 and spread.kept_out == 20
+    assert spread.groups[0] == study["random"].heads
+    assert spread.rises[0] == pytest.approx(study["random"].second - run.whole.second, abs=1e-5)
+    rises = torch.tensor(spread.rises)
+    assert spread.low == float(rises.min()) and spread.high == float(rises.max())
+    assert spread.median == pytest.approx(float(rises.sort().values[9:11].mean()))
+    best = hs.top_heads(hs.head_scores(run.weights, ids)["induction"], 20)
+    assert not any(set(g) & set(best) for g in spread.groups)
+    top_rise = study["top"].second - run.whole.second
+    assert top_rise > 2 * spread.high and abs(spread.median) < 0.5, (top_rise, spread)
 
 
 def test_score_panels_lays_out_every_grid_with_the_chosen_cell():

@@ -32,6 +32,10 @@ from core.lab.layer_trace import KeepTrace
 
 SCORES = ("previous", "sink", "induction", "duplicate")
 MODES = ("zero", "mean")      # what an ablated head writes: nothing, or its mean over the probe
+DRAWS = 20                    # random control groups an ablation is set against: one draw alone can
+                              # hold a head every computation needs, and rise half as much as the
+                              # induction heads; the spread of many shows what "random" does
+KEEP_OUT = 20                 # the top induction heads no control group draws (at most half the heads)
 
 
 def earlier_copies(ids: list[int]) -> torch.Tensor:
@@ -212,17 +216,32 @@ def top_heads(scores: torch.Tensor, k: int) -> list[tuple[int, int]]:
     return [divmod(i, scores.shape[1]) for i in best]
 
 
-def random_heads(n_layers: int, n_heads: int, k: int, seed: int,
-                 exclude: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
-    """k distinct (layer, head) pairs drawn at random (a seeded generator of its own), none in
-    ``exclude``: the control group of an ablation.
+def control_groups(n_layers: int, n_heads: int, k: int, seed: int, draws: int,
+                   exclude: list[tuple[int, int]] = ()) -> list[list[tuple[int, int]]]:
+    """``draws`` control groups of k distinct (layer, head) pairs, none in ``exclude``, drawn one
+    after another from one seeded generator of its own: the same groups for every student with
+    that seed. One group alone can hold a head every computation needs (switching off one early
+    head can cost more than the induction heads); many groups show what "random" does.
 
-    Example: random_heads(2, 2, 2, 0, exclude=[(0, 0)]) -> two of (0, 1), (1, 0), (1, 1)
+    Example: control_groups(2, 2, 2, 0, 3, exclude=[(0, 0)]) -> three pairs of (0, 1), (1, 0), (1, 1)
     """
     g = torch.Generator().manual_seed(int(seed))
     skip = set(exclude)
-    pool = [divmod(i, n_heads) for i in torch.randperm(n_layers * n_heads, generator=g).tolist()]
-    return [p for p in pool if p not in skip][:k]
+    groups = []
+    for _ in range(draws):
+        pool = [divmod(i, n_heads) for i in torch.randperm(n_layers * n_heads, generator=g).tolist()]
+        groups.append([p for p in pool if p not in skip][:k])
+    return groups
+
+
+def random_heads(n_layers: int, n_heads: int, k: int, seed: int,
+                 exclude: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """k distinct (layer, head) pairs drawn at random (a seeded generator of its own), none in
+    ``exclude``: the control group of an ablation, the first of ``control_groups``.
+
+    Example: random_heads(2, 2, 2, 0, exclude=[(0, 0)]) -> two of (0, 1), (1, 0), (1, 1)
+    """
+    return control_groups(n_layers, n_heads, k, seed, 1, exclude)[0]
 
 
 def head_mask(n_layers: int, n_heads: int, off: list[tuple[int, int]]) -> torch.Tensor:
@@ -258,21 +277,75 @@ def ablate(model: torch.nn.Module, run: ProbeRun,
     return outcome(logits, run.ids, off)
 
 
+def kept_out(scores: torch.Tensor, k: int) -> list[tuple[int, int]]:
+    """The heads no control group may draw: the top ``KEEP_OUT`` by induction score (at most
+    half of all heads, and never fewer than the k switched off).
+
+    Example: kept_out(scores of SmolLM2's 30 x 9 heads, 5) -> its 20 best induction heads
+    """
+    n = scores.shape[0] * scores.shape[1]
+    return top_heads(scores, max(k, min(KEEP_OUT, n // 2)))
+
+
 @torch.no_grad()
 def ablation_study(model: torch.nn.Module, run: ProbeRun, k: int,
                    mode: str, seed: int,
                    device: str = "cpu") -> dict[str, Outcome]:
     """A pattern is a correlation; removing the head is the test. The
     probe with every head ("none"), without the k heads of highest
-    induction score ("top"), and without k heads drawn at random from the
-    others ("random"). If those k heads do the copying, "top" loses far
+    induction score ("top"), and without k heads drawn at random from
+    those outside the top induction heads ("random", the first group of
+    ``control_study``). If those k heads do the copying, "top" loses far
     more on the second copy than "random".
     """
     c = model.config
     weights = run.weights.float()             # (L, H, N, N), kept as fp16
     scores = head_scores(weights, run.ids)["induction"]       # (L, H)
     top = top_heads(scores, k)
-    control = random_heads(c.n_layers, c.n_heads, k, seed, exclude=top)
+    control = random_heads(c.n_layers, c.n_heads, k, seed, exclude=kept_out(scores, k))
     return {"none": run.whole,
             "top": ablate(model, run, top, mode, device),
             "random": ablate(model, run, control, mode, device)}
+
+
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """Median, lowest and highest of ``values`` (the median of an even count is the mean of
+    the two middle values).
+
+    Example: spread([0.3, -0.1, 2.0, 0.1]) -> (0.2, -0.1, 2.0)
+    """
+    ordered = sorted(values)
+    n = len(ordered)
+    mid = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    return mid, ordered[0], ordered[-1]
+
+
+@dataclass(frozen=True)
+class ControlSpread:
+    groups: list[list[tuple[int, int]]]   # each draw's (layer, head) pairs switched off
+    rises: list[float]                    # each draw's second-copy loss minus the whole model's
+    accuracy: list[float]                 # each draw's share of the second copy guessed right
+    median: float                         # spread(rises)
+    low: float
+    high: float
+    kept_out: int                         # top induction heads no draw could pick
+
+
+@torch.no_grad()
+def control_study(model: torch.nn.Module, run: ProbeRun, k: int, mode: str, seed: int,
+                  draws: int = DRAWS, device: str = "cpu") -> ControlSpread:
+    """The random control, drawn ``draws`` times: k heads outside the top induction heads
+    switched off, one forward pass a draw (the first draw is ablation_study's "random").
+    A single draw can rise far more than the others; their median and range say what
+    switching off k heads that are not induction heads costs.
+
+    Example (SmolLM2, T = 20, k = 5, zero): median rise ~0.1 nats, range ~-0.8 .. 1.3,
+             against ~7 nats without the top 5 induction heads
+    """
+    c = model.config
+    scores = head_scores(run.weights.float(), run.ids)["induction"]   # (L, H)
+    out = kept_out(scores, k)
+    groups = control_groups(c.n_layers, c.n_heads, k, seed, draws, exclude=out)
+    done = [ablate(model, run, g, mode, device) for g in groups]
+    rises = [o.second - run.whole.second for o in done]
+    return ControlSpread(groups, rises, [o.accuracy for o in done], *spread(rises), len(out))
