@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from core.lab.real_tokens import count_tokens, merge_steps, readable, symbol_text, tokens_of_chars
+from core.lab.real_tokens import count_tokens, dropped_note, merge_steps, readable, symbol_text, tokens_of_chars
 from core.models.model import CourseModelUnavailable, load_course_tokenizer
 from core.text import byte_bpe
 from core.text.bpe import ByteBPE, best_pair, corpora, corpus_lengths, load_corpus, merge, pair_counts, tokenize
@@ -86,7 +86,7 @@ def real_view(text: str, _tok: byte_bpe.ByteBPE) -> dict:
         if piece in _tok.special:
             replays.append({"piece": piece, "start": [piece], "steps": [], "ids": [_tok.special[piece]]})
             continue
-        start, steps = merge_steps(piece, _tok.ranks)
+        start, steps = merge_steps(piece, _tok.ranks, _tok.no_token)
         final = steps[-1].after if steps else tuple(start)
         replays.append({"piece": piece, "start": [symbol_text(c) for c in start], "ids": [_tok.ids[t] for t in final],
                         "steps": [(m.rank, symbol_text(m.left), symbol_text(m.right), m.count,
@@ -122,6 +122,8 @@ def text_controls():
     c1, c2 = st.columns([3, 2])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, TEXT_LIMIT, tr(f"{NS}.text_label"), area=True)
+        if real_tok is not None and (note := dropped_note(real_tok, text.text)):
+            st.warning(tr("real.dropped", **note))          # bytes SmolLM2 has no token for
         b1, b2 = st.columns(2)
         for col, (name, example) in zip((b1, b2), EXAMPLES.items(), strict=True):
             col.button(tr(name), key=name, on_click=use_example, args=(example,), width="stretch")

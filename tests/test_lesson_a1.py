@@ -230,3 +230,33 @@ def test_a1_without_the_real_model(monkeypatch):
         assert [int(c.split("<br>")[1]) for c in _chips(at)][1] == 32
         with pytest.raises(KeyError):
             figure_by_key(at, "a1.per_char")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a1_on_smollm2_names_the_bytes_it_drops(lang):
+    """Issue 38: U+50000's lead byte 0xF1 has no token in SmolLM2's vocabulary. The tokenizer
+    drops it (as Hugging Face's does), the page says so, and every view agrees with encode."""
+    from core.lab.real_tokens import merge_steps, tokens_of_chars
+    from tests.real_util import real
+
+    _, tok = real()
+    at = open_lesson(PAGE, lang, REAL)
+    assert not any("U+" in w.value for w in at.warning)
+    text = "a\U00050000b \U00040000!"
+    at.text_area(key="a1.text").set_value(text).run()
+    assert_ok(at)
+    notice = [w.value for w in at.warning if "U+50000" in w.value]
+    assert len(notice) == 1 and "U+40000" in notice[0] and "0xF1" in notice[0]
+    ids = tok.encode(text)
+    assert [int(c.split("<br>")[1]) for c in _chips(at)] == ids
+    fig = figure_by_key(at, "a1.per_char")
+    per_char = [len(c.tokens) for c in tokens_of_chars(text, tok, ids)]
+    assert list(trace_array(fig, 1, "y")) == per_char and per_char[1] == 3   # 3 of its 4 bytes kept
+    assert list(trace_array(fig, 2, "y"))[1] == 4
+    box = at.selectbox(key="a1.piece")
+    box.set_value(1).run()                                                # the piece "\U00050000"
+    assert_ok(at)
+    start, steps = merge_steps("\U00050000", tok.ranks, tok.no_token)
+    assert len(start) == 3
+    replay = next(d.value for d in at.dataframe if d.value.shape[1] == 6)
+    assert replay.shape[0] == len(steps) + 1
