@@ -15,6 +15,7 @@ from core.lab.block_anatomy import (
     part_matrix,
     strip_stages,
 )
+from core.lab.real_tokens import dropped_note
 from core.models.model import Block
 from core.parts.activations import gelu, relu
 from core.parts.ffn import SwiGLU, silu
@@ -53,6 +54,7 @@ NS = "c2"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 MAX_CHARS = 48
 REAL_TEXT = "The quick brown fox jumps over the lazy dog."
+CJK_LINE = "君不见，黄河之水天上来"      # A1's line: what a Chinese character costs SmolLM2, counted
 REAL_CHARS = 1200     # SmolLM2 reads byte-level BPE tokens: a text is cut at REAL_TOKENS (256) of them
 PART_TEXT = f"{NS}.part"          # c2.part.<trace name>: what each part of the block is
 STAGES = {"ids": f"{NS}.stage_ids", "embed": f"{NS}.stage_embed", "block": f"{NS}.stage_block",
@@ -82,6 +84,8 @@ def block_controls(arch):
     with c1:
         if real:
             text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
+            if note := dropped_note(real[1], text.text):     # bytes SmolLM2 has no token for
+                st.warning(tr("real.dropped", **note))
         else:
             text = text_box(f"{NS}.text", DEFAULT_TEXT, MAX_CHARS, tr(f"{NS}.text_label"))
     with c2:
@@ -148,9 +152,13 @@ real = real_model(dev) if model_switch(NS) == REAL else None
 loaded = real or course_model(dev)
 arch = configs.get(configs.SMOLLM2) if real else course
 if real:
-    st.markdown(tr(f"{NS}.real_text"))
+    n_cjk = len(real[1].encode(CJK_LINE))                                # counted, not typed
+    st.markdown(tr(f"{NS}.real_text") + "\n" + tr(f"{NS}.real_cjk", line=CJK_LINE, n=n_cjk, chars=len(CJK_LINE),
+                                                   per=n_cjk / len(CJK_LINE)))
     counted, tied = numel(real[0]), arch.vocab_size * arch.d_model    # the tied (V, D) matrix once
     st.caption(tr(f"{NS}.real_check", counted=counted, formula=count_params(arch), output=tied, twice=counted + tied))
+else:                                   # the shapes of the model the tensors below come from
+    st.markdown(tr(f"{NS}.course_text"))
 # The whole model first (the chosen block framed), then the diagram, then the controls right above
 # the tensor view they drive (block, head, part).
 slot = {"strip": st.container(), "diagram": st.container(), "controls": st.container()}

@@ -394,3 +394,28 @@ def test_c2_switch_to_smollm2_and_back(lang):
     assert_ok(at)
     assert at.slider(key="c2.layer").value == 3                      # 29 clamped to the course model's last block
     assert _tensor(at).shape == (11, 128)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c2_prose_follows_the_chosen_model(lang):
+    """Issue 38: the course model's shapes (D = 128, H = 4) are named only on the course model;
+    on SmolLM2 its own, with what a Chinese character costs it counted by its tokenizer; a text
+    with a byte SmolLM2 has no token for runs and says which bytes were dropped."""
+    import i18n
+    from tests.real_util import real
+    _, tok = real()
+    course_text = i18n.t(lang, "c2.course_text").strip()
+    at = open_lesson(PAGE, lang)
+    assert any(course_text in m.value for m in at.markdown)
+    at.segmented_control(key="c2.lm").set_value("smollm2").run()
+    assert_ok(at)
+    prose = " ".join(m.value for m in at.markdown)
+    assert course_text not in prose and "D = 128" not in prose and "D = 576" in prose
+    n = len(tok.encode(TEXT))
+    assert i18n.t(lang, "c2.real_cjk", line=TEXT, n=n, chars=len(TEXT), per=n / len(TEXT)) in prose
+    assert f"{n / len(TEXT):.2f}" == "2.00"                          # A1 shows the same on this line
+    assert not any("U+" in w.value for w in at.warning)
+    at.text_input(key="c2.rtext").set_value("hello \U00050000 world").run()
+    assert_ok(at)
+    assert any("U+50000" in w.value and "0xF1" in w.value for w in at.warning)
+    assert _tensor(at).shape[0] == len(tok.encode("hello \U00050000 world")) == 6
