@@ -27,7 +27,7 @@ from ui.frame import (
 from ui.live import live_figure, live_value
 from ui.moe import MAIN, capacity_loads, dense_training, load_cached, memory_points, routed, shipped, song_counts
 from viz.attention import lines
-from viz.moe import count_grid, load_bars, memory_compute, router_map
+from viz.moe import LOST_ALL, LOST_ONE, count_grid, load_bars, memory_compute, router_map
 
 NS = "e1"
 DEFAULT_PROMPT = "君不见，黄河之水天上来，奔流到海不复回。"
@@ -60,13 +60,11 @@ def routing_controls(n_layers: int, n_experts: int):
     return layer, mode or "topk", k, n_used, capacity, noise, int(seed)
 
 
-LOST_ALL, LOST_ONE = ":red-background[{}]", ":orange-background[{}]"
-
-
 def marked_text(tokens: list[str], overflowed, partly) -> str:
-    """The prompt with each token no expert took on a red ground (the residual alone carries
-    it) and each token that lost one of its experts on an orange one. Colours only: bold and
-    strike-through delimiters between adjacent characters paired up wrongly in markdown."""
+    """The prompt with each token no expert took marked LOST_ALL (the residual alone carries it)
+    and each token that lost one of its experts marked LOST_ONE. HTML spans, not markdown: bold
+    and strike-through delimiters between adjacent characters paired up wrongly in markdown.
+    The text inside is escaped by ``plain`` (markdown's backslash escapes hold inside a span)."""
     out = []
     for t, lost_all, lost_one in zip(tokens, overflowed, partly, strict=True):
         shown = plain(t)
@@ -197,7 +195,7 @@ def routing_section():
                     help=tr(f"{NS}.capacity_help"))
         st.markdown(tr(f"{NS}.overflow_count", n=beyond, tokens=int(r["overflowed"].sum()), total=n,
                        partly=int(r["partly"].sum()), cap=cap_text)
-                    + "\n\n" + marked_text(run["tokens"], r["overflowed"], r["partly"]))
+                    + "\n\n" + marked_text(run["tokens"], r["overflowed"], r["partly"]), unsafe_allow_html=True)
         st.caption(tr(f"{NS}.hits", hits=run["hits"], total=max(0, n - 1)))
     with slot["devices"]:
         repeat_control(st.slider, tr(f"{NS}.n_used"), 1, cfg.n_experts, key=f"{NS}.n_used")   # presenter mode

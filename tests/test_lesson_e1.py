@@ -1,6 +1,7 @@
 """E1 in both languages: every control to its minimum and maximum, figure data checked:
 router rows sum to 1, no expert above capacity, overflow = assignments beyond capacity, the
-marked text = the tokens that lost every expert (red) or one of them (orange)."""
+marked text = the tokens that lost every expert (dark red, struck through) or one of them
+(yellow, dotted underline)."""
 import math
 
 import numpy as np
@@ -43,8 +44,9 @@ def check(at, n_tokens: int | None = None) -> dict:
     lost_all = [y for y in rows if y not in ran]
     lost_one = [y for y in rows if y in ran and y in turned]
     marked = next(m.value for m in at.markdown if f"**{int(beyond)}**" in m.value)
-    assert marked.count(":red-background[") == len(lost_all)
-    assert marked.count(":orange-background[") == len(lost_one)
+    from viz.moe import LOST_ALL, LOST_ONE
+    assert marked.count(LOST_ALL.split("{}")[0]) == len(lost_all)
+    assert marked.count(LOST_ONE.split("{}")[0]) == len(lost_one)
     assert f"**{len(lost_all)}**" in marked
     return {"probs": probs, "done": done, "away": away, "capacity": capacity, "traffic": traffic}
 
@@ -197,3 +199,56 @@ def test_e1_both_experts_full_keeps_the_residual(lang):
     if lang == "en":
         assert any("assignments beyond capacity" in m.value and "tokens lost every expert" in m.value
                    for m in at.markdown)
+
+
+def _luminance(hex_colour: str) -> float:
+    """WCAG 2 relative luminance of "#rrggbb"."""
+    channels = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _lab(hex_colour: str) -> np.ndarray:
+    """CIE L*a*b* (D65) of an sRGB "#rrggbb"."""
+    channels = np.array([int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+    lin = np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ lin
+    t = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(t > (6 / 29) ** 3, np.cbrt(t), t / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def test_e1_marks_differ_strongly_and_keep_their_text_readable():
+    """Review E1 #3: the marks were rgb(255,241,242) and rgb(255,246,237), two near-white tints
+    (CIE76 distance ~5) that a projector shows alike. Now: grounds ΔE ≥ 40 and lightness 30 apart,
+    a second cue besides colour (strike-through, dotted underline), text contrast ≥ 4.5:1."""
+    from viz.moe import LOST_ALL, LOST_ALL_COLOURS, LOST_ONE, LOST_ONE_COLOURS
+    old = np.linalg.norm(_lab("#fff1f2") - _lab("#fff6ed"))
+    assert old < 10                                                        # the tints the review saw
+    (all_ground, all_text), (one_ground, one_text) = LOST_ALL_COLOURS, LOST_ONE_COLOURS
+    assert np.linalg.norm(_lab(all_ground) - _lab(one_ground)) >= 40
+    assert abs(_lab(all_ground)[0] - _lab(one_ground)[0]) >= 30            # apart in grey too
+    assert _contrast(all_ground, all_text) >= 4.5 and _contrast(one_ground, one_text) >= 4.5
+    assert "line-through" in LOST_ALL and "underline dotted" in LOST_ONE
+    assert _contrast("#ffffff", "#000000") == pytest.approx(21)
+    assert _contrast("#b3261e", "#ffffff") == pytest.approx(6.5, abs=0.1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_e1_marked_prompt_is_html_with_escaped_text(lang):
+    """The marks are HTML spans drawn with unsafe_allow_html; the prompt inside them stays text
+    (a markup prompt: its characters are backslash-escaped inside the spans, no tag of its own)."""
+    from viz.moe import LOST_ALL
+    at = open_lesson(PAGE, lang, {"e1.capacity": "0.25"})
+    marked = next(m for m in at.markdown if LOST_ALL.split("{}")[0] in m.value)
+    assert marked.allow_html
+    at.text_input(key="e1.prompt").set_value("<b>x</b><i>y</i>" * 3).run()
+    assert_ok(at)
+    marked = next(m.value for m in at.markdown if m.allow_html and "\\<" in m.value)
+    # The tags' letters are not in the vocabulary: each reads as <unk>, shown as text, not a tag.
+    assert "<b>" not in marked and "<i>" not in marked and "<unk>" not in marked and "\\<unk\\>" in marked

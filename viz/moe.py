@@ -12,6 +12,18 @@ from viz.common import WEIGHTS_SCALE, Figure, array, make, unique_labels
 SENT, TURNED_AWAY, SKIPPED = "#d62728", "#111111", "#7f7f7f"
 
 
+# The two marks differ in lightness, not only in hue (a projector washes pale tints out, and
+# two near-white ones looked the same: review E1 #3), and in a second cue besides colour: a token
+# no expert took is white on dark red and struck through; one that lost one of its experts is dark
+# on yellow with a dotted underline. Text contrast 6.5:1 and 11.6:1 (WCAG asks 4.5:1; the test
+# checks both, and the two grounds' distance). HTML spans for st.markdown(..., unsafe_allow_html=True).
+LOST_ALL_COLOURS = ("#b3261e", "#ffffff")     # (ground, text)
+LOST_ONE_COLOURS = ("#ffd43b", "#1f1f1f")
+_MARK = '<span style="background:{};color:{};text-decoration:{};padding:0 1px;border-radius:2px">{{}}</span>'
+LOST_ALL = _MARK.format(*LOST_ALL_COLOURS, "line-through")
+LOST_ONE = _MARK.format(*LOST_ONE_COLOURS, "underline dotted")
+
+
 def router_map(probs, tokens: list[str], experts, fits, dispatched, *, expert_names: list[str],
                names: tuple[str, str, str], marks: tuple[str, str, str], title: str,
                height: int = 460, across: bool = False) -> Figure:
