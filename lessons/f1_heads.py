@@ -5,16 +5,19 @@ import numpy as np
 import streamlit as st
 
 from core.lab.head_scores import (
+    DRAWS,
     MODES,
     SCORES,
     ablate,
     ablation_study,
+    control_study,
     copy_losses,
     head_scores,
     induction_targets,
     repeated_probe,
     token_losses,
 )
+from core.lab.real_tokens import dropped_note
 from core.parts.attention import scaled_dot_product_attention
 from ui.chart import chart
 from ui.f1_heads import TEXT_TOKENS, ablation, probe_heads, text_heads
@@ -73,6 +76,8 @@ def text_controls(n_layers: int, n_heads: int):
     with c1:
         if name == REAL:
             text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=TEXT_TOKENS))
+            if note := dropped_note(loaded[1], text.text):       # bytes SmolLM2 has no token for
+                st.warning(tr("real.dropped", **note))
             default = REAL_TEXT
         else:
             text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
@@ -119,13 +124,16 @@ st.markdown(tr(f"{NS}.scores_text"))
 st.subheader(tr(f"{NS}.grids_title"))         # the grids on a slide of their own in presenter mode
 slot = {"controls": st.container(), "grids": st.container(), "cell": st.container()}
 st.subheader(tr(f"{NS}.pattern_title"))       # a slide of its own in presenter mode
-slot["patterns"] = st.container()
+slot["text_pattern"] = st.container()
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.pattern_title")))   # presenter mode: the probe's pattern
+slot["probe_pattern"] = st.container()
 slot["top"] = beside_code(head_scores, induction_targets, height=460)
 st.subheader(tr(f"{NS}.sink_title"))
 st.markdown(tr(f"{NS}.sink_text"))
 slot["sink"] = beside_code(scaled_dot_product_attention, height=420)
 st.subheader(tr(f"{NS}.copy_title"))
 st.markdown(tr(f"{NS}.copy_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.copy_title")))   # presenter mode: the controls, losses and metrics
 slot["probe_controls"] = st.container()
 slot["copy"] = beside_code(repeated_probe, token_losses, copy_losses, height=460)
 st.subheader(tr(f"{NS}.ablate_title"))
@@ -220,15 +228,16 @@ def lesson_body():
         st.caption(tr(f"{NS}.grids_caption", layers=cfg.n_layers, heads=cfg.n_heads, length=length,
                       n=len(on_text["tokens"])))
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-    with slot["patterns"]:
-        # One above the other, each the page's width: side by side at 1440 px, the probe's 41 word
-        # labels overlapped in a half-width chart.
-        for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
-                                         (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
+    # One above the other, each the page's width (side by side at 1440 px, the probe's 41 word
+    # labels overlapped in a half-width chart); in presenter mode a slide each.
+    for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
+                                     (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
+        with slot["text_pattern" if key == "text_head" else "probe_pattern"]:
             figure(built_figure((f"{NS}.{key}", name, *inputs, layer, head, lang()),
                                 lambda data=data, title=title: pattern(data, title, layer, head, hover)),
-                   key=f"{NS}.{key}")
-        st.caption(tr(f"{NS}.patterns_caption", length=length))
+                   key=f"{NS}.{key}", present_height=420)
+    with slot["probe_pattern"]:
+        st.caption(tr(f"{NS}.patterns_caption", length=length, offset=length - 1))
     with slot["top"]:
         st.markdown(tr(f"{NS}.top_intro") + "\n\n" + top_lines(on_text["scores"], probe["scores"]))
 
@@ -247,13 +256,15 @@ def lesson_body():
         figure(built_figure((f"{NS}.copy", name, length, seed, lang()), lambda: probe_losses(
             {tr(f"{NS}.whole_name"): whole.losses.numpy()}, length, title=tr(f"{NS}.copy_fig"),
             names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
-            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy")
+            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy",
+            present_height=260)   # presenter mode: the two metrics under it on the slide too
         c1, c2 = st.columns(2)
         c1.metric(tr(f"{NS}.first_copy"), f"{whole.first:.2f}")
         c2.metric(tr(f"{NS}.second_copy"), f"{whole.second:.2f}", delta=f"{whole.second - whole.first:.2f}",
                   delta_color="inverse")
         st.caption(tr(f"{NS}.copy_caption", first=whole.first, second=whole.second, chance=float(np.log(cfg.vocab_size)),
-                      v=cfg.vocab_size, acc=100 * whole.accuracy))
+                      v=cfg.vocab_size, acc=100 * whole.accuracy, length=length,
+                      share=100 * whole.second / whole.first))
 
     with slot["ablate_controls"]:
         k, mode = ablation_controls(cfg.n_layers * cfg.n_heads)
@@ -261,7 +272,8 @@ def lesson_body():
         with st.spinner(tr(f"{NS}.running")):
             result = ablation(name, length, seed, k, mode, dev, loaded)
         study, guesses = result["study"], result["guesses"]
-        names = {"none": tr(f"{NS}.cond_none"), "top": tr(f"{NS}.cond_top", k=k), "random": tr(f"{NS}.cond_random", k=k)}
+        names = {"none": tr(f"{NS}.cond_none"), "top": tr(f"{NS}.cond_top", k=k),
+                 "random": tr(f"{NS}.cond_random", k=k, draws=DRAWS)}
         figure(built_figure((f"{NS}.ablate", name, length, seed, k, mode, lang()), lambda: probe_losses(
             {names[c]: study[c].losses.numpy() for c in study}, length, title=tr(f"{NS}.ablate_fig"),
             colours=["#31333F", "#d62728", "#1f77b4"],
@@ -277,12 +289,30 @@ def lesson_body():
             token, p, p_answer = guesses[c]
             table.append(f"| {names[c]} | {head_list[c]} | {study[c].second:.2f} | {100 * study[c].accuracy:.0f} % | "
                          f"“{plain(token)}” ({100 * p:.0f} %) | {100 * p_answer:.1f} % |")
+        with st.spinner(tr(f"{NS}.running")):
+            spread = random_controls(name, length, seed, k, mode, dev, loaded)
+        acc = sorted(spread.accuracy)
+        table.append(f"| {tr(f'{NS}.cond_draws', k=k, draws=len(spread.rises))} | {tr(f'{NS}.draws_heads', n=spread.kept_out)} | "
+                     f"{tr(f'{NS}.draws_loss', median=whole.second + spread.median, low=whole.second + spread.low, high=whole.second + spread.high)} | "
+                     f"{tr(f'{NS}.draws_acc', low=100 * acc[0], high=100 * acc[-1])} | — | — |")
         st.markdown("\n".join(table))
-        rise_top, rise_random = study["top"].second - whole.second, study["random"].second - whole.second
-        st.caption(tr(f"{NS}.ablate_caption", k=k, mode=tr(MODE_KEYS[mode]), top=rise_top, random=rise_random))
+        worst = spread.rises.index(spread.high)
+        st.caption(tr(f"{NS}.ablate_caption", k=k, mode=tr(MODE_KEYS[mode]), top=study["top"].second - whole.second,
+                      median=spread.median, low=spread.low, high=spread.high, draws=len(spread.rises),
+                      first=spread.rises[0], kept=spread.kept_out,
+                      worst=tr(f"{NS}.sep").join(f"{i}.{j}" for i, j in spread.groups[worst])))
 
     with slot["course"]:
         course_section(length, seed)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def random_controls(name: str, length: int, seed: int, k: int, mode: str, dev: str, _loaded):
+    """The random control drawn DRAWS times (core.lab.head_scores.control_study): DRAWS forward
+    passes (~0.4 s each for SmolLM2 on one core here), once per probe, k and mode for every
+    session. Read only: the same object goes to every caller."""
+    run = probe_heads(name, length, seed, dev, _loaded)["run"]
+    return control_study(_loaded[0], run, k, mode, seed, DRAWS, dev)
 
 
 def course_section(length: int, seed: int) -> None:
