@@ -2,8 +2,9 @@
 
 Markdown turns a single line break inside a paragraph into a space. Between two Chinese
 characters, or after full-width punctuation, that space is a visible gap a reader notices
-(「时钟 频率」, 「算子， 能把」). Spaces typed by hand count the same. A space between Chinese
-and a Latin word or a formula is usual Chinese typography and is allowed.
+(「时钟 频率」, 「算子， 能把」). Spaces typed by hand count the same, and so does a space after
+full-width punctuation before a Latin word, a number or a formula (「更少。 150 步」). A space
+between Chinese and a Latin word or a formula is usual Chinese typography and is allowed.
 """
 from __future__ import annotations
 
@@ -40,16 +41,17 @@ def _gaps(text: str) -> list[str]:
             if before.endswith("$$") or before.endswith("\\"):
                 continue
         after = after_all.lstrip(MARK)
-        # CommonMark closes "**粗体。**" only before a space or punctuation (a closing run
-        # after punctuation must be followed by one), and opens "**「词」**" only after one:
-        # that space is required.
-        closes = len(before) < m.start() and before and re.match(f"[{PUNCT}]", before[-1])
-        opens = len(after) < len(after_all) and after and re.match(f"[{PUNCT}]", after[0])
-        if closes or opens:
-            continue
         if not before or not after or after[0] == "|":
             continue
         a, b = before[-1], after[0]
+        # A space after full-width punctuation is always a gap, emphasis markers between them
+        # or not. CommonMark closes "**粗体。**" only before a space or punctuation, so write
+        # "**粗体**。" (the punctuation outside): "**在这里，LoRA 并没有忘得更少。** 150 步后"
+        # passed an older rule that let the space stand. It opens "**「词」**" only after a space
+        # or punctuation: that space is required, where the character before it is not punctuation.
+        opens = len(after) < len(after_all) and re.match(f"[{PUNCT}]", b)
+        if opens and not re.match(f"[{PUNCT}]", a):
+            continue
         both_cjk = re.match(f"[{CJK}]", a) and re.match(f"[{CJK}]", b)
         if both_cjk or re.match(f"[{PUNCT}]", a) or ("\n" in gap and re.match(f"[{PUNCT}]", b)):
             found.append(f"{text[max(0, m.start() - 8):m.start()]}⎵{after_all[:8]}")
@@ -72,9 +74,25 @@ def test_the_rule_finds_what_the_review_found():
     assert not _gaps("用 GQA 时，缓存为 $H_{kv}$ 个头")
     assert not _gaps("第一段。\n\n第二段。")
     assert not _gaps("三种：\n- 窗口\n- 因果")
-    assert not _gaps("**三张图从左往右看。** 掩码")
+    assert _gaps("**三张图从左往右看。** 掩码")                       # write the 。 after the **
+    assert not _gaps("**三张图从左往右看**。掩码")
+    assert _gaps("**在这里，LoRA 并没有忘得更少。** 150 步后")             # review E2 (2026-12-05)
+    assert _gaps("**已经喂入：** {before}") and _gaps("**解码：** 3.09 FLOP/字节")
+    assert _gaps("第一步是 **「词」** 本身")                              # bold inside the brackets:
+    assert not _gaps("第一步是「**词**」本身")                            # no space needed
 
 
-@pytest.mark.parametrize("key,text", [pytest.param(k, t, id=k) for k, t in _strings()])
+# Spaces after full-width punctuation that closes a bold run, in catalogues of lessons other
+# developers were editing when the rule was tightened (issue 38): each to be fixed by moving the
+# punctuation out of the bold ("**逐步算出格子 ({r}, {c})**：$q$"), then taken off this list.
+PENDING = {"b1.cell_steps", "b1.cell_steps_masked", "b3.steps_text", "home.how", "home.counting"}
+
+
+def _param(key: str, text: str):
+    marks = [pytest.mark.xfail(reason="a space after full-width punctuation; see PENDING")] if key in PENDING else []
+    return pytest.param(key, text, id=key, marks=marks)
+
+
+@pytest.mark.parametrize("key,text", [_param(k, t) for k, t in _strings()])
 def test_no_stray_space_in_chinese(key, text):
     assert not _gaps(text), f"{key}: {_gaps(text)}"
