@@ -17,7 +17,6 @@ from core.lab.head_scores import (
     repeated_probe,
     token_losses,
 )
-from core.lab.real_tokens import dropped_note
 from core.parts.attention import scaled_dot_product_attention
 from ui.chart import chart
 from ui.f1_heads import TEXT_TOKENS, ablation, probe_heads, text_heads
@@ -76,8 +75,6 @@ def text_controls(n_layers: int, n_heads: int):
     with c1:
         if name == REAL:
             text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=TEXT_TOKENS))
-            if note := dropped_note(loaded[1], text.text):       # bytes SmolLM2 has no token for
-                st.warning(tr("real.dropped", **note))
             default = REAL_TEXT
         else:
             text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
@@ -124,16 +121,13 @@ st.markdown(tr(f"{NS}.scores_text"))
 st.subheader(tr(f"{NS}.grids_title"))         # the grids on a slide of their own in presenter mode
 slot = {"controls": st.container(), "grids": st.container(), "cell": st.container()}
 st.subheader(tr(f"{NS}.pattern_title"))       # a slide of its own in presenter mode
-slot["text_pattern"] = st.container()
-slide(tr("classroom.slide.continued", title=tr(f"{NS}.pattern_title")))   # presenter mode: the probe's pattern
-slot["probe_pattern"] = st.container()
+slot["patterns"] = st.container()
 slot["top"] = beside_code(head_scores, induction_targets, height=460)
 st.subheader(tr(f"{NS}.sink_title"))
 st.markdown(tr(f"{NS}.sink_text"))
 slot["sink"] = beside_code(scaled_dot_product_attention, height=420)
 st.subheader(tr(f"{NS}.copy_title"))
 st.markdown(tr(f"{NS}.copy_text"))
-slide(tr("classroom.slide.continued", title=tr(f"{NS}.copy_title")))   # presenter mode: the controls, losses and metrics
 slot["probe_controls"] = st.container()
 slot["copy"] = beside_code(repeated_probe, token_losses, copy_losses, height=460)
 st.subheader(tr(f"{NS}.ablate_title"))
@@ -228,15 +222,14 @@ def lesson_body():
         st.caption(tr(f"{NS}.grids_caption", layers=cfg.n_layers, heads=cfg.n_heads, length=length,
                       n=len(on_text["tokens"])))
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-    # One above the other, each the page's width (side by side at 1440 px, the probe's 41 word
-    # labels overlapped in a half-width chart); in presenter mode a slide each.
-    for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
-                                     (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
-        with slot["text_pattern" if key == "text_head" else "probe_pattern"]:
+    with slot["patterns"]:
+        # One above the other, each the page's width: side by side at 1440 px, the probe's 41 word
+        # labels overlapped in a half-width chart.
+        for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
+                                         (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
             figure(built_figure((f"{NS}.{key}", name, *inputs, layer, head, lang()),
                                 lambda data=data, title=title: pattern(data, title, layer, head, hover)),
-                   key=f"{NS}.{key}", present_height=420)
-    with slot["probe_pattern"]:
+                   key=f"{NS}.{key}")
         st.caption(tr(f"{NS}.patterns_caption", length=length, offset=length - 1))
     with slot["top"]:
         st.markdown(tr(f"{NS}.top_intro") + "\n\n" + top_lines(on_text["scores"], probe["scores"]))
@@ -256,8 +249,7 @@ def lesson_body():
         figure(built_figure((f"{NS}.copy", name, length, seed, lang()), lambda: probe_losses(
             {tr(f"{NS}.whole_name"): whole.losses.numpy()}, length, title=tr(f"{NS}.copy_fig"),
             names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
-            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy",
-            present_height=260)   # presenter mode: the two metrics under it on the slide too
+            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy")
         c1, c2 = st.columns(2)
         c1.metric(tr(f"{NS}.first_copy"), f"{whole.first:.2f}")
         c2.metric(tr(f"{NS}.second_copy"), f"{whole.second:.2f}", delta=f"{whole.second - whole.first:.2f}",
