@@ -13,6 +13,7 @@ from core.lab.embedding import (
     word_list,
     word_vectors,
 )
+from core.lab.real_tokens import dropped_note
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui import real_embeddings
 from ui.frame import (
@@ -118,6 +119,8 @@ def text_controls(tables: bool):
     with c1:
         label = tr(f"{NS}.real_text_label") if real is not None else tr(f"{NS}.text_label")
         text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, label)
+        if real is not None and (note := dropped_note(real[1], text.text)):    # bytes SmolLM2 lacks
+            st.warning(tr("real.dropped", **note))
     with c2:
         if real is not None:                    # tied embeddings: one table, nothing to choose
             st.caption(tr(f"{NS}.real_tied"))
@@ -152,6 +155,8 @@ def real_neighbour_controls() -> tuple[str, bool, int]:
     c1, c2, c3 = st.columns([2, 2, 2])
     with c1:
         word = text_box(f"{NS}.word", DEFAULT_WORD, 32, tr(f"{NS}.word_label"), empty_key=f"{NS}.word_empty")
+        if real is not None and (note := dropped_note(real[1], word.text)):
+            st.warning(tr("real.dropped", **note))
     with c2:
         space = st.toggle(tr(f"{NS}.space_label"), True, key=f"{NS}.space", bind="query-params",
                           help=tr(f"{NS}.space_help"))
@@ -163,6 +168,8 @@ def real_neighbour_controls() -> tuple[str, bool, int]:
 def real_map_controls() -> list[str]:
     typed = text_box(f"{NS}.words", DEFAULT_WORDS, WORDS_LIMIT, tr(f"{NS}.words_label"), area=True,
                      empty_key=f"{NS}.words_empty")
+    if real is not None and (note := dropped_note(real[1], typed.text)):
+        st.warning(tr("real.dropped", **note))
     words, cut = word_list(typed.text, MAX_WORDS)
     if cut:
         st.warning(tr(f"{NS}.words_cut", n=MAX_WORDS))

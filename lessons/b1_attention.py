@@ -7,6 +7,7 @@ import streamlit as st
 from core.lab import toy
 from core.lab.attention_lab import cell_arithmetic, course_attention_steps, scaling_by_width
 from core.lab.real_attention import model_attention_steps, prompt_ids
+from core.lab.real_tokens import dropped_note
 from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
 from core.parts.masks import causal_mask
 from ui.classroom import presenting
@@ -66,6 +67,8 @@ def text_input(source: str) -> tuple[str, bool]:
     label = tr(f"{NS}.text_label_real") if source == "smollm2" else tr(f"{NS}.text_label")
     text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, label)
     typed = not text.empty and text.text != DEFAULT_TEXT
+    if source == "smollm2" and (loaded := real_model(dev)) and (note := dropped_note(loaded[1], text.text)):
+        st.warning(tr("real.dropped", **note))                   # bytes SmolLM2 has no token for
     if source == "smollm2" and not typed:
         st.caption(tr(f"{NS}.real_example", text=plain(REAL_TEXT)))
     return (text.text if not text.empty else DEFAULT_TEXT), typed

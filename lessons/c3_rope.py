@@ -2,6 +2,7 @@
 import numpy as np
 import streamlit as st
 
+from core.lab.real_tokens import dropped_note
 from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
@@ -222,6 +223,8 @@ def real_controls(cfg):
     with c1:
         if real:
             text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
+            if note := dropped_note(real[1], text.text):         # bytes SmolLM2 has no token for
+                st.warning(tr("real.dropped", **note))
         else:
             text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
     with c2:

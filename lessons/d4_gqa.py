@@ -5,6 +5,7 @@ from core.calc import configs
 from core.calc.kv_sharing import used_by
 from core.lab.d_real_kv import group_attention, projection_shapes
 from core.lab.head_analysis import model_attention
+from core.lab.real_tokens import dropped_note
 from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import MultiHeadAttention, repeat_kv
 from ui.frame import (
@@ -189,6 +190,8 @@ def real_section(model) -> None:
     c1, c2, c3 = st.columns([4, 2, 2])
     with c1:
         text = text_box(f"{NS}.real_prompt", REAL_PROMPT, REAL_CHARS, tr(f"{NS}.real_prompt_label"))
+        if note := dropped_note(real_model(device())[1], text.text):      # bytes SmolLM2 has no token for
+            st.warning(tr("real.dropped", **note))
     with c2:
         layer = st.slider(tr(f"{NS}.layer"), 0, mc.n_layers - 1, REAL_LAYER, key=f"{NS}.real_layer",
                           bind="query-params")

@@ -17,6 +17,7 @@ from core.lab.head_scores import (
     repeated_probe,
     token_losses,
 )
+from core.lab.real_tokens import dropped_note
 from core.parts.attention import scaled_dot_product_attention
 from ui.chart import chart
 from ui.f1_heads import TEXT_TOKENS, ablation, probe_heads, text_heads
@@ -75,6 +76,8 @@ def text_controls(n_layers: int, n_heads: int):
     with c1:
         if name == REAL:
             text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=TEXT_TOKENS))
+            if note := dropped_note(loaded[1], text.text):       # bytes SmolLM2 has no token for
+                st.warning(tr("real.dropped", **note))
             default = REAL_TEXT
         else:
             text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))

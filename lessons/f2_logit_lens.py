@@ -4,6 +4,7 @@ where SmolLM2 is not installed."""
 import streamlit as st
 
 from core.lab.logit_lens import TOKEN_LIMIT, direct_attribution, final_scale, lens_logits, read_lens, settles_at
+from core.lab.real_tokens import dropped_note
 from ui.classroom import presenting
 from ui.f2_lens import attribution, bar_labels, cell_hover, fig_word, lens_data, top_heads, visible
 from ui.frame import (
@@ -62,6 +63,8 @@ def text_controls(real: bool):
         if not presenting():   # presenter mode: the grid under the text box keeps the screen's height
             openings(NS, EXAMPLES, tr(f"{NS}.examples_label"))
         box = text_box(f"{NS}.prompt", DEFAULT_PROMPT, REAL_CHARS, tr(f"{NS}.prompt_label", limit=TOKEN_LIMIT))
+        if (loaded := real_model(dev)) and (note := dropped_note(loaded[1], box.text)):   # bytes SmolLM2 lacks
+            st.warning(tr("real.dropped", **note))
         return DEFAULT_PROMPT if box.empty else box.text
     box = text_box(f"{NS}.ctext", COURSE_TEXT, TOKEN_LIMIT, tr(f"{NS}.ctext_label"))
     return COURSE_TEXT if box.empty else box.text

@@ -16,6 +16,7 @@ import streamlit as st
 
 from core.lab.head_analysis import PATTERNS, dominant_pattern, head_scores, model_attention, profile, standout_heads
 from core.lab.real_attention import TOKEN_LIMIT, prompt_attention, thumbnails
+from core.lab.real_tokens import dropped_note
 from ui.chart import chart
 from ui.frame import _plotly_words, choice, code_panel, device, figure, lang, ranged_slider, text_box, tr
 from ui.model import REAL, course_model, model_switch, real_model
@@ -187,6 +188,8 @@ def real_explorer(ns: str, dev: str, loaded) -> None:
     st.markdown(tr("explorer.real_intro", layers=n_layers, heads=n_heads, kv=cfg.n_kv_heads, group_last=group - 1,
                    limit=TOKEN_LIMIT))
     text = text_box(f"{ns}.ex_rtext", REAL_PROMPT, REAL_CHARS, tr("explorer.real_prompt_label"))
+    if note := dropped_note(loaded[1], text.text):                     # bytes SmolLM2 has no token for
+        st.warning(tr("real.dropped", **note))
     with st.spinner(tr("explorer.running")):
         data = traced_real(text.text if not text.empty else REAL_PROMPT, dev, loaded)
     tokens, weights = data["tokens"], data["weights"]                   # weights (L, H, N, N) float16
