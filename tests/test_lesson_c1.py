@@ -151,6 +151,10 @@ def test_c1_decoding_steps(lang, decoding_reference):
     assert forced.max(1).min() < 0.6 and (forced.max(1) < 0.95).sum() >= 4
     line = next(c.value for c in at.caption if "`2026-10-30`" in c.value and "%" in c.value)
     assert f"{DEFAULT_CKPT}" in line and re.search(r"`1` 5\d %", line), line     # the month's first digit
+    assert at.slider(key="c1.step").value == 5                             # the month's first digit
+    shown = trace_array(figure_by_key(at, "c1.probs"), 0, "y")
+    np.testing.assert_allclose(shown, stepped[5], atol=1e-5)
+    assert 0.5 < shown.max() < 0.6 and np.sort(shown)[-2] > 0.35           # "1" 58 % against "0" 39 %
     why = "把滑块拖到 1,200" if lang == "zh" else "Move the slider to 1,200"
     assert any(why in c.value and "100 %" in c.value for c in at.caption)   # why not the shipped model
     np.testing.assert_allclose(forced[:7], stepped[:7], atol=1e-4)          # same prefix: the same rows
@@ -247,7 +251,8 @@ def test_c1_checkpoint_control_decodes_with_an_earlier_model(lang, checkpoint_re
     link = open_lesson(PAGE, lang, {"c1.ckpt": "80"})                          # a shared link opens on that model
     assert link.select_slider(key="c1.ckpt").value == 80
     np.testing.assert_allclose(trace_array(figure_by_key(link, "c1.probs"), 0, "y"),
-                               checkpoint_readings[80].decoded.probs[0].numpy()[0], atol=1e-5)
+                               checkpoint_readings[80].decoded.probs[0].numpy()[link.slider(key="c1.step").value],
+                               atol=1e-5)
 
 
 @pytest.mark.parametrize("value", ["abc", "7", "-40", "1e9", ""])
@@ -266,5 +271,5 @@ def test_c1_damaged_checkpoint_says_so_and_decodes_with_the_shipped_model(monkey
     at = open_lesson(PAGE, "en", {"c1.ckpt": "80"})
     assert any("date_model_step0080" in w.value and "train_date_model" in w.value for w in at.warning)
     np.testing.assert_allclose(trace_array(figure_by_key(at, "c1.probs"), 0, "y"),
-                               reference[1].decoded.probs[0].numpy()[0], atol=1e-5)
+                               reference[1].decoded.probs[0].numpy()[at.slider(key="c1.step").value], atol=1e-5)
     assert any("1,200 of 1,200" in c.value for c in at.caption)               # the caption names the model shown
