@@ -242,6 +242,14 @@ def test_c3_distance_frames_rebuild():
                             title=f"n = {n}", x_title="m − n", y_title="score") for i, n in enumerate(ns)]
     spec = json.loads(frames_of(figs).json)
     assert [t for t, _ in spec["traces"]] == [2, 3]                    # only the two points move
+    assert set(spec["layout"]) <= {"title", "datarevision"}           # no axis changes with n
+    # One pair of axes for every n (issue 38: the marker's autorange padding gave each n its own x
+    # range), holding every point of both lines with room for the marker at either end.
+    xr, yr = figs[0]["layout"]["xaxis"]["range"], figs[0]["layout"]["yaxis"]["range"]
+    offsets = [12 - n for n in ns]
+    assert xr[0] < min(offsets) and xr[1] > max(offsets)
+    values = np.concatenate([curve["total"], curve["score"]])
+    assert yr[0] < values.min() and yr[1] > values.max()
     assert_frames_rebuild(figs)
 
 

@@ -120,3 +120,12 @@ def test_steady_margins_one_plot_area_for_every_frame():
     for f, before in zip(figs, alone, strict=True):
         plot = lambda lay: lay["height"] - lay["margin"]["t"] - lay["margin"]["b"]   # noqa: E731
         assert plot(f["layout"]) >= plot(before["layout"])
+
+
+def test_hover_names_are_never_cut():
+    """Every figure's hover label shows a trace's whole name (plotly cuts at 15 characters by
+    default: "q·k (not sca…" in B1), also where a layout brings a hover label of its own."""
+    name = "q·k (not scaled by 1/√d_k)"
+    assert make([{"type": "scatter", "y": [1, 2], "name": name}])["layout"]["hoverlabel"]["namelength"] == -1
+    own = make([{"type": "bar", "y": [1]}], {"hoverlabel": {"bgcolor": "black"}})["layout"]["hoverlabel"]
+    assert own["namelength"] == -1 and own["bgcolor"] == "black"

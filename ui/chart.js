@@ -956,7 +956,11 @@ function setNames(host, changed, fig) {
     });
     const el = item && item.querySelector("text.legendtext");
     if (!el) return false;
+    // A name of another width moves the entries after it (and may wrap the legend): plotly lays it
+    // out again (C3's "q at position m = 102" ran past the edge of a legend laid out for "m = 12").
+    const width = el.getComputedTextLength();
     el.textContent = name;
+    if (Math.abs(el.getComputedTextLength() - width) > 0.01) return false;
   }
   return true;
 }
@@ -1116,9 +1120,10 @@ function cellScale(stops, reverse, lo, hi) {
     while (j < at.length - 2 && v >= at[j + 1]) j++;
     const span = at[j + 1] - at[j];
     const f = span ? Math.min(1, Math.max(0, (v - at[j]) / span)) : 0;
-    const a = rgba[j], b = rgba[j + 1];
-    return [Math.round(a[0] + (b[0] - a[0]) * f), Math.round(a[1] + (b[1] - a[1]) * f),
-      Math.round(a[2] + (b[2] - a[2]) * f), Math.round((a[3] + (b[3] - a[3]) * f) * 255)];
+    // d3's number interpolation, a(1 - f) + bf: a + (b - a)f rounds the other way on a half (C3's
+    // trail at m = 100: 93.49999 for d3's 93.5, rgb 93 against plotly's 94).
+    const a = rgba[j], b = rgba[j + 1], mix = (k) => a[k] * (1 - f) + b[k] * f;
+    return [Math.round(mix(0)), Math.round(mix(1)), Math.round(mix(2)), Math.round(mix(3) * 255)];
   };
 }
 
@@ -1452,8 +1457,9 @@ function drawLive(host, st, settle = false) {
     // While the slider moves, the fast path; let go (settle), the full draw: the ranges plotly
     // computes for this frame, as a fresh page at this value draws it.
     // (After written scatter frames, plotly's data is an older frame's: a frame the writer cannot
-    // draw is drawn in full, not animated from there.)
-    let figure = !settle && (drawPoints(host, st, i) || (!st.pointsDrawn && drawFast(host, st, i, Plotly))
+    // draw is drawn in full, not animated from there. Nor is one of scatter frames the writer
+    // declines: plotly's animation of some of C3's six traces left others' markers out.)
+    let figure = !settle && (drawPoints(host, st, i) || (!st.pointsDrawn && !pointFigure(st) && drawFast(host, st, i, Plotly))
       || drawCells(host, st, i, Plotly));
     if (!figure) {
       figure = st.data.present ? presenterFigure(composeFrame(st, i)) : composeShared(st, i);

@@ -347,7 +347,9 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
         # r: room for half of a last tick label at the right end of an axis (ticklabeloverflow
         # "allow" shows it rather than hiding it).
         "margin": {"l": 10, "r": 24, "t": 60 if title else 10, "b": 10},
-        "hoverlabel": {"font": {"family": FONT, "size": 15}, "bgcolor": "white"},
+        # namelength -1: a trace's whole name in its hover label (plotly cuts it at 15 characters:
+        # "q·k (not sca…" in B1, "qₘ · kₙ (all…" in C3).
+        "hoverlabel": {"font": {"family": FONT, "size": 15}, "bgcolor": "white", "namelength": -1},
         "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom"},
         # Plotly's toolbar stands on the right edge, not across the top where the title is: on
         # hover a horizontal one covered the title of a narrow chart (E1's router).

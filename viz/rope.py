@@ -127,8 +127,23 @@ def score_by_offset(offsets, series: dict[str, np.ndarray], at: int, *, title: s
               "marker": {"size": 13, "color": SERIES[i % 3], "line": {"width": 2, "color": "#333"}},
               "showlegend": False, "hovertemplate": "m − n = %{x:.0f}<br>%{y:.3f}<extra></extra>"}
              for i, (name, y) in enumerate(series.items())]
-    layout = {"xaxis": {"title": {"text": x_title}},
-              "yaxis": {"title": {"text": y_title}, "zeroline": True, "zerolinecolor": "#999"},
+    # Ranges over every point of the lines, not plotly's autorange: that pads for the large marker
+    # where it stands, so each key position n had its own x range and the live frames (drawn on
+    # the first one's axes) jumped on release. The same axes for every ``at``.
+    lines = np.concatenate([np.asarray(y, dtype=float).ravel() for y in series.values()])
+    layout = {"xaxis": {"title": {"text": x_title}, "range": padded(x)},
+              "yaxis": {"title": {"text": y_title}, "zeroline": True, "zerolinecolor": "#999", "range": padded(lines)},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 110}}
     return make(data, layout, title, height)
+
+
+def padded(values, share: float = 0.05) -> list[float]:
+    """The finite values' extent and ``share`` of it on each side (room for a marker at an end).
+
+    Example: padded([0, 10]) -> [-0.5, 10.5]; padded([3, 3]) -> [2.5, 3.5]"""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (0.0, 1.0)
+    pad = share * (hi - lo) if hi > lo else 0.5
+    return [lo - pad, hi + pad]

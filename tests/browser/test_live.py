@@ -388,12 +388,21 @@ def _close(a, b) -> bool:
     return a == b
 
 
+def _first_difference(a, b, at=()):
+    """Where two fingerprints first part, and what each holds there."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        for j, (x, y) in enumerate(zip(a, b, strict=True)):
+            if not _close(x, y):
+                return _first_difference(x, y, (*at, j))
+    return f"at {list(at)}: painted {a!r:.300}, plotly {b!r:.300}"
+
+
 def _same_print(painted: dict, drawn: dict, where: str) -> None:
     """The frame drawn while the slider moved is plotly's at rest, but for lines: plotly's path
     leaves out points on a straight run, so its vertices must be on the painted one, in order."""
     for part in ("bars", "barTexts", "points", "texts", "ticks", "legend", "legendInside", "ranges", "images",
                  "shapes"):
-        assert _close(painted[part], drawn[part]), f"{where}: {part} differ:\n{painted[part]}\n{drawn[part]}"
+        assert _close(painted[part], drawn[part]), f"{where}: {part} differ:\n{_first_difference(painted[part], drawn[part])}"
     assert len(painted["lines"]) == len(drawn["lines"]), where
     for ours, theirs in zip(painted["lines"], drawn["lines"], strict=True):
         assert len(ours) == len(theirs), where
