@@ -6,6 +6,7 @@ import torch
 from core.lab import toy
 from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
 from core.lab.multi_head import multi_head_attention
+from core.lab.real_tokens import dropped_note
 from core.parts.mha import merge_heads, split_heads
 from ui.explorer import REAL_PROMPT, explorer, traced, traced_real
 from ui.frame import (
@@ -22,7 +23,7 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.model import REAL, course_model, model_switch, real_model
+from ui.model import REAL, course_model, model_switch, real_model, real_model_available
 from viz.attention import head_bands, head_grid, head_param_bars, head_split, weight_top
 
 NS = "b2"
@@ -34,10 +35,22 @@ REAL_TOKENS = 48           # tokens of SmolLM2's layer shown (the causal rows of
 header(NS)
 
 
+def smollm2_chosen() -> bool:
+    """Whether the trained layer below reads SmolLM2: the switch is drawn under the text box,
+    so its value is read here (the switch's rerun of the fragment redraws the box too)."""
+    picked = st.session_state.get(f"{NS}.lm", st.query_params.get(f"{NS}.lm"))
+    return picked == REAL and real_model_available()
+
+
 def text_controls():
+    real = smollm2_chosen()
     c1, c2, c3, c4 = st.columns([3, 1, 1, 1])
     with c1:
-        text = text_box(f"{NS}.text", DEFAULT_TEXT, 32, tr(f"{NS}.text_label"))
+        text = text_box(f"{NS}.text", DEFAULT_TEXT, 32, tr(f"{NS}.text_label_real" if real else f"{NS}.text_label"))
+        if real and (loaded := real_model(device())) and (note := dropped_note(loaded[1], text.text)):
+            st.warning(tr("real.dropped", **note))               # bytes SmolLM2 has no token for
+        if real and (text.empty or text.text == DEFAULT_TEXT):
+            st.caption(tr(f"{NS}.real_example", text=plain(REAL_PROMPT)))
     with c2:
         h = st.select_slider(tr(f"{NS}.heads_label"), HEADS, value=4, key=f"{NS}.heads", bind="query-params")
     with c3:
@@ -80,8 +93,6 @@ def real_heads(text: str, typed: bool, dev: str, loaded) -> None:
     # The range follows the model switch: ranged_slider clamps a value beyond it. Layer 16 has a
     # previous-token head (head 0).
     layer = ranged_slider(tr(f"{NS}.real_layer"), 0, cfg.n_layers - 1, 16, key=f"{NS}.trained_layer")
-    if not typed:
-        st.caption(tr(f"{NS}.real_example", text=plain(REAL_PROMPT)))
     with st.spinner(tr(f"{NS}.real_running")):
         data = traced_real(text if typed else REAL_PROMPT, dev, loaded)
     n = min(len(data["tokens"]), REAL_TOKENS)
@@ -95,7 +106,7 @@ def real_heads(text: str, typed: bool, dev: str, loaded) -> None:
     # two (at 1024 px a third of the chart is narrower than a column of turned word labels).
     figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_kv", i=i, kv=i // group) for i in range(cfg.n_heads)],
                      cols=group if n <= 9 else 2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
-                     height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
+                     height_per_row=300, zmax=top, colorbar_title=tr("common.weight"), key_labels=True),
            key=f"{NS}.trained")
     st.caption(tr(f"{NS}.read_trained_real", layer=layer, heads=cfg.n_heads, kv=cfg.n_kv_heads, group=group,
                   d_head=cfg.d_head, top=top))
@@ -121,7 +132,7 @@ def trained_heads(text: str, typed: bool, dev: str) -> None:
     tokens = ["bos" if t == "<bos>" else t for t in data["tokens"]]     # short: fits a column at 1024 px
     figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_short", i=i) for i in range(cfg.n_heads)],
                      cols=2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
-                     height_per_row=300, zmax=top, colorbar_title=tr("common.weight")),
+                     height_per_row=300, zmax=top, colorbar_title=tr("common.weight"), key_labels=True),
            key=f"{NS}.trained")
     st.caption(tr(f"{NS}.read_trained", layer=layer, heads=cfg.n_heads, d_head=cfg.d_head, top=top))
 
@@ -161,7 +172,8 @@ def lesson_body():
         # of width 4-8 (weights ~1/N) were all pale and looked alike.
         top = weight_top(demo["weights"])
         figure(head_grid(demo["weights"], tokens, titles=heads, cols=2, hover_names=hover,
-                         height_per_row=300 if h > 1 else 460, zmax=top, colorbar_title=tr("common.weight")),
+                         height_per_row=300 if h > 1 else 460, zmax=top, colorbar_title=tr("common.weight"),
+                         key_labels=True),
                key=f"{NS}.grid")
         st.caption(tr(f"{NS}.read_grid", top=top))
     with trained_slot:
@@ -199,6 +211,7 @@ def lesson_body():
         many, one = tr(f"{NS}.many_heads"), tr(f"{NS}.one_head")
         figure(head_param_bars(["W_q", "W_k", "W_v", "W_o"], d * d_head, d * d, h,
                                head_names=heads, group_names=(many, one),
+                               row_names=(tr(f"{NS}.many_short"), tr(f"{NS}.one_short")),
                                title=tr(f"{NS}.params_fig", d=d), x_title=tr(f"{NS}.parameters")),
                key=f"{NS}.params")
         st.caption(tr(f"{NS}.params_caption", h=h, d=d, d_head=d_head, per_head=d * d_head,

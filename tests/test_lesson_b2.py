@@ -9,6 +9,13 @@ from ui import model as model_ui
 from viz.attention import weight_top
 
 PAGE = "b2_heads.py"
+REAL_TOKENS_OF_PROMPT = ["bos", "The", " cat", " sat", " on", " the", " mat", " because", " it", " was", " tired",
+                         "."]                                   # SmolLM2 on ui.explorer.REAL_PROMPT, start token first
+
+
+def _heatmaps(fig) -> int:
+    """The heads of a head grid (its key labels are one text trace after them)."""
+    return sum(t["type"] == "heatmap" for t in fig["data"])
 # The explorer starts closed (it costs redraw time); these tests open it through the URL.
 OPEN = {"b2.ex_open": "true"}
 
@@ -25,7 +32,7 @@ def _check(at, n, h, d):
                                                                          for i in range(h)])))   # sharper than 0..1
     assert grid["layout"]["annotations"][0]["text"] in ("head 0", "头 0")                       # heads from 0
     params = figure_by_key(at, "b2.params")                              # traces: head 0..H-1, then one head
-    assert params["layout"]["legend"]["orientation"] == "v"              # beside the bars, not on the axis
+    assert params["layout"]["legend"]["orientation"] == "h"              # in rows under the axis: wide bars (issue 38)
     assert len(params["data"]) == h + 1
     heads = sum(trace_array(params, i, "x") for i in range(h))
     one = trace_array(params, h, "x")
@@ -40,7 +47,7 @@ def _check(at, n, h, d):
     names = list(split["layout"]["yaxis2"].get("ticktext") or split["data"][1]["y"])[:n]
     assert rows == [names[j % n] for j in at_rows]                       # rows named by their tokens
     trained = figure_by_key(at, "b2.trained")
-    assert len(trained["data"]) == 4                                     # every head of one trained layer
+    assert _heatmaps(trained) == 4                                       # every head of one trained layer
     for i in range(4):
         assert np.allclose(trace_array(trained, i, "z").sum(1), 1, atol=1e-4)
     table = next(m.value for m in at.markdown if "| X |" in m.value)
@@ -190,7 +197,7 @@ def test_b2_trained_layer_on_smollm2(lang):
         at.slider(key="b2.trained_layer").set_value(layer).run()
         assert_ok(at)
         fig = figure_by_key(at, "b2.trained")
-        assert len(fig["data"]) == 9                                      # 9 query heads
+        assert _heatmaps(fig) == 9                                        # 9 query heads
         for h in range(9):
             assert np.allclose(trace_array(fig, h, "z"), ref[layer, h], atol=1e-3)   # float16 cache
         names = [a["text"] for a in fig["layout"]["annotations"]][:9]
@@ -272,5 +279,44 @@ def test_explorer_and_layer_without_smollm2(monkeypatch):
     at = open_lesson(PAGE, "zh", {**OPEN, "b2.ex.lm": "smollm2", "b2.lm": "smollm2"})
     assert sum("pip install" in i.value for i in at.info) >= 2
     assert trace_array(figure_by_key(at, "b2.ex_fig_scores"), 0, "z").shape == (16, 5)   # the course model's heads
-    assert len(figure_by_key(at, "b2.trained")["data"]) == 4
+    assert _heatmaps(figure_by_key(at, "b2.trained")) == 4
     assert at.slider(key="b2.ex_layer").max == 3
+
+
+def _key_labels_hold(fig, n: int, cols: int) -> int:
+    """Under every panel but the last row's (the axis names those keys), the key tokens are
+    written, every k-th, as the rows name them, each at its column's x. Returns k."""
+    heads = _heatmaps(fig)
+    rows = -(-heads // cols)
+    labelled = sum(1 for i in range(heads) if i // cols < rows - 1)
+    i = next(i for i, t in enumerate(fig["data"]) if t["type"] == "scatter" and t.get("mode") == "text")
+    xs, names = trace_array(fig, i, "x"), fig["data"][i]["text"]
+    assert len(names) % labelled == 0
+    per_panel = len(names) // labelled
+    k = -(-n // per_panel)
+    labels = fig["layout"]["yaxis"]["ticktext"][:n]                        # the row names: the same tokens
+    assert names[:per_panel] == [labels[j] for j in range(0, n, k)]
+    assert xs[:per_panel].tolist() == [float(j) for j in range(0, n, k)]  # each key under its column
+    return k
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b2_grids_name_their_keys_and_params_read(lang):
+    """Issue 38 §4: the rows of heads name their key tokens too (thinned where SmolLM2's words are
+    wider than a column); the parameter chart has short row names and its legend under the axis."""
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, lang, {"b2.lm": "smollm2"})
+    assert _key_labels_hold(figure_by_key(at, "b2.grid"), 11, 2) == 1          # 4 random heads: every character
+    k = _key_labels_hold(figure_by_key(at, "b2.trained"), len(REAL_TOKENS_OF_PROMPT), 2)
+    assert 1 < k < 12                                                           # words: thinned, not dropped
+    params = figure_by_key(at, "b2.params")
+    rows = list(params["data"][0]["y"])
+    assert rows[:2] == (["W_q · H heads", "W_q · 1 head"] if lang == "en" else ["W_q · H 个头", "W_q · 1 个头"])
+    assert params["layout"]["legend"]["orientation"] == "h" and params["layout"]["margin"]["r"] <= 20
+    # the text box says how each model reads it, and that SmolLM2 reads an English stand-in
+    box = at.text_input(key="b2.text")
+    assert "BPE" in box.label
+    assert any("The cat sat" in c.value for c in at.caption)
+    at.text_input(key="b2.text").set_value("Hello world").run()
+    assert not any("The cat sat" in c.value for c in at.caption) and "BPE" in at.text_input(key="b2.text").label

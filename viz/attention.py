@@ -3,7 +3,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, _text_px, array, line_mode, make, pool, unique_labels
+from viz.common import (
+    DIVERGING_SCALE,
+    WEIGHTS_SCALE,
+    Figure,
+    _text_px,
+    array,
+    legend_rows,
+    line_mode,
+    make,
+    pool,
+    unique_labels,
+)
 
 
 def hover(query: str, key: str, value: str, fmt: str = ".3f") -> str:
@@ -150,6 +161,7 @@ def head_grid(
     height_per_row: int = 260,
     zmax: float | None = None,
     colorbar_title: str | None = None,
+    key_labels: bool = False,
 ) -> Figure:
     """One small 0..1 heatmap per head, ``weights`` is (H, N, N): one trace per head, all on
     one pair of axes, each panel shifted by its place in the grid. ``zmax`` (e.g.
@@ -158,6 +170,10 @@ def head_grid(
 
     One axis pair instead of H subplots: the browser lays out and redraws a grid of many
     heads several times faster (a slider that changes H rebuilds every panel).
+
+    ``key_labels``: the key tokens are named under every panel, not only under the grid's last
+    row (the axis' ticks): one text trace after the heads, upright, every k-th key where a
+    column is narrower than the longest label (issue 38: B2's rows of heads named no key).
     """
     w = array(weights)
     h = w.shape[0]
@@ -169,6 +185,8 @@ def head_grid(
     shown = [pool(w[i], 64 * 64) for i in range(h)]
     n, factor = shown[0][0].shape[0], shown[0][1]
     gap = max(1.5, 0.15 * n)                                    # blank space between panels, in cells
+    if key_labels and rows > 1:
+        gap += 1.2                                              # a row of key labels above the next titles
     step = n + gap
     query, key, value = hover_names
     top = 1.0 if zmax is None else float(zmax)
@@ -187,6 +205,9 @@ def head_grid(
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
     show = len(tokens) <= MAX_NAMED
     words = word_label_px(labels, min(11, token_font(n))) if show else 0.0     # turned below the grid
+    if key_labels and show and rows > 1:
+        data.append(key_label_trace(labels, n, step, cols, [i for i in range(h) if i // cols < rows - 1],
+                                    min(11, token_font(n))))
     ticks_x = [c * step + j for c in range(cols) for j in range(n)] if show else []
     ticks_y = [r * step + j for r in range(rows) for j in range(n)] if show else []
     layout = {
@@ -200,6 +221,35 @@ def head_grid(
         "margin": {"t": 20},
     }
     return make(data, layout, None, height_per_row * rows + 60 + round(words))
+
+
+def key_every(labels: list[str], n: int, step: float, cols: int, size: float, plot_px: float = 640) -> int:
+    """Every how many keys a label fits upright under a panel of ``head_grid``: a column of a
+    grid ``cols`` panels wide in a plot ``plot_px`` wide (the narrowest it is drawn: the page at
+    1024 px) against the widest label at ``size`` px, plus a 4 px gap.
+
+    Example: key_every(["君", "不"], 2, 3.5, 2, 11) -> 1; key_every(["because"] * 12, 12, 15, 2, 11) -> 3
+    """
+    column = plot_px / (cols * step)                               # px of one cell
+    widest = max(_text_px(t, size) for t in labels) + 4
+    return max(1, int(-(-widest // column)))
+
+
+def key_label_trace(labels: list[str], n: int, step: float, cols: int, panels: list[int], size: float) -> dict:
+    """The key tokens written under each of ``panels`` (every k-th, ``key_every``), as one text
+    trace: cheaper to draw than an annotation a label."""
+    k = key_every(labels, n, step, cols, size)
+    x, y, text = [], [], []
+    for i in panels:
+        r, c = divmod(i, cols)
+        for j in range(0, n, k):
+            x.append(c * step + j)
+            y.append(r * step + n - 0.5 + 0.55)
+            text.append(labels[j])
+    return {"type": "scatter", "mode": "text", "x": array(np.array(x, dtype=np.float32)),
+            "y": array(np.array(y, dtype=np.float32)), "text": text, "textposition": "bottom center",
+            "textfont": {"size": size, "color": "#444"}, "hoverinfo": "skip", "showlegend": False,
+            "cliponaxis": False}
 
 
 def histogram(series: dict[str, np.ndarray], *, title: str | None = None, x_title: str = "",
@@ -571,12 +621,16 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
 
 
 def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int, *, head_names: list[str],
-                    group_names: tuple[str, str], title: str | None, x_title: str, height: int = 420) -> Figure:
+                    group_names: tuple[str, str], title: str | None, x_title: str, height: int = 420,
+                    row_names: tuple[str, str] | None = None) -> Figure:
     """For each matrix, two rows: H heads (one stacked segment of D·d_head per head, each head
     its own slice of the matrix) and one head (a single D·D block). Same total, split differently.
-    Traces 0..H-1 are the heads, trace H the single head. The legend sits at the right, clear of
-    the axis, its title and the 0 tick."""
-    rows = [f"{m} · {g}" for m in matrices for g in group_names]
+    Traces 0..H-1 are the heads, trace H the single head. ``row_names`` (short: "H heads",
+    "1 head") name the rows after the matrix, ``group_names`` the legend; the legend lies in
+    rows under the axis, so the bars get the chart's width beside the code (issue 38: long row
+    names and a legend at the right left them ~40 px)."""
+    short = row_names or group_names
+    rows = [f"{m} · {g}" for m in matrices for g in short]
     data = []
     for j in range(n_heads):
         values = [per_head if i % 2 == 0 else 0 for i in range(len(rows))]
@@ -587,18 +641,16 @@ def head_param_bars(matrices: list[str], per_head: int, whole: int, n_heads: int
                                                                           for i in range(len(rows))]),
                  "name": group_names[1], "marker": {"color": "#7f7f7f"},
                  "hovertemplate": "%{y}: %{x:,d}<extra></extra>"})
-    widest = max(_label_width(name) for name in [*head_names, group_names[1]])
-    layout = {"barmode": "stack", "xaxis": {"title": {"text": x_title, "standoff": 16}, "rangemode": "tozero"},
+    # the narrowest width the chart is drawn at: half the page beside the code at 1440 px, ~440 px
+    lines = legend_rows([*head_names, group_names[1]], 400, 13)
+    layout = {"barmode": "stack", "bargap": 0.25,
+              "xaxis": {"title": {"text": x_title, "standoff": 10}, "rangemode": "tozero", "nticks": 5,
+                        "tickformat": "~s"},
               "yaxis": {"type": "category", "autorange": "reversed"},
-              "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top",
-                         "font": {"size": 13}},
-              "margin": {"r": 40 + 8 * widest, "b": 80}}
-    return make(data, layout, title, height)
-
-
-def _label_width(text: str) -> int:
-    """Half-em units of a label, CJK counted twice. Example: _label_width("头 0") -> 4"""
-    return sum(2 if ord(ch) >= 0x1100 else 1 for ch in text)
+              "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0,
+                         "xanchor": "left", "font": {"size": 13}, "traceorder": "normal"},
+              "margin": {"r": 20, "b": 70 + 24 * lines}}
+    return make(data, layout, title, height + 24 * lines)
 
 
 # --- Every head of a real model at once (issue 24 §4: SmolLM2's 30 layers × 9 heads) ---------
