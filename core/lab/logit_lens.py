@@ -34,8 +34,6 @@ direction instead of U_t: ``U_t - U_s`` gives each write's share of the logit di
 """
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 
 import torch
@@ -44,9 +42,8 @@ from core.lab.layer_trace import KeepTrace, capped_ids
 from core.parts.trace import Trace
 
 TOKEN_LIMIT = 64     # tokens the lesson reads: SmolLM2's lens of 31 rows × 64 positions × 49,152
-                     # logits is ~110 GFLOP in float32 (~3 s on one core here); read in bfloat16
-                     # (read_lens, fast=True) it is about half that
-FAST_FROM_V = 8192   # logit_lens reads the rows before the last in bfloat16 from this vocabulary size
+                     # logits is ~110 GFLOP, all in float32 so that every value shown is exact (a
+                     # bfloat16 product was ~30 % faster here but off by up to 5e-3 in a probability)
 TOP_K = 10           # guesses kept per cell (the hover lists 3, one chosen cell all 10)
 CANDIDATES = 10      # final tokens whose logits are attributed: the answer and 9 to compare it with
 KEPT = ("resid_post", "attn_out", "ffn_out", "attn.concat")
@@ -107,59 +104,13 @@ class LensGrid:
     answer_ranks: torch.Tensor   # (L+1, N) its rank at each layer, 0 = the top guess
 
 
-_BF16: dict[int, tuple[weakref.ref, torch.Tensor]] = {}   # id(weight) -> (the weight, its copy)
-_BF16_LOCK = threading.Lock()
-
-
-def unembedding_bf16(model: torch.nn.Module) -> torch.Tensor:
-    """The unembedding (V, D) in bfloat16, made once per weight tensor and shared (read only)."""
-    weight = model.output.weight
-    with _BF16_LOCK:
-        held = _BF16.get(id(weight))
-        if held is None or held[0]() is not weight:
-            held = _BF16[id(weight)] = (weakref.ref(weight), weight.detach().to(torch.bfloat16))
-    return held[1]
-
-
-def _read_row_fast(model: torch.nn.Module, x: torch.Tensor, u16: torch.Tensor, k: int,
-                   answer: torch.Tensor):
-    """One row of the lens, x (N, D), with the (N, V) product in bfloat16 (~3 significant
-    digits, twice as fast on this CPU) and then made exact where it is shown: the K + 8 best
-    candidates and the answer are re-read in float32, and the softmax's denominator takes
-    their exact logits in place of the rounded ones. So the guesses, their probabilities and
-    the answer's probability are float32 values; only the sum over the ~49,000 tokens nobody
-    sees, and the answer's rank among them, come from the rounded logits.
-    -> top ids (N, K), top probs (N, K), answer prob (N,), answer rank (N,)"""
-    h = model.final_norm(x).float()                                     # (N, D)
-    u = model.output.weight                                             # (V, D)
-    rough = (h.to(torch.bfloat16) @ u16.T).float()                      # (N, V)
-    near = rough.topk(min(k + 8, rough.shape[-1]), dim=-1).indices      # (N, K+8)
-    exact = torch.einsum("nd,ncd->nc", h, u[near])                      # (N, K+8) float32
-    mine = (h * u[answer]).sum(-1)                                      # (N,)
-    # The softmax's denominator, sum_t exp(z_t), with the exact logits in place of the rounded
-    # ones where they were re-read (the answer counted once); shifted by the row's largest logit.
-    top = rough.amax(-1, keepdim=True)                                  # (N, 1)
-    rough_near = rough.gather(-1, near)                                 # (N, K+8)
-    in_near = (near == answer[:, None]).any(-1)                         # (N,)
-    answer_fix = torch.where(in_near, 0.0, (mine - top[:, 0]).exp()
-                             - (rough.gather(-1, answer[:, None])[:, 0] - top[:, 0]).exp())
-    total = ((rough - top).exp().sum(-1) - (rough_near - top).exp().sum(-1)
-             + (exact - top).exp().sum(-1) + answer_fix)                # (N,)
-    lse = top[:, 0] + total.log()                                       # (N,)
-    best = exact.topk(k, dim=-1)                                        # (N, K)
-    ids = near.gather(-1, best.indices)                                 # (N, K)
-    return ids, (best.values - lse[:, None]).exp(), (mine - lse).exp(), (rough > mine[:, None]).sum(-1)
-
-
 @torch.no_grad()
 def read_lens(model: torch.nn.Module, resid: torch.Tensor,
-              k: int = TOP_K, fast: bool = False) -> LensGrid:
-    """Every row of ``resid`` (L + 1, N, D) read through the lens, one at a
-    time (one (N, V) block of logits in memory: 12.6 MB for 64 SmolLM2
-    tokens). The last row is read first, always in float32: its top token is
-    the final answer every earlier row is measured against. ``fast``: the
-    earlier rows through a bfloat16 product, made exact where shown
-    (_read_row_fast).
+              k: int = TOP_K) -> LensGrid:
+    """Every row of ``resid`` (L + 1, N, D) read through the lens in float32,
+    one at a time (one (N, V) block of logits in memory: 12.6 MB for 64
+    SmolLM2 tokens). The last row is read first: its top token is the final
+    answer every earlier row is measured against.
 
     Example: read_lens(m, residual_stream(tr, 30)).top_ids[-1, :, 0]
              == the model's argmax at each position
@@ -168,16 +119,8 @@ def read_lens(model: torch.nn.Module, resid: torch.Tensor,
     last = lens_logits(model, resid[-1]).float()                    # (N, V)
     answer = last.argmax(-1)                                        # (N,)
     k = min(k, last.shape[-1])
-    u16 = unembedding_bf16(model) if fast else None
     top_ids, top_probs, a_probs, a_ranks = [], [], [], []
     for i in range(rows):
-        if fast and i < rows - 1:
-            ids, probs_k, p_answer, rank = _read_row_fast(model, resid[i], u16, k, answer)
-            top_ids.append(ids)
-            top_probs.append(probs_k)
-            a_probs.append(p_answer)
-            a_ranks.append(rank)
-            continue
         logits = (last if i == rows - 1
                   else lens_logits(model, resid[i]).float())        # (N, V)
         probs = logits.softmax(-1)                                  # (N, V)
@@ -264,8 +207,7 @@ def logit_lens(model: torch.nn.Module, tokenizer, text: str, limit: int = TOKEN_
     ids, n_ids = capped_ids(tokenizer, text, min(limit, model.config.max_seq_len))
     trace = KeepTrace(keep_name)
     logits = model(torch.tensor([ids], device=device), trace=trace)[0].float()   # (N, V)
-    grid = read_lens(model, residual_stream(trace, model.config.n_layers), k,
-                     fast=model.config.vocab_size >= FAST_FROM_V)
+    grid = read_lens(model, residual_stream(trace, model.config.n_layers), k)
     best = logits.topk(min(candidates, logits.shape[-1]), dim=-1)            # (N, C) each
     rows = model.output.weight[best.indices.T]                               # (C, N, D) each candidate's U_t
     terms, heads = direct_attribution(model, trace, rows)                    # (C, W, N), (C, L, H, N)
