@@ -26,7 +26,7 @@ from ui.frame import (
 from ui.model import COURSE, REAL, course_model, model_switch, real_model
 from ui.prompt import openings
 from viz.attention import bars
-from viz.lens import head_contributions, layer_lines, lens_grid, write_bars
+from viz.lens import CUT, head_contributions, layer_lines, lens_grid, write_bars
 
 NS = "f2"
 DEFAULT_PROMPT = "The capital of France is"
@@ -92,7 +92,7 @@ if loaded:
     last = len(data["tokens"]) - 1
     row0 = tr(f"{NS}.row0_tied" if data["tied"] else f"{NS}.row0_own", echo=data["echo"], n=last + 1)
     st.caption(tr(f"{NS}.grid_caption", token=plain(visible(data["answer"][last])),
-                  p=float(data["answer_probs"][-1, last]), row0=row0))
+                  p=float(data["answer_probs"][-1, last]), row0=row0, cut=CUT))
 
     # ------------------------------------------------------------ the answer through the layers
     st.subheader(tr(f"{NS}.answer_title"))
@@ -134,7 +134,8 @@ def answer_sections():
             title=tr(f"{NS}.answer_fig", token=fig_word(answer), at=fig_word(at), pos=pos),
             x_title=tr(f"{NS}.grid_y"), y_title=tr(f"{NS}.prob"))), key=f"{NS}.answer")
         settle = settles_at(ranks)
-        st.caption(tr(f"{NS}.answer_caption", token=plain(visible(answer)), row=names[settle],
+        where = tr(f"{NS}.settle_embed") if settle == 0 else tr(f"{NS}.settle_block", b=settle - 1)   # row r: after block r - 1
+        st.caption(tr(f"{NS}.answer_caption", token=plain(visible(answer)), where=where,
                       rank=int(ranks[0]), mid=int(ranks[len(ranks) // 2]), p=float(data["answer_probs"][-1, pos])))
         guesses = data["guesses"][row][pos]
         figure(bars(bar_labels(guesses), {tr(f"{NS}.prob"): data["top_probs"][row, pos].tolist()},

@@ -242,7 +242,7 @@ def test_f2_helpers():
     assert visible(" Paris") == " Paris" and visible(" ") == "␣" and visible("\n") == "↵"
     assert fig_word("<b>") == "&lt;b&gt;" and fig_word(" Paris") == "\u00a0Paris"
     assert bar_labels([" ", "␣", "a"]) == ["␣", "␣\u200b", "a"]
-    assert cell_word(" capital", 24) == " ca…" and cell_word("  ", 5) == "␣␣" and cell_word("<b>", 5) == "&lt;b&gt;"
+    assert cell_word(" capital", 24) == " ca›" and cell_word("  ", 5) == "␣␣" and cell_word("<b>", 5) == "&lt;b&gt;"
     assert top_heads(np.array([[1.0, -2.0], [3.0, 0.0]]), 1) == ([(1, 0, 3.0)], [(0, 1, -2.0)])
     assert fitted_tokens(["上", "\\xe6\\x9d"] * 12, 10) == ["上", "\ufffd"] * 12     # too narrow: pieces as �
     assert fitted_tokens(["上", "\\xe6\\x9d"], 10) == ["上", "\\xe6\\x9d"]            # they fit: kept
@@ -254,3 +254,28 @@ def test_f2_helpers():
     assert terms.tolist() == [1.0, 3.0, 5.0] and heads.tolist() == [[1.0, 3.0]] and value == 7.0
     terms, heads, value = attribution(data, 1, "1")
     assert terms.tolist() == [-6.0, -6.0, -6.0] and heads.tolist() == [[-4.0, -4.0]] and value == 5.0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_f2_captions_say_what_the_grid_shows(lang, smol):
+    """Issue 38: the answer settles "after block 29" (the row's block, no quotes), computed from the
+    lens's ranks; the grid caption names the cut sign and the missing start token; no cell label
+    is cut with "…" (it looked like the space sign "␣"); the third question quotes no number."""
+    from core.lab.logit_lens import logit_lens, settles_at
+    from viz.lens import CUT
+
+    model, tok = smol
+    r = logit_lens(model, tok, TEXT)
+    settle = settles_at(r.grid.answer_ranks[:, -1].tolist())
+    assert settle > 1
+    at = open_lesson(PAGE, lang)
+    captions = [c.value for c in at.caption]
+    want = f"after block {settle - 1}" if lang == "en" else f"在第 {settle - 1} 个模块之后"
+    answer = next(c for c in captions if want in c)
+    assert "“" + str(settle - 1) not in answer and "「" + str(settle - 1) not in answer
+    grid = next(c for c in captions if "␣" in c and CUT in c)
+    assert ("start token" in grid) if lang == "en" else ("起始词元" in grid)
+    assert not any("…" in cell for row in _grid(at)[1] for cell in row)
+    assert cell_word(" capital", 5).endswith(CUT) and CUT not in ("…", "␣")
+    question = next(r.label for r in at.radio if r.key.startswith("f2.try3"))
+    assert not any(ch.isdigit() for ch in question), question

@@ -12,6 +12,7 @@ from viz.common import DIVERGING_SCALE, WEIGHTS_SCALE, Figure, _text_px, array, 
 
 ROW_PX = 19          # px a layer's row of the grid takes at least: 31 rows of SmolLM2 in ~590 px
 GRID_PX = 560        # px of plot the full-width grid has at least (1024 px window, sidebar open)
+CUT = "›"            # ends a label cut to fit its cell: "…" looked like the space sign "␣" at 9 px
 
 
 def cell_word(token: str, n_cols: int) -> str:
@@ -20,7 +21,7 @@ def cell_word(token: str, n_cols: int) -> str:
 
     Over 32 columns a cell is too narrow for any word: it is left blank (colour and hover only).
 
-    Example: cell_word(" Paris", 5) -> " Paris"; cell_word(" capital", 24) -> " ca…";
+    Example: cell_word(" Paris", 5) -> " Paris"; cell_word(" capital", 24) -> " ca›";
              cell_word("  ", 5) -> "␣␣"; cell_word("<b>", 5) -> "&lt;b&gt;"; cell_word("a", 40) -> ""
     """
     room = 7 if n_cols <= 12 else 5 if n_cols <= 18 else 4 if n_cols <= 32 else 0
@@ -30,7 +31,7 @@ def cell_word(token: str, n_cols: int) -> str:
     if not shown.strip():
         shown = shown.replace(" ", "␣")
     if len(shown) > room:
-        shown = shown[:room - 1] + "…"
+        shown = shown[:room - 1] + CUT
     return label(shown)
 
 
