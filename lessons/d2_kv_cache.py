@@ -1,4 +1,6 @@
 """D2 · The KV cache: keep the keys and values of past tokens instead of recomputing them."""
+import re
+
 import streamlit as st
 import torch
 
@@ -115,7 +117,7 @@ def step_controls(n_layers: int, n_heads: int):
     # The step is the figure's own live slider (ui.live): read here, the buttons beside it set it.
     step = int(live_value(key, STEPS, 0))
     # One row: the figure's slide keeps the screen's height for the figure (presenter mode).
-    c4, c5, c2, c3 = st.columns([3, 3, 1.2, 1.2], vertical_alignment="bottom")
+    c4, c5, c2, c3 = st.columns([3, 3, 1.7 if presenting() else 1.2, 1.2], vertical_alignment="bottom")
     layer = c4.slider(tr(f"{NS}.layer"), 0, n_layers - 1, 0, key=f"{NS}.layer", bind="query-params")
     head = c5.slider(tr(f"{NS}.head"), 0, n_heads - 1, 0, key=f"{NS}.head", bind="query-params")
     c2.button(tr(f"{NS}.next"), on_click=move, args=(lambda n: n + 1,), key=f"{NS}.next_btn", type="primary",
@@ -162,10 +164,20 @@ if loaded is not None:
     def step_section():
         """Reruns alone when the prompt, the step, the layer or the head changes."""
         with step_slots["controls"]:
-            openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
-            text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, tr(f"{NS}.prompt_label"), empty_key=f"{NS}.empty_prompt")
-            slide(tr("classroom.slide.continued", title=tr(f"{NS}.steps_title")))   # presenter: the step + figure
-            step, layer, head = step_controls(mc.n_layers, mc.n_heads)
+            # Presenter mode: the prompt box beside the step's controls, one row above the figure, on
+            # the section's one slide (a slide of the box and the openings alone was mostly blank).
+            if presenting():
+                where_text, where_step = st.columns([1, 4], vertical_alignment="bottom")
+            else:
+                openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
+                where_text = where_step = st.container()
+            label = tr(f"{NS}.prompt_label")
+            if presenting():   # the label's first words, before its bracket: five lines in a narrow column
+                label = re.split(r"[(（]", label, maxsplit=1)[0].strip()
+            with where_text:
+                text = text_box(f"{NS}.prompt", DEFAULT_PROMPT, 48, label, empty_key=f"{NS}.empty_prompt")
+            with where_step:
+                step, layer, head = step_controls(mc.n_layers, mc.n_heads)
             run = replay("" if text.empty else text.text, dev)
             if run["unknown"]:
                 st.warning(tr(f"{NS}.unknown_note", n=run["unknown"]))

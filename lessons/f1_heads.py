@@ -124,13 +124,16 @@ st.markdown(tr(f"{NS}.scores_text"))
 st.subheader(tr(f"{NS}.grids_title"))         # the grids on a slide of their own in presenter mode
 slot = {"controls": st.container(), "grids": st.container(), "cell": st.container()}
 st.subheader(tr(f"{NS}.pattern_title"))       # a slide of its own in presenter mode
-slot["patterns"] = st.container()
+slot["text_pattern"] = st.container()
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.pattern_title")))   # presenter mode: the probe's pattern
+slot["probe_pattern"] = st.container()
 slot["top"] = beside_code(head_scores, induction_targets, height=460)
 st.subheader(tr(f"{NS}.sink_title"))
 st.markdown(tr(f"{NS}.sink_text"))
 slot["sink"] = beside_code(scaled_dot_product_attention, height=420)
 st.subheader(tr(f"{NS}.copy_title"))
 st.markdown(tr(f"{NS}.copy_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.copy_title")))   # presenter mode: the controls, losses and metrics
 slot["probe_controls"] = st.container()
 slot["copy"] = beside_code(repeated_probe, token_losses, copy_losses, height=460)
 st.subheader(tr(f"{NS}.ablate_title"))
@@ -178,7 +181,7 @@ def pattern(data: dict, title: str, layer: int, head: int, hover: tuple[str, str
     tokens = short_tokens(data["tokens"])
     n = len(tokens)
     return heatmap(w, tokens, tokens, title=tr(title, layer=layer, head=head), hover_names=hover,
-                   zmax=weight_top(w), colorbar_title=tr("common.weight"), height=460,
+                   zmax=weight_top(w), colorbar_title=tr("common.weight"), height=460, least_font=11,
                    masked=np.triu(np.ones((n, n), dtype=bool), 1))
 
 
@@ -225,14 +228,15 @@ def lesson_body():
         st.caption(tr(f"{NS}.grids_caption", layers=cfg.n_layers, heads=cfg.n_heads, length=length,
                       n=len(on_text["tokens"])))
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-    with slot["patterns"]:
-        # One above the other, each the page's width: side by side at 1440 px, the probe's 41 word
-        # labels overlapped in a half-width chart.
-        for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
-                                         (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
+    # One above the other, each the page's width (side by side at 1440 px, the probe's 41 word
+    # labels overlapped in a half-width chart); in presenter mode a slide each.
+    for data, key, title, inputs in ((on_text, "text_head", f"{NS}.text_head_fig", (text,)),
+                                     (probe, "probe_head", f"{NS}.probe_head_fig", (length, seed))):
+        with slot["text_pattern" if key == "text_head" else "probe_pattern"]:
             figure(built_figure((f"{NS}.{key}", name, *inputs, layer, head, lang()),
                                 lambda data=data, title=title: pattern(data, title, layer, head, hover)),
-                   key=f"{NS}.{key}")
+                   key=f"{NS}.{key}", present_height=420)
+    with slot["probe_pattern"]:
         st.caption(tr(f"{NS}.patterns_caption", length=length, offset=length - 1))
     with slot["top"]:
         st.markdown(tr(f"{NS}.top_intro") + "\n\n" + top_lines(on_text["scores"], probe["scores"]))
@@ -252,7 +256,8 @@ def lesson_body():
         figure(built_figure((f"{NS}.copy", name, length, seed, lang()), lambda: probe_losses(
             {tr(f"{NS}.whole_name"): whole.losses.numpy()}, length, title=tr(f"{NS}.copy_fig"),
             names=(tr(f"{NS}.first_copy"), tr(f"{NS}.second_copy")),
-            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy")
+            x_title=tr(f"{NS}.position_word"), y_title=tr(f"{NS}.loss_word"))), key=f"{NS}.copy",
+            present_height=260)   # presenter mode: the two metrics under it on the slide too
         c1, c2 = st.columns(2)
         c1.metric(tr(f"{NS}.first_copy"), f"{whole.first:.2f}")
         c2.metric(tr(f"{NS}.second_copy"), f"{whole.second:.2f}", delta=f"{whole.second - whole.first:.2f}",

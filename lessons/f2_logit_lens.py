@@ -44,17 +44,30 @@ def rows(n_layers: int) -> list[str]:
     return [tr(f"{NS}.row_embed")] + [str(i) for i in range(n_layers)]
 
 
-def grid_figure(data: dict, key: str):
-    """The lens grid of one result, built once per text and language for every session."""
+def shown_rows(n_rows: int, most: int = 11) -> list[int]:
+    """The lens's rows drawn on a slide (presenter mode): all of them when ``most`` fit, else the
+    embedding and every k-th block counted down from the last, so that each row is tall enough
+    for its 18 px labels. Example: shown_rows(31) -> [0, 3, 6, ..., 30] (11 rows)."""
+    if n_rows <= most:
+        return list(range(n_rows))
+    step = -(-(n_rows - 1) // (most - 1))
+    return [0] + list(range(n_rows - 1, 0, -step))[::-1]
+
+
+def grid_figure(data: dict, key: str, keep: list[int] | None = None):
+    """The lens grid of one result, built once per text and language for every session; ``keep``:
+    the rows drawn (all by default)."""
     names = rows(data["n_layers"])
+    keep = list(range(len(names))) if keep is None else keep
 
     def build():
-        return lens_grid(data["top_probs"][:, :, 0], [[g[0] for g in row] for row in data["guesses"]],
-                         data["tokens"], names, cell_hover(data, names),
+        hover = cell_hover(data, names)
+        return lens_grid(data["top_probs"][keep, :, 0], [[g[0] for g in data["guesses"][r]] for r in keep],
+                         data["tokens"], [names[r] for r in keep], [hover[r] for r in keep],
                          title=tr(f"{NS}.grid_fig", n=len(data["tokens"])), x_title=tr(f"{NS}.grid_x"),
                          y_title=tr(f"{NS}.grid_y"), bar_title=tr(f"{NS}.prob"))
 
-    return built_figure((key, tuple(data["tokens"]), data["n_layers"], lang()), build)
+    return built_figure((key, tuple(data["tokens"]), data["n_layers"], tuple(keep), lang()), build)
 
 
 def text_controls(real: bool):
@@ -73,22 +86,22 @@ def text_controls(real: bool):
 # ---------------------------------------------------------------- the lens
 st.subheader(tr(f"{NS}.lens_title"))
 st.markdown(tr(f"{NS}.lens_text"))
-slide(tr("classroom.slide.continued", title=tr(f"{NS}.lens_title")))   # presenter mode: the grid with its controls
-# Presenter mode: the model and the text side by side, the grid under them.
-where_model, where_text = st.columns([2, 3]) if presenting() else (st.container(), st.container())
-with where_model:
-    real = real_model(dev) if model_switch(NS, default=REAL) == REAL else None
+# Presenter mode: the model is chosen on the prose's slide, the grid has the next to itself with
+# the text box above it (the model's switch beside the box was cut to "SmolL…").
+real = real_model(dev) if model_switch(NS, default=REAL) == REAL else None
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.lens_title")))
 loaded = real or course_model(dev)
 name = REAL if real else COURSE
 data = None
 if loaded:
-    with where_text:
-        text = text_controls(bool(real))
+    text = text_controls(bool(real))
     with st.spinner(tr(f"{NS}.running")):          # a new text: one forward pass and 31 lens reads, < 2 s
         data = lens_data(text, name, dev, loaded)
     if data["n_ids"] > TOKEN_LIMIT:
         st.warning(tr(f"{NS}.tokens_cut", limit=TOKEN_LIMIT, n=data["n_ids"]))
-    figure(grid_figure(data, f"{NS}.grid"), key=f"{NS}.grid")
+    # On a slide the grid keeps a row in three (31 rows of 18 px labels do not fit 720 px).
+    keep = shown_rows(data["n_layers"] + 1) if presenting() else None
+    figure(grid_figure(data, f"{NS}.grid", keep), key=f"{NS}.grid", present_height=380)
     last = len(data["tokens"]) - 1
     row0 = tr(f"{NS}.row0_tied" if data["tied"] else f"{NS}.row0_own", echo=data["echo"], n=last + 1)
     st.caption(tr(f"{NS}.grid_caption", token=plain(visible(data["answer"][last])),

@@ -11,6 +11,7 @@ from core.lab.learning import (
     resemblance,
     window_means,
 )
+from ui.classroom import presenting
 from ui.f3_learning import continuation_view, head_view, learned, next_char_view, opening_ids
 from ui.frame import (
     beside_code,
@@ -56,13 +57,14 @@ if got is not None:
     names = [step_name(s) for s in ck.steps]
     st.subheader(tr(f"{NS}.curve_title"))
     st.markdown(tr(f"{NS}.curve_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.curve_title")))   # presenter mode: the curve, tall
     with beside_code(batch_loss, window_means, height=None):
         refs = {tr(f"{NS}.ref_unigram"): got.counts.unigram_loss, tr(f"{NS}.ref_bigram"): got.counts.bigram_loss}
         figure(built_figure((f"{NS}.curve", lang()), lambda: loss_curve(
             ck.step_loss, got.logged, [(e.step, e.loss) for e in ck.entries], refs,
             names=(tr(f"{NS}.curve_every"), tr(f"{NS}.curve_logged"), tr(f"{NS}.curve_marks")),
             title=tr(f"{NS}.curve_fig"), x_title=tr(f"{NS}.step_axis"), y_title=tr(f"{NS}.loss_axis"),
-            mark_labels=[str(s) for s in ck.steps])), key=f"{NS}.curve")
+            mark_labels=[str(s) for s in ck.steps])), key=f"{NS}.curve", present_height=420)
         st.caption(tr(f"{NS}.curve_caption", start=ck.entries[0].loss, end=ck.entries[-1].loss,
                       uni=got.counts.unigram_loss, bi=got.counts.bigram_loss, steps=ck.steps[-1],
                       uni_at=first_below(got.logged, got.counts.unigram_loss),
@@ -85,16 +87,24 @@ if got is not None:
     st.markdown(tr(f"{NS}.opening_text"))
     slot = {"opening": st.container()}
     st.subheader(tr(f"{NS}.next_title"))
-    st.markdown(tr(f"{NS}.next_text"))
-    slide(tr("classroom.slide.continued", title=tr(f"{NS}.next_title")))   # presenter mode: the slider and grid
+    # Presenter mode: the slider and grid under the title, the prose as a caption under them (a
+    # slide of prose alone and the opening's half-empty one came before).
+    if not presenting():
+        st.markdown(tr(f"{NS}.next_text"))
     slot["next"] = st.container()             # a grid of 7 + 2 rows: the page's whole width, the code under it
+    if presenting():
+        st.caption(tr(f"{NS}.next_text"))
     code_panel(next_char_at)
     st.subheader(tr(f"{NS}.write_title"))
     st.markdown(tr(f"{NS}.write_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.write_title")))   # presenter mode: the table and its controls
     slot["write"] = beside_code(continuations, height=None)
     st.subheader(tr(f"{NS}.head_title"))
     st.markdown(tr(f"{NS}.head_text"))
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.head_title")))   # presenter mode: the early checkpoints
     slot["head"] = st.container()             # seven panels: the page's whole width, the code under them
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.head_title")))   # presenter mode: the late ones
+    slot["head_late"] = st.container()
     code_panel(head_at_checkpoints, height=None)
 
 
@@ -116,7 +126,7 @@ def next_section(text: str, ids: list[int], dev: str) -> None:
     figure(next_char_grid(values, rows, cols, title=tr(f"{NS}.next_fig", text="".join(v["read"][-12:])),
                           split=len(names), colorbar_title=tr(f"{NS}.prob"),
                           hover_names=(tr(f"{NS}.checkpoint_axis"), tr(f"{NS}.char"), tr(f"{NS}.prob"))),
-           key=f"{NS}.next")
+           key=f"{NS}.next", present_height=390)
     truth = tr(f"{NS}.next_truth", char=plain(v["target"])) if v["target"] else tr(f"{NS}.next_end")
     certainty = " · ".join(tr(f"{NS}.certainty_item", step=s, char=plain(c), p=p, bits=b)
                            for s, c, p, b in zip(ck.steps, v["top_char"], v["top_prob"], v["entropy"], strict=True))
@@ -146,9 +156,16 @@ def head_section(text: str, ids: list[int], dev: str) -> None:
     with c2:
         head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, HEAD[1], key=f"{NS}.head")
     v = head_view(text, HEAD_CHARS, layer, head, dev)
-    figure(head_grid(v["weights"], v["tokens"], titles=names, cols=4 if len(v["tokens"]) <= 12 else 3,
-                     hover_names=(tr(f"{NS}.query"), tr(f"{NS}.key"), tr(f"{NS}.weight")),
-                     colorbar_title=tr(f"{NS}.weight")), key=f"{NS}.head_grid")
+    # Panels large enough to check a claim by eye ("疑 reads 床"): three a row on a screen with 14 px
+    # labels; in presenter mode one row a slide, the early checkpoints then the late ones.
+    parts = [(slice(0, 4), f"{NS}.head_grid"), (slice(4, None), f"{NS}.head_late")] if presenting() \
+        else [(slice(None), f"{NS}.head_grid")]
+    for (part, key), where in zip(parts, (st.container(), slot["head_late"]), strict=False):
+        with where:
+            figure(head_grid(v["weights"][part], v["tokens"], titles=names[part], cols=4 if presenting() else 3,
+                             hover_names=(tr(f"{NS}.query"), tr(f"{NS}.key"), tr(f"{NS}.weight")),
+                             colorbar_title=tr(f"{NS}.weight"), height_per_row=330, label_size=14),
+                   key=key, present_height=420)
     cut = tr(f"{NS}.head_cut", n=HEAD_CHARS, total=len(ids)) if len(ids) > HEAD_CHARS else ""
     st.caption(tr(f"{NS}.head_caption", layer=layer, head=head, kv=head // (cfg.n_heads // cfg.n_kv_heads),
                   cut=cut).strip())

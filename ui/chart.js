@@ -57,7 +57,7 @@ const PRESENT_SCALE = 1.25;
 
 function bigger(font, least) {
   const f = Object.assign({}, font || {});
-  f.size = Math.max(least, Math.round((f.size || 15) * PRESENT_SCALE));
+  f.size = Math.max(least, Math.round((+f.size || 15) * PRESENT_SCALE));   // +"auto": NaN, read as 15
   return f;
 }
 
@@ -92,7 +92,13 @@ function presenterFigure(figure) {
       const t = trace.colorbar.title;
       if (t && typeof t === "object") t.font = bigger(t.font, PRESENT_MIN);
     }
-    if (trace.textfont) trace.textfont = bigger(trace.textfont, 0);
+    // Data labels and heatmap cells at the presenter's least size too. A heatmap's size is written
+    // out: left to plotly ("auto") it shrinks its labels to the cells, whatever the layout's font.
+    if (trace.textfont || (trace.type === "heatmap" && (trace.text || trace.texttemplate)))
+      trace.textfont = bigger(trace.textfont, PRESENT_MIN);
+    // A bar's label that does not fit its bar is shown at the least size, not shrunk below it.
+    if (trace.type === "bar" && (trace.text != null || trace.texttemplate))
+      layout.uniformtext = { mode: "show", minsize: PRESENT_MIN };
   }
   return figure;
 }

@@ -379,24 +379,27 @@ def _plotly_words(language: str) -> dict[str, str]:
 PRESENT_MAX_HEIGHT = 340
 
 
-def presenter_figure(fig):
-    """``fig`` as presenter mode draws it: no taller than PRESENT_MAX_HEIGHT. A new outer dict
-    with the same data: the figure itself is shared by every session and never changed.
+def presenter_figure(fig, most: int = PRESENT_MAX_HEIGHT):
+    """``fig`` as presenter mode draws it: no taller than ``most`` (PRESENT_MAX_HEIGHT unless a
+    figure alone on its slide asks for more; ui/chart.js still fits it to the room above the bar).
+    A new outer dict with the same data: the figure itself is shared by every session and never changed.
 
     Example: presenter_figure(Figure(data=[], layout={"height": 600}))["layout"]["height"] -> 340
     """
     layout = fig.get("layout") if isinstance(fig, dict) else None
-    if not isinstance(layout, dict) or (layout.get("height") or 420) <= PRESENT_MAX_HEIGHT:
+    if not isinstance(layout, dict) or (layout.get("height") or 420) <= most:
         return fig
-    return type(fig)(data=fig["data"], layout={**layout, "height": PRESENT_MAX_HEIGHT})
+    return type(fig)(data=fig["data"], layout={**layout, "height": most})
 
 
-def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None) -> None:
+def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None,
+           present_height: int = PRESENT_MAX_HEIGHT) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK). ``live`` and
-    ``on_commit``: a slider that redraws the chart from frames (ui.live.live_figure)."""
+    ``on_commit``: a slider that redraws the chart from frames (ui.live.live_figure).
+    ``present_height``: the most a figure with a slide to itself may take in presenter mode."""
     if st.session_state.get(PRESENTING):
-        fig = presenter_figure(fig)
+        fig = presenter_figure(fig, present_height)
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
                   "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},

@@ -105,8 +105,10 @@ def heatmap(
     masked=None,
     zmax: float | None = None,
     colorbar_title: str | None = None,
+    least_font: int = 0,
 ) -> Figure:
-    """A (rows, cols) matrix with a token on every row and column.
+    """A (rows, cols) matrix with a token on every row and column (labels of at least
+    ``least_font`` px: the chart grows a row's height with them).
 
     ``masked`` (rows, cols) bool, True where a mask closed the cell: drawn in MASKED_COLOUR,
     not in the colour of a weight of 0.
@@ -137,10 +139,13 @@ def heatmap(
         # Every token named, even in a narrow panel with a colour bar (plotly would skip every other);
         # the chart grows so that each row keeps room for its label.
         n = max(z.shape)
-        layout["xaxis"].update(token_axis(n))
-        layout["yaxis"].update(token_axis(n))
-        words = word_label_px(x, token_font(n)) if n <= MAX_NAMED else 0.0
-        height = max(height, round((90 if title else 40) + 40 + words + (token_font(n) + 4) * z.shape[0]))
+        font = max(least_font, token_font(n))
+        for axis in ("xaxis", "yaxis"):
+            layout[axis].update(token_axis(n))
+            if n <= MAX_NAMED:
+                layout[axis]["tickfont"] = {"size": font}
+        words = word_label_px(x, font) if n <= MAX_NAMED else 0.0
+        height = max(height, round((90 if title else 40) + 40 + words + (font + 4) * z.shape[0]))
         if words:                     # word tokens above the columns read upwards (see word_label_px)
             layout["xaxis"]["tickangle"] = -90
             layout["margin"] = {"t": round((60 if title else 10) + words + 12)}
@@ -162,9 +167,11 @@ def head_grid(
     zmax: float | None = None,
     colorbar_title: str | None = None,
     key_labels: bool = False,
+    label_size: int = 11,
 ) -> Figure:
     """One small 0..1 heatmap per head, ``weights`` is (H, N, N): one trace per head, all on
-    one pair of axes, each panel shifted by its place in the grid. ``zmax`` (e.g.
+    one pair of axes, each panel shifted by its place in the grid (``label_size``: its token
+    labels' largest size, for panels drawn large). ``zmax`` (e.g.
     ``weight_top(weights)``) ends the shared colour scale below 1: every head on the same scale,
     sharper; the colour bar is labelled with it.
 
@@ -204,7 +211,7 @@ def head_grid(
         notes.append({"text": titles[i], "x": c * step + (n - 1) / 2, "y": r * step - 0.6, "xref": "x", "yref": "y",
                       "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
     show = len(tokens) <= MAX_NAMED
-    words = word_label_px(labels, min(11, token_font(n))) if show else 0.0     # turned below the grid
+    words = word_label_px(labels, min(label_size, token_font(n))) if show else 0.0     # turned below the grid
     if key_labels and show and rows > 1:
         data.append(key_label_trace(labels, n, step, cols, [i for i in range(h) if i // cols < rows - 1],
                                     min(11, token_font(n))))
@@ -212,10 +219,10 @@ def head_grid(
     ticks_y = [r * step + j for r in range(rows) for j in range(n)] if show else []
     layout = {
         "xaxis": {"tickvals": ticks_x, "ticktext": labels * cols if show else [], "tickangle": -90 if words else 0,
-                  "tickfont": {"size": min(11, token_font(n))}, "showgrid": False, "zeroline": False,
+                  "tickfont": {"size": min(label_size, token_font(n))}, "showgrid": False, "zeroline": False,
                   "range": [-0.5, cols * step - gap - 0.5]},
         "yaxis": {"tickvals": ticks_y, "ticktext": labels * rows if show else [],
-                  "tickfont": {"size": min(11, token_font(n))},
+                  "tickfont": {"size": min(label_size, token_font(n))},
                   "showgrid": False, "zeroline": False, "range": [rows * step - gap - 0.5, -1.8]},
         "annotations": notes,
         "margin": {"t": 20},
@@ -581,7 +588,7 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
     labels = unique_labels(tokens)
     stacked = array(q_heads).reshape(h * n, d_head)                       # (H·N, d_head)
     rows_named = h * n <= 48                                              # else the first block only
-    height = max(height, 120 + 18 * min(h * n, 64))                      # ~18 px a named row: CJK at 10 px
+    height = max(height, 120 + 18 * min(h * n, 64))                      # ~18 px a named row: CJK at 11 px
     panels = [(array(w_q), array(np.arange(d)), array(np.arange(d))), (array(q_flat), array(np.arange(d)), labels),
               (stacked, array(np.arange(d_head)), array(np.arange(h * n)))]
     domains = [(0.0, 0.27), (0.36, 0.62), (0.74, 0.92)]
@@ -598,11 +605,11 @@ def head_split(w_q, q_flat, q_heads, tokens: list[str], *, head_names: list[str]
                                   "dtick": 1 if i == 1 and n <= 24 else None}
         if i == 2:                                  # each row its token; each block its head, at the right
             # Too many rows to name each: the first block's tokens, every k-th where a row is
-            # under ~15 px tall (128 rows in ~1150 px: 9 px each, 10-px labels would meet).
-            every = 1 if rows_named else max(1, -(-15 * h * n // (height - 120)))
+            # under ~16 px tall (128 rows in ~1150 px: 9 px each, 11-px labels would meet).
+            every = 1 if rows_named else max(1, -(-16 * h * n // (height - 120)))
             shown = range(h * n) if rows_named else range(0, n, every)
             layout[f"yaxis{n_ax}"].update({"tickvals": list(shown), "ticktext": [labels[j % n] for j in shown],
-                                           "tickmode": "array", "tickfont": {"size": 10}})
+                                           "tickmode": "array", "tickfont": {"size": 11}})
             notes += [{"text": head_names[j], "x": domains[2][1] + 0.01, "y": j * n + (n - 1) / 2, "xref": "paper",
                        "yref": "y3", "xanchor": "left", "yanchor": "middle", "showarrow": False,
                        "font": {"size": 13}} for j in range(h)]

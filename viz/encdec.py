@@ -283,7 +283,8 @@ def alignment_map(weights, rows: list[str], cols: list[str], *, hover_names: tup
              "colorscale": WEIGHTS_SCALE, "xgap": 1, "ygap": 1,
              "hovertemplate": f"{q}: %{{y}}<br>{k}: %{{x}}<br>{val}: %{{z:.3f}}<extra></extra>"}]
     layout = {"xaxis": {"side": "top", "type": "category", "tickangle": 0,
-                        "tickfont": {"size": min(13, token_font(len(x)))}, **token_ticks(x)},
+                        "tickfont": {"size": max(11, min(13, token_font(len(x))))},   # 11 px at least: read on a laptop
+                        **token_ticks(x)},
               "yaxis": {"autorange": "reversed", "type": "category", "tickfont": {"size": 13}, **token_ticks(y)},
               "margin": {"t": 60}}
     return make(data, layout, None, height)

@@ -88,6 +88,9 @@ def cache_step(q, k, v, weights, n_new: int, tokens: list[str], *, titles: tuple
         layout[axis] = {"domain": [x0, x1], "anchor": "y", "showgrid": False, "zeroline": False,
                         **({**positions, "range": [-0.5, n - 0.5], "tickangle": 0, "tickfont": {"size": 12},
                             "showticklabels": n <= 12,
+                            # over 12 keys: no labels, so no marks either (24 bare marks read as noise);
+                            # key j is the row named j on the left
+                            **({} if n <= 12 else {"ticks": ""}),
                             "ticktext": [label(t) for t in tokens] + [" "] * len(to_come)}
                            if i == 3 else {"visible": False})}
         # the weights' title ends at the right edge: centred on its wide panel it met the V cache's

@@ -35,11 +35,11 @@ def loss_curve(step_loss: list[float], logged: list[tuple[int, float]], marks: l
     data.append({"type": "scatter", "x": array([s for s, _ in marks]), "y": array([v for _, v in marks]),
                  "mode": "markers+text", "name": names[2], "text": mark_labels,
                  "textposition": ["top right"] * (len(marks) - 1) + ["top left"],
-                 "textfont": {"size": 13, "color": CHECKPOINT_COLOUR},
+                 "textfont": {"size": 13, "color": CHECKPOINT_COLOUR}, "cliponaxis": False,   # step 0's label, at the top
                  "marker": {"size": 10, "color": CHECKPOINT_COLOUR, "line": {"width": 1, "color": "white"}},
                  "hovertemplate": "%{text}: %{y:.3f}<extra></extra>"})
     layout = {"xaxis": {"title": {"text": x_title}, "range": [-30, last + 150]},
-              "yaxis": {"title": {"text": y_title}, "type": "log", "range": [np.log10(0.04), np.log10(14)],
+              "yaxis": {"title": {"text": y_title}, "type": "log", "range": [np.log10(0.04), np.log10(20)],
                         "tickvals": LOSS_TICKS, "ticktext": [f"{t:g}" for t in LOSS_TICKS]},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 100}}

@@ -5,8 +5,8 @@ of code of at most 80 columns (a Chinese character is two) wraps at 1440 px, whe
 labels, legend, annotations) reaches past the chart's own box, when two of a chart's texts of
 different kinds meet (a title line, the legend's box or one of its items, an axis title, an axis'
 tick labels, a colour bar's labels, an annotation), when neighbouring tick labels of one axis
-overlap, when a title split over two lines cuts a bracketed formula, or when a tick label with
-Chinese characters is turned sideways.
+overlap, when a title split over two lines cuts a bracketed formula, when a tick label with
+Chinese characters is turned sideways, or (at 1024x768) when any chart text is under 11 px.
 Full-page screenshots go to tests/screenshots/layout-<lesson>-<lang>-<width>.png.
 """
 from __future__ import annotations
@@ -162,13 +162,37 @@ PROBLEMS = r"""(width) => {
 }"""
 
 
+# On the laptop (1024x768) every chart text is at least SMALL_MIN px (issue 38): tick labels, axis
+# and chart titles, legend, annotations, colour bars, data labels and heatmap cell labels. One line
+# per chart: how many of its texts are smaller, the smallest.
+SMALL_MIN = 11
+SMALL_TEXT = r"""(least) => {
+  const out = [];
+  document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').forEach((plot, i) => {
+    const small = [];
+    plot.querySelectorAll('.main-svg text').forEach((t) => {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || !(t.textContent || '').trim()) return;
+      if (t.closest('.hoverlayer, .modebar')) return;
+      const s = parseFloat(getComputedStyle(t).fontSize);
+      if (s < least) small.push([s, t.textContent.trim().slice(0, 20)]);
+    });
+    if (!small.length) return;
+    small.sort((a, b) => a[0] - b[0]);
+    const title = ((plot.querySelector('.gtitle') || {}).textContent || `chart ${i}`).trim().slice(0, 40);
+    out.push(`chart "${title}": ${small.length} texts under ${least} px, ${small[0][0]} px "${small[0][1]}"`);
+  });
+  return out;
+}"""
+
+
 def _check(page, url: str, width: int, height: int, shot: str, known: tuple[str, ...] = ()) -> None:
     page.goto(url)
     settle(page)
     # Charts below the fold are drawn in a task of their own (ui/chart.js): let them finish.
     page.wait_for_timeout(300)
-    problems = [line for line in page.evaluate(PROBLEMS, width)
-                if not any(re.search(pattern, line) for pattern in known)]
+    found = page.evaluate(PROBLEMS, width) + (page.evaluate(SMALL_TEXT, SMALL_MIN) if width <= 1024 else [])
+    problems = [line for line in found if not any(re.search(pattern, line) for pattern in known)]
     # Streamlit scrolls its main column, not the page: a "full page" screenshot is the
     # viewport. Make the window as tall as the lesson (same width, so the same layout).
     tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")

@@ -43,7 +43,8 @@ MEASURE = r"""() => {
   const small = [], titles = [];
   let chartMin = null, titleMin = null;
   const TEXT = '.xtick text, .ytick text, [class*="xtick"] text, [class*="ytick"] text, [class^="g-x"][class$="title"] text,'
-    + ' [class^="g-y"][class$="title"] text, .legend text, .annotation-text, .colorbar .tick text, .cbtitle text';
+    + ' [class^="g-y"][class$="title"] text, .legend text, .annotation-text, .colorbar .tick text, .cbtitle text,'
+    + ' .textpoint text, text.bartext, .heatmap-label text, .slicetext';   // and the data labels, heatmap cells included
   for (const c of charts) {
     for (const t of c.querySelectorAll(TEXT)) {
       if (!seen(t) || !(t.textContent || '').trim()) continue;
@@ -85,6 +86,46 @@ MEASURE = r"""() => {
       }
     }
   }
+  // A heatmap a room can read: its labelled rows at least as far apart as a tick label is tall, its
+  // labelled columns as far apart as their labels are wide (upright) or tall (turned), and each
+  // cell label inside its cell (no label printed over its neighbour's).
+  const crowded = [];
+  for (const c of charts) {
+    const fl = c._fullLayout;
+    if (!fl || !c._fullData) continue;
+    for (const tr of c._fullData) {
+      if (tr.type !== 'heatmap' || tr.visible !== true) continue;
+      const xa = fl[tr.xaxis.replace('x', 'xaxis')], ya = fl[tr.yaxis.replace('y', 'yaxis')];
+      if (!xa || !ya || !(xa._length > 0) || !(ya._length > 0)) continue;
+      for (const [ax, across] of [[ya, false], [xa, true]]) {
+        if (!ax.showticklabels || !ax._vals) continue;
+        const turned = across && Math.abs(ax._tickAngles ? (Object.values(ax._tickAngles)[0] || 0) : 0) > 1;
+        const font = (ax.tickfont && ax.tickfont.size) || 12;
+        const labelled = ax._vals.filter((t) => (t.text || '').trim())
+          .map((t) => ({ at: ax.l2p(t.x), w: (t.text || '').length }));
+        labelled.sort((a, b) => a.at - b.at);
+        const els = Array.from(c.querySelectorAll(`.${ax._id}tick text`)).filter(seen);
+        const widest = els.length ? Math.max(...els.map((e) => e.getBoundingClientRect().width)) : 0;
+        const need = across && !turned ? widest : font;
+        for (let k = 1; k < labelled.length; k++) {
+          const gap = labelled[k].at - labelled[k - 1].at;
+          if (gap + 0.5 < need) { crowded.push(`${ax._id}: labelled ${across ? 'columns' : 'rows'} ${gap.toFixed(1)} px apart, labels need ${need.toFixed(1)}`); break; }
+        }
+      }
+      const rows = (tr.z || []).length, cols = rows ? Math.max(...tr.z.map((r) => (r || []).length)) : 0;
+      if (!rows || !cols) continue;
+      const rowH = ya._length / rows, colW = xa._length / cols;
+      for (const t of c.querySelectorAll('.heatmap-label text')) {
+        const r = seen(t);
+        if (!r || !(t.textContent || '').trim()) continue;
+        const s = parseFloat(getComputedStyle(t).fontSize);
+        if (r.width > colW + 1.5 || s > rowH + 1.5) {
+          crowded.push(`cell label "${t.textContent.trim().slice(0, 12)}" ${r.width.toFixed(0)}x${s} px in a cell ${colW.toFixed(0)}x${rowH.toFixed(0)}`);
+          break;
+        }
+      }
+    }
+  }
   const codes = Array.from(main.querySelectorAll('[data-testid="stCode"] code')).filter(seen);
   const codeMin = codes.length ? Math.min(...codes.map((el) => parseFloat(getComputedStyle(el).fontSize))) : null;
   const bar = document.querySelector('.anatomy-classroom');
@@ -95,7 +136,7 @@ MEASURE = r"""() => {
     .filter((el) => !el.matches('[data-anatomy-split]') && !el.querySelector('.anatomy-classroom'));
   const heads = Array.from(main.querySelectorAll('h2, h3, .anatomy-slide')).filter(seen)
     .map((h) => h.textContent.replace(/\s+/g, ' ').trim());
-  return {charts: charts.length, chartMin, titleMin, codeMin, small, titles, cramped, touching,
+  return {charts: charts.length, chartMin, titleMin, codeMin, small, titles, cramped, touching, crowded,
           figure: first && {top: first.top, bottom: first.bottom, left: first.left, right: first.right},
           barTop, width: innerWidth, heads,
           slides: Array.from(new Set(numbered.map((el) => el.getAttribute('data-anatomy-slide')))),
@@ -121,6 +162,7 @@ def problems(m: dict, overlaps: list[str], k: int, titles: list[str]) -> list[st
     out += [f"overlap: {p}" for p in overlaps[:3]]
     out += [f"cramped plot: {p}" for p in m["cramped"][:3]]
     out += [f"panel title within {GAP} px of a tick label: {p}" for p in m["touching"][:3]]
+    out += [f"crowded heatmap: {p}" for p in m["crowded"][:3]]
     if m["url"] != str(k) or m["step"] != str(k):
         out.append(f"step in the URL {m['url']}, bar {m['step']}, shown {k}")
     if m["slides"] != [str(k)] and not (k == 1 and not m["slides"]):
