@@ -262,7 +262,7 @@ def real_lesson(text: str) -> None:
         figure(built_figure(("a2.word_map", lang(), tuple(words)), lambda: word_map(
             wmap["coords"], words, counts, title=tr(f"{NS}.real_map_fig", n=len(words)),
             names=(tr(f"{NS}.map_one"), tr(f"{NS}.map_many")), axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"),
-            hover=hover)), key=f"{NS}.word_map")
+            hover=hover, hover_only=tr(f"{NS}.map_hover_only"))), key=f"{NS}.word_map")
         many = [f"{plain(w)} = {' + '.join(plain(t.replace(' ', '␣')) for t in toks)}"
                 for w, toks, c in zip(words, wmap["tokens"], counts, strict=True) if c > 1]
         st.caption(tr(f"{NS}.map_many_caption", words="; ".join(many)) if many else tr(f"{NS}.map_all_one"))

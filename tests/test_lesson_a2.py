@@ -181,7 +181,8 @@ def _same_up_to_sign(a, b, atol=1e-4):
 
 def _map_points(at):
     fig = figure_by_key(at, "a2.word_map")
-    words = list(fig["data"][0]["text"]) + list(fig["data"][1]["text"])
+    # each point's word, from its hover ("word: its tokens"): a crowded word is labelled by a number
+    words = [h.split(": ")[0] for i in (0, 1) for h in fig["data"][i]["customdata"]]
     xy = np.concatenate([np.stack([trace_array(fig, i, "x"), trace_array(fig, i, "y")], axis=1)
                          for i in (0, 1) if len(fig["data"][i]["text"])])
     return fig, words, xy
@@ -284,3 +285,58 @@ def test_a2_without_the_real_model(monkeypatch):
         assert trace_array(figure_by_key(at, "a2.matrix"), 0, "z").shape[0] == 11
         with pytest.raises(KeyError):
             figure_by_key(at, "a2.word_map")
+
+
+def _label_boxes(fig) -> list[tuple[str, tuple[float, float, float, float]]]:
+    """Every label the word map prints, with its box in the pixels labels were placed in
+    (viz.embeddings.word_frame on the figure's fixed ranges, the width from viz.common's text width)."""
+    from viz.embeddings import WORD_PLOT, label_box
+    (x0, x1), (y0, y1) = fig["layout"]["xaxis"]["range"], fig["layout"]["yaxis"]["range"]
+    out = []
+    for i, t in enumerate(fig["data"][:2]):
+        xs, ys = trace_array(fig, i, "x"), trace_array(fig, i, "y")
+        for x, y, text, where in zip(xs, ys, t["text"], t["textposition"], strict=True):
+            px = ((x - x0) / (x1 - x0) * WORD_PLOT[0], (y - y0) / (y1 - y0) * WORD_PLOT[1])
+            if text:
+                out.append((text, label_box(px, text, where)))
+    return out
+
+
+def _no_overprint(fig) -> None:
+    from viz.embeddings import _overlap
+    boxes = _label_boxes(fig)
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            assert _overlap(box_a, box_b) == 0, (a, b)
+
+
+def test_word_map_labels_never_overprint():
+    """Issue 38 §5: a crowded cluster (capitals that PCA puts on one spot) gets labels that do not
+    meet; words crowded out are numbered and named under the title, none is lost."""
+    import numpy as np
+
+    from viz.embeddings import word_map
+    rng = np.random.default_rng(0)
+    words = ["Paris", "France", "Rome", "Italy", "Tokyo", "Japan", "Berlin", "king", "queen", "cat", "dog"]
+    coords = np.concatenate([rng.normal(0, 0.01, (7, 2)), rng.normal(3, 1, (4, 2))])   # seven on one spot
+    fig = word_map(coords, words, [1] * 11, title="map")
+    _no_overprint(fig)
+    printed = {text for text, _ in _label_boxes(fig)}
+    title = fig["layout"]["title"]["text"]
+    for w in words:
+        assert w in printed or f" {w}" in title or f", {w}" in title, w   # on the map, or named under the title
+    for text in printed:
+        assert not text.isdigit() or f"{text} " in title         # a number on the map is named in the key
+    again = word_map(coords, words, [1] * 11, title="map")
+    assert again["data"][0]["textposition"] == fig["data"][0]["textposition"]     # deterministic
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a2_word_map_labels_do_not_overlap(lang):
+    """The lecturer's case: SmolLM2's default word list (Japan, Paris, Italy, the capitals)."""
+    from tests.real_util import real
+    real()
+    at = open_lesson(PAGE, lang, {"a2.lm": "smollm2"})
+    fig = figure_by_key(at, "a2.word_map")
+    _no_overprint(fig)
+    assert len(_label_boxes(fig)) >= 15                          # most words still named on the map

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from viz.common import DIVERGING_SCALE, Figure, array, label, make, unique_labels
+from viz.common import DIVERGING_SCALE, Figure, _text_px, array, label, make, unique_labels
 
 
 def matrix(values, row_tokens: list[str], *, title: str | None = None,
@@ -125,27 +125,104 @@ def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], 
     return make(data, layout, title, height=640)
 
 
+WORD_FONT = 17               # px of a word's label on the word map
+WORD_PLOT = (340, 340)       # px of the word map's plot at its narrowest (beside the code at 1440 px)
+WORD_PAD = 0.15              # blank margin each side of the points (room for labels), a fraction of their span
+
+
+def word_frame(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The axis ranges of the word map, (2, 2) as [[x0, x1], [y0, y1]], and the points in pixels
+    of a WORD_PLOT plot drawn on them ((P, 2), y up): labels are placed in these pixels.
+
+    Example: word_frame(np.array([[0., 0.], [1., 1.]]))[1] -> [[23.4, 23.4], [316.6, 316.6]]
+    """
+    lo, hi = xy.min(axis=0), xy.max(axis=0)
+    span = np.maximum(hi - lo, 1e-6)
+    ranges = np.stack([lo - WORD_PAD * span, hi + WORD_PAD * span], axis=1)           # (2, 2)
+    px = (xy - ranges[:, 0]) / (ranges[:, 1] - ranges[:, 0]) * np.array(WORD_PLOT)    # (P, 2)
+    return ranges, px
+
+
+def label_box(px: tuple[float, float], text: str, position: str) -> tuple[float, float, float, float]:
+    """The (left, bottom, right, top) in pixels of ``text`` drawn at WORD_FONT at ``position``
+    (plotly's textposition) around the point ``px``, its width from viz.common's text width."""
+    return _box(px[0], px[1], _AROUND[position], _text_px(text, WORD_FONT), WORD_FONT + 5)
+
+
+def place_words(px: np.ndarray, words: list[str]) -> tuple[list[str | None], list[int]]:
+    """A textposition for each word where its label box meets no label placed before it, no
+    other point and stays inside the plot: the eight places around the point are tried in
+    order, the first free one taken (deterministic). A word with no free place gets a number
+    instead (1, 2, ... in the order of the words), placed the same way but free to cover other
+    points, and goes to the numbered key; a number with no free place either is left to the
+    hover (None; the key then names it without a number on the map: ``word_map`` leaves it out).
+    Returns the positions and, per word, its number (0: labelled by its name).
+
+    Example: place_words(np.array([[100., 100.], [100., 100.]]), ["cat", "cat"])
+             -> (["top center", "bottom center"], [0, 0])   # one above, one below
+    """
+    placed: list[tuple[float, float, float, float]] = []
+    dots = [(x - 6, y - 6, x + 6, y + 6) for x, y in px]
+    out: list[str | None] = []
+    numbers: list[int] = []
+    count = 0
+
+    def free(box, own: int, over_dots: bool = False) -> bool:
+        inside = box[0] >= 0 and box[1] >= 0 and box[2] <= WORD_PLOT[0] and box[3] <= WORD_PLOT[1]
+        return inside and not any(_overlap(box, o) > 0 for o in placed) and \
+            (over_dots or not any(_overlap(box, d) > 0 for k, d in enumerate(dots) if k != own))
+
+    for i, (point, word) in enumerate(zip(px, words, strict=True)):
+        where = next((name for name in _AROUND if free(label_box(point, word, name), i)), None)
+        number = 0
+        if where is None:
+            count += 1
+            number = count
+            where = next((name for name in _AROUND if free(label_box(point, str(number), name), i, True)), None)
+        if where is not None:
+            placed.append(label_box(point, str(number) if number else word, where))
+        out.append(where)
+        numbers.append(number)
+    return out, numbers
+
+
 def word_map(coords, words: list[str], n_tokens: list[int], *, title: str | None = None,
              names: tuple[str, str] = ("one token", "several tokens, mean"), axes: tuple[str, str] = ("PC 1", "PC 2"),
-             hover: list[str] | None = None) -> Figure:
+             hover: list[str] | None = None, hover_only: str = "hover: {words}") -> Figure:
     """Each word of a list as a labelled point of a 2-D PCA: a word that is one token a blue dot
     (trace 0), a word cut into several tokens, drawn at the mean of their rows, an orange diamond
-    (trace 1). ``hover`` adds each word's tokens."""
+    (trace 1). ``hover`` adds each word's tokens.
+
+    No label prints over another (issue 38: "Japan" over Paris and Italy): the axes are fixed
+    (``word_frame``) and ``place_words`` gives each label a free place; a word crowded out is
+    numbered, and the numbers are named under the title ("1 Japan · 2 Italy"); a word with no
+    room for a number either is named there too (``hover_only``, "{words}" filled): its point
+    says it on hover."""
     xy = array(coords).reshape(-1, 2)
-    where = label_positions(xy, xy, box=(60, 24)) if len(xy) else []
+    ranges, px = word_frame(xy) if len(xy) else (np.array([[-1.0, 1.0], [-1.0, 1.0]]), xy)
+    shown = [label(w) for w in words]
+    where, numbers = place_words(px, shown) if len(xy) else ([], [])
     hover = hover or words
     data = []
     for trace, (name, keep, colour, symbol) in enumerate(((names[0], lambda n: n == 1, "#4c78a8", "circle"),
                                                           (names[1], lambda n: n > 1, "#f58518", "diamond"))):
         rows = [i for i, n in enumerate(n_tokens) if keep(n)]
         data.append({"type": "scatter", "x": xy[rows, 0] if rows else [], "y": xy[rows, 1] if rows else [],
-                     "mode": "markers+text", "name": name, "text": [label(words[i]) for i in rows],
-                     "textposition": [where[i] for i in rows], "customdata": [label(hover[i]) for i in rows],
-                     "textfont": {"size": 17, "color": "#1f4e99" if trace == 0 else "#b35806"},
+                     "mode": "markers+text", "name": name,
+                     "text": [("" if where[i] is None else str(numbers[i]) if numbers[i] else shown[i]) for i in rows],
+                     "textposition": [where[i] or "top center" for i in rows],
+                     "customdata": [label(hover[i]) for i in rows],
+                     "textfont": {"size": WORD_FONT, "color": "#1f4e99" if trace == 0 else "#b35806"},
                      "hovertemplate": "%{customdata}<extra></extra>",
                      "marker": {"size": 11, "color": colour, "symbol": symbol}})
-    layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},
-              "yaxis": {"title": {"text": axes[1]}, "zeroline": False},
+    key = " · ".join(f"{numbers[i]} {shown[i]}" for i in range(len(words)) if numbers[i] and where[i])
+    rest = ", ".join(shown[i] for i in range(len(words)) if where[i] is None)
+    if rest:
+        key = f"{key} · {hover_only.format(words=rest)}" if key else hover_only.format(words=rest)
+    if key:
+        title = f"{title}<br>{key}" if title else key
+    layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False, "range": ranges[0].tolist()},
+              "yaxis": {"title": {"text": axes[1]}, "zeroline": False, "range": ranges[1].tolist()},
               "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0},
               "margin": {"b": 96}}
     return make(data, layout, title, height=560)
