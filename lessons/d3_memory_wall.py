@@ -84,7 +84,7 @@ def workload_controls():
         c2, c3, c4, c5 = st.columns([2.2, 1.6, 1.6, 3])
     else:
         c2 = st.container()
-        c3, c4, c5 = st.columns([2, 2, 3])
+        c3, c4, c5 = st.columns([1.8, 1.5, 3.7])      # the five formats in one row at 1024 px
     context = c2.select_slider(tr(f"{NS}.context"), CONTEXTS, value=4096, key=f"{NS}.context",
                                bind="query-params")
     with c3:
