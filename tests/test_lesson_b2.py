@@ -22,7 +22,7 @@ OPEN = {"b2.ex_open": "true"}
 
 def _check(at, n, h, d):
     grid = figure_by_key(at, "b2.grid")
-    assert len(grid["data"]) == h                                        # one panel per head
+    assert _heatmaps(grid) == h                                          # one panel per head (+ key labels)
     for i in range(h):
         w = trace_array(grid, i, "z")
         assert w.shape == (n, n)
