@@ -144,8 +144,13 @@ def heatmap(
             layout[axis].update(token_axis(n))
             if n <= MAX_NAMED:
                 layout[axis]["tickfont"] = {"size": font}
+        if font > token_font(n) and n <= MAX_NAMED:
+            layout["xaxis"]["dtick"] = 2      # raised labels: every other key (a column stays as narrow)
         words = word_label_px(x, font) if n <= MAX_NAMED else 0.0
-        height = max(height, round((90 if title else 40) + 40 + words + (font + 4) * z.shape[0]))
+        # a row's room: its label's size and 4 px, and again what least_font added (a label's box
+        # is taller than its size: 41 rows at 11 px met with 15 px a row)
+        row = font + 4 + (font - token_font(n))
+        height = max(height, round((90 if title else 40) + 40 + words + row * z.shape[0]))
         if words:                     # word tokens above the columns read upwards (see word_label_px)
             layout["xaxis"]["tickangle"] = -90
             layout["margin"] = {"t": round((60 if title else 10) + words + 12)}
