@@ -13,6 +13,7 @@ import streamlit as st
 from core.models import gguf_llama
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui.frame import choice, tr
+from ui.memory import settle_memory
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -45,9 +46,11 @@ def real_model_available() -> bool:
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _load_real(device: str):
     try:
-        return gguf_llama.load_real_model(device)
+        loaded = gguf_llama.load_real_model(device)
     except gguf_llama.RealModelUnavailable as err:
         return err
+    settle_memory()        # its tokenizer tables (~124,000 objects): out of the collector's reach
+    return loaded
 
 
 _BUILD_LOCK = threading.Lock()
@@ -97,6 +100,7 @@ def warm_real(device: str = "cpu") -> None:
         model, tok = loaded
         with torch.inference_mode():
             model(torch.tensor([tok.encode("The cat sat on the mat.")], device=device))
+
 
 
 def real_model(device: str):

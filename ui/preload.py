@@ -32,6 +32,7 @@ import core  # noqa: E402
 import ui  # noqa: E402
 import viz  # noqa: E402
 from ui.chart import publish_plotly_js, static_dir  # noqa: E402
+from ui.memory import settle_memory  # noqa: E402
 from ui.model import real_model_available, warm_real  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
 from ui.static_gzip import compressed, install  # noqa: E402
@@ -93,6 +94,9 @@ tcp_nodelay()
 # plotly.js and Streamlit's scripts gzipped once, not for each student (ui/static_gzip.py).
 if install(static_dir()):
     compressed("/app/static/plotly.min.js", static_dir())
+
+# What is loaded now lives as long as the process: out of the collector's reach (see settle_memory).
+settle_memory()
 
 # SmolLM2-135M-Instruct (issue 24), only when its package is installed: the cache built once per
 # machine (~40 s) and the model loaded into ui.model's st.cache_resource (~0.5-2 s), in a thread,
