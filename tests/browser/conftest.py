@@ -66,6 +66,53 @@ def _warm_up(browser, url: str) -> None:
     page.close()
 
 
+# Every console error and uncaught exception of every page a browser test opens, since the test
+# began (a list shared by the session's one browser; emptied before each test).
+CONSOLE_ERRORS: list[str] = []
+
+
+def watch(page) -> None:
+    """Record ``page``'s console errors and page errors in CONSOLE_ERRORS."""
+    page.on("console", lambda m: CONSOLE_ERRORS.append(f"console error on {page.url}: {m.text} {m.location}")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda e: CONSOLE_ERRORS.append(f"page error on {page.url}: {e}"))
+
+
+class WatchedBrowser:
+    """Playwright's Browser, with every page it opens (alone, or in a context) watched."""
+
+    def __init__(self, browser):
+        self._browser = browser
+
+    def new_page(self, *args, **kwargs):
+        page = self._browser.new_page(*args, **kwargs)
+        watch(page)
+        return page
+
+    def new_context(self, *args, **kwargs):
+        context = self._browser.new_context(*args, **kwargs)
+        context.on("page", watch)
+        return context
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "console_errors_ok: a browser test that provokes console errors on purpose")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A browser test fails on any console error or page error, as if it had asserted none."""
+    CONSOLE_ERRORS.clear()
+    result = yield
+    if "chromium_browser" in item.fixturenames and not item.get_closest_marker("console_errors_ok"):
+        errors, CONSOLE_ERRORS[:] = list(CONSOLE_ERRORS), []
+        assert not errors, "the browser logged errors:\n" + "\n".join(errors)
+    return result
+
+
 @pytest.fixture(scope="session")
 def chromium_browser():
     if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
@@ -76,7 +123,7 @@ def chromium_browser():
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield b
+        yield WatchedBrowser(b)
         b.close()
 
 
