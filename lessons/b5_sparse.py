@@ -27,6 +27,7 @@ from ui.frame import (
     header,
     ranged_slider,
     send_now,
+    sentences,
     shapes_table,
     slide,
     tr,
@@ -179,8 +180,8 @@ def pattern_sections():
         src = source_token(cfg)
         first_text = (tr(f"{NS}.reach_first", src=src, first=first) if first is not None
                       else tr(f"{NS}.reach_never", src=src))
-        st.caption(tr(f"{NS}.reach_caption", i=query, L=layers, seen=seen, n=cfg.n, all=demo[name]["all"])
-                   + " " + first_text)
+        st.caption(sentences(tr(f"{NS}.reach_caption", i=query, L=layers, seen=seen, n=cfg.n, all=demo[name]["all"]),
+                             first_text))
     with slot["kernel"]:
         k = kernels_demo(cfg.n, cfg.w, cfg.seed)
         figure(band_weights(k["band_weights"], title=tr(f"{NS}.band_fig", c=k["chunks"], b=cfg.w, L=k["keys"]),

@@ -29,6 +29,7 @@ from ui.frame import (
     plain,
     ranged_slider,
     send_now,
+    sentences,
     slide,
     text_box,
     tr,
@@ -227,9 +228,9 @@ def course_body():
         live_figure(bars_frames, ("d1.bars", *inputs, log, title, tr(f"{NS}.token")),
                     f"{NS}.bars", f"{NS}.temperature", TEMPERATURES, 0.0, tr(f"{NS}.temperature"),
                     texts=[f"{t:.2f}" for t in TEMPERATURES], help=tr(f"{NS}.temperature_help"))
-        st.caption(tr(f"{NS}.live.entropy_caption", t=temperature, h=entropies[TEMPERATURES.index(temperature)],
-                      h1=entropies[TEMPERATURES.index(1.0)])
-                   + (" " + tr(f"{NS}.live.so_far_caption", t=temperature, n=n_steps) if n_steps else ""))
+        st.caption(sentences(tr(f"{NS}.live.entropy_caption", t=temperature, h=entropies[TEMPERATURES.index(temperature)],
+                                h1=entropies[TEMPERATURES.index(1.0)]),
+                             tr(f"{NS}.live.so_far_caption", t=temperature, n=n_steps) if n_steps else ""))
         presses = st.session_state.get(f"{NS}.presses", 0)
         if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # a button moved the figure
             st.session_state[f"{NS}.presses_shown"] = presses
@@ -240,7 +241,7 @@ def course_body():
             else:
                 why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
                          rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
-            st.markdown(why + " " + tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"]))
+            st.markdown(sentences(why, tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"])))
         # The same step at three temperatures, side by side (also the page's width: 3 x 10 names).
         slide(tr("classroom.slide.d1_strip"))
         strip = {tr(f"{NS}.strip_panel", t=t): s["strip"][t] for t in STRIP}
@@ -422,7 +423,7 @@ def real_body(model, tok):
         # The template's control tokens as code; the student's text (a typed <|im_end|> too) as text.
         seen = "".join(f"`{t}`" if special else plain(printable(t))
                        for t, special in special_runs(tok, prompt.ids, TEMPLATE_SHOWN))
-        st.caption(tr(f"{NS}.chat_template", n=len(prompt.ids), text=seen) + " " + tr(f"{NS}.chat_legend"))
+        st.caption(sentences(tr(f"{NS}.chat_template", n=len(prompt.ids), text=seen), tr(f"{NS}.chat_legend")))
     else:
         st.caption(tr(f"{NS}.text_tokens", n=len(prompt.ids)))
     temperature, top_k, top_p, seed = sampling_controls()
@@ -439,9 +440,9 @@ def real_body(model, tok):
     current = runs[-1] if runs and runs[-1]["settings"] == settings else None
     if current:
         slot.markdown(conversation(mode, source, current["text"], current["ended"]))
-        st.caption(tr(f"{NS}.speed", n=len(current["new_ids"]), prompt=current["prompt_tokens"],
-                      prefill=current["prefill_s"] * 1000, tps=current["decode_tps"] or 0.0)
-                   + (" " + tr(f"{NS}.shared_run") if current.get("shared") else ""))
+        st.caption(sentences(tr(f"{NS}.speed", n=len(current["new_ids"]), prompt=current["prompt_tokens"],
+                                prefill=current["prefill_s"] * 1000, tps=current["decode_tps"] or 0.0),
+                             tr(f"{NS}.shared_run") if current.get("shared") else ""))
     else:
         slot.markdown(conversation(mode, source, "", None))
         st.caption(tr(f"{NS}.press_generate"))
@@ -470,12 +471,12 @@ def real_body(model, tok):
         else:
             why = tr(f"{NS}.why_sampled", token=plain(visible_token(d["chosen_token"])), p=d["chosen_sample"],
                      rank=d["rank"], kept=d["kept"], best=plain(visible_token(d["best_token"])))
-        st.markdown(why if temperature > 0 else why + " " + tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"])
-                    + " " + tr(f"{NS}.greedy_note"))
+        st.markdown(why if temperature > 0 else sentences(why, tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]),
+                                                          tr(f"{NS}.greedy_note")))
     else:
         real_bars(d, False, tr(f"{NS}.real_bars_next", pos=pos), log)
-        st.markdown(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"])
-                    + (" " + tr(f"{NS}.greedy_note") if temperature <= 0 else ""))
+        st.markdown(sentences(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]),
+                              tr(f"{NS}.greedy_note") if temperature <= 0 else ""))
     strip = {tr(f"{NS}.strip_panel", t=t): strip_p[t] for t in STRIP}
     slide(tr("classroom.slide.d1_strip"))
     figure(temperature_strip([visible_token(t) for t in d["tokens"][:STRIP_SHOW]], strip,

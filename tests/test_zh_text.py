@@ -86,3 +86,24 @@ def test_no_stray_space_in_chinese():
     offenders = {key: _gaps(text) for key, text in _strings() if _gaps(text)}
     assert len(_strings()) > 1000                       # the rule saw the whole catalogue
     assert not offenders, f"{len(offenders)} strings with a stray space: {offenders}"
+
+
+def test_sentences_are_joined_as_the_language_writes_them():
+    """Pages put two catalogue sentences together with ui.frame.sentences, never with " ": in
+    Chinese that space is a gap after 「。」 (D1's 「…随之更新。 目前的…」)."""
+    from pathlib import Path
+
+    from ui import frame
+
+    root = Path(__file__).resolve().parent.parent
+    joins = [f"{p.relative_to(root)}:{i}" for folder in ("lessons", "ui") for p in sorted((root / folder).glob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r'" " \+ tr\(|\+ " " \+', line)]
+    assert not joins, f"sentences joined with a space: {joins}"
+    original = frame.lang
+    try:
+        frame.lang = lambda: "zh"
+        assert frame.sentences("一。", "", "二。") == "一。二。"
+        frame.lang = lambda: "en"
+        assert frame.sentences("One.", "", "Two.") == "One. Two."
+    finally:
+        frame.lang = original

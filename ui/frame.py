@@ -38,6 +38,16 @@ def tr(key: str, **fields: object) -> str:
     return i18n.t(lang(), key, **fields)
 
 
+def sentences(*parts: str) -> str:
+    """Sentences of the catalogue put together as the page's language writes them: a space
+    between them in English, none in Chinese (after 「。」 a space is a visible gap). Empty parts
+    are left out.
+
+    Example: sentences("One.", "", "Two.") -> "One. Two." in English, "一。二。" from 「一。」, 「二。」 in Chinese
+    """
+    return ("" if lang() == "zh" else " ").join(p for p in parts if p)
+
+
 def tr_items(key: str) -> list[str]:
     return i18n.items(lang(), key)
 
@@ -459,7 +469,7 @@ def quiz_score(ns: str, names: Sequence[str]) -> None:
     text = tr("classroom.score", right=sum(done), total=len(names))
     left = len(names) - len(done)
     if left:
-        text += " " + tr("classroom.score_left", left=left)
+        text = sentences(text, tr("classroom.score_left", left=left))
     st.markdown(f":material/scoreboard: **{text}**")
 
 
