@@ -15,6 +15,7 @@ from core.lab.attention_lab import (
 from core.parts.attention import scaled_dot_product_attention
 from core.parts.masks import causal_mask, padding_mask
 from core.text.tokenizer import PAD
+from ui.classroom import presenting
 from ui.explorer import explorer
 from ui.frame import (
     beside_code,
@@ -98,8 +99,14 @@ def mask_layout(text: str, causal: bool) -> tuple[dict, list[str]]:
     """Sections 1 and 2 without what d_k changes: the prose and the code, laid out once per full
     run, with an empty slot for each part that mask_sections draws."""
     slots = {"controls": st.container()}
-    st.subheader(tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder")))
-    c1, c2, c3 = st.columns(3)
+    title = tr(f"{NS}.steps_title", kind=tr(f"{NS}.decoder" if causal else f"{NS}.encoder"))
+    st.subheader(title)
+    if presenting():   # presenter mode: two charts a slide, so that a "−∞" at 18 px fits its cell
+        c1, c2 = st.columns(2)
+        slide(tr("classroom.slide.continued", title=title))
+        c3 = st.columns(2)[0]
+    else:
+        c1, c2, c3 = st.columns(3)
     slots.update(mask=c1.container(), scores=c2.container(), weights=c3.container(), check=st.container())
     left, right = st.columns([1, 1])
     with left:
