@@ -23,6 +23,7 @@ from core.parts.mha import MultiHeadAttention
 from core.parts.norms import layer_norm, rms_norm
 from core.parts.trace import Trace
 from ui.c2_block import REAL_TOKENS, curves_demo, norm_demo, traced, traced_real
+from ui.classroom import presenting
 from ui.frame import (
     beside_code,
     built_figure,
@@ -161,7 +162,10 @@ else:                                   # the shapes of the model the tensors be
     st.markdown(tr(f"{NS}.course_text"))
 # The whole model first (the chosen block framed), then the diagram, then the controls right above
 # the tensor view they drive (block, head, part).
-slot = {"strip": st.container(), "diagram": st.container(), "controls": st.container()}
+slot = {"strip": st.container()}
+if presenting():   # presenter mode: the block's diagram on a slide of its own, under the whole model's strip
+    slide(tr("classroom.slide.continued", title=tr(f"{NS}.block_title")))
+slot.update(diagram=st.container(), controls=st.container())
 if loaded:
     left, right = st.columns([1, 1])
     slot["tensor"], slot["tensor_code"] = left.container(), right.container()
@@ -226,8 +230,9 @@ def block_sections():
     with slot["strip"]:
         figure(built_figure((f"{NS}.strip", arch.name, layer, lang()), lambda: whole_model(layer)), key=f"{NS}.strip")
     with slot["diagram"]:
-        figure(built_figure((f"{NS}.diagram", part, lang()), lambda: block_diagram(
-            part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")})),
+        roomy = presenting()      # presenter mode: taller boxes, for labels at 18 px
+        figure(built_figure((f"{NS}.diagram", part, roomy, lang()), lambda: block_diagram(
+            part, LABELS, regions={"attn": tr(f"{NS}.region_attn"), "ffn": tr(f"{NS}.region_ffn")}, roomy=roomy)),
                key=f"{NS}.diagram")
         st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
 

@@ -24,6 +24,11 @@ EDGES = [("resid_pre", "attn_norm"), ("attn_norm", "attn.q"), ("attn_norm", "att
          ("attn.v", "attn_out"), ("attn_out", "resid_mid"), ("resid_mid", "ffn_norm"),
          ("ffn_norm", "ffn.gate"), ("ffn_norm", "ffn.up"), ("ffn.gate", "ffn_out"), ("ffn.up", "ffn_out"),
          ("ffn_out", "resid_post")]
+# Presenter mode: the same places and widths, each box as tall as its row allows (q, k and v are
+# 1.0 apart, the gate and up 1.2), for two lines at 18 px.
+ROOMY: dict[str, tuple[float, float, float, float]] = {
+    part: (x, y, w, 0.9 if h < 0.7 else 1.3) for part, (x, y, w, h) in LAYOUT.items()
+}
 SKIPS = [("resid_pre", "resid_mid"), ("resid_mid", "resid_post")]   # the residual connections
 COLORS = {"norm": "#e8f1fa", "attn": "#fdf0e1", "ffn": "#e9f6ea", "resid": "#f2f2f2"}
 SELECTED = "#ff7f0e"
@@ -40,24 +45,29 @@ def _group(part: str) -> str:
 
 
 def block_diagram(selected: str, labels: dict[str, str], *, regions: dict[str, str], title: str | None = None,
-                  height: int = 300) -> Figure:
+                  height: int = 300, roomy: bool = False) -> Figure:
     """One block, left to right; ``labels`` is the (already translated) text of every part,
     ``regions`` names the two sub-layers ("attn", "ffn"). Trace 0 holds one labelled point per
     part with the part id as customdata; the selected part's box is orange.
 
+    ``roomy`` (presenter mode): boxes as tall as their row allows, so
+    that a two-line label at the presenter's 18 px stays inside its box (ui/chart.js sets a label
+    that spills back to the figure's own 13 px).
+
     Few annotations on purpose: every annotation is validated by plotly on each rerun, so
     labels are one text trace and all arrows one line trace with arrow markers.
     """
-    parts = list(LAYOUT)
+    boxes_at = ROOMY if roomy else LAYOUT
+    parts = list(boxes_at)
     shapes = []
-    for part, (x, y, w, h) in LAYOUT.items():
+    for part, (x, y, w, h) in boxes_at.items():
         chosen = part == selected
         shapes.append({"type": "rect", "x0": x - w / 2, "x1": x + w / 2, "y0": y - h / 2, "y1": y + h / 2,
                        "fillcolor": SELECTED if chosen else COLORS[_group(part)], "layer": "below",
                        "line": {"color": "#333" if chosen else "#888", "width": 3 if chosen else 1}})
     top = 3.75
     for a, b in SKIPS:                                                # residual path drawn above the block
-        (xa, ya, _, ha), (xb, _, _, hb) = LAYOUT[a], LAYOUT[b]
+        (xa, ya, _, ha), (xb, _, _, hb) = boxes_at[a], boxes_at[b]
         shapes.append({"type": "path", "path": f"M {xa},{ya + ha / 2} L {xa},{top} L {xb},{top} L {xb},{ya + hb / 2}",
                        "line": {"color": "#1f77b4", "width": 2, "dash": "dot"}})
     boxes = (("attn", 2.9, 7.0), ("ffn", 10.1, 13.0))
@@ -67,19 +77,19 @@ def block_diagram(selected: str, labels: dict[str, str], *, regions: dict[str, s
     # Arrows: segments (start, end, gap); only the end point carries an arrow marker.
     xs, ys, sizes = [], [], []
     for a, b in EDGES:
-        (xa, ya, wa, _), (xb, yb, wb, _) = LAYOUT[a], LAYOUT[b]
+        (xa, ya, wa, _), (xb, yb, wb, _) = boxes_at[a], boxes_at[b]
         xs += [xa + wa / 2, xb - wb / 2 - 0.05, None]
         ys += [ya, yb, None]
         sizes += [0, 9, 0]
     texts = [{"type": "scatter", "mode": "text", "x": [(xa + xb) / 2 for xa, xb in
-                                                        ((LAYOUT[a][0], LAYOUT[b][0]) for a, b in SKIPS)]
+                                                        ((boxes_at[a][0], boxes_at[b][0]) for a, b in SKIPS)]
               + [(x0 + x1) / 2 for _, x0, x1 in boxes],
               "y": [top + 0.2] * len(SKIPS) + [0.3] * len(boxes), "text": ["+"] * len(SKIPS)
               + [regions[name] for name, _, _ in boxes], "textfont": {"size": 13, "color": "#555"},
               "hoverinfo": "skip", "showlegend": False}]
     data = [
-        {"type": "scatter", "mode": "markers+text", "x": [LAYOUT[p][0] for p in parts],
-         "y": [LAYOUT[p][1] for p in parts], "customdata": parts, "text": [labels[p] for p in parts],
+        {"type": "scatter", "mode": "markers+text", "x": [boxes_at[p][0] for p in parts],
+         "y": [boxes_at[p][1] for p in parts], "customdata": parts, "text": [labels[p] for p in parts],
          "textfont": {"size": 13, "color": ["white" if p == selected else "#222" for p in parts]},
          "hovertemplate": "%{customdata}<extra></extra>", "marker": {"size": 30, "opacity": 0},
          "showlegend": False},
