@@ -83,14 +83,21 @@ if got is not None:
         st.caption(tr(f"{NS}.order_caption", uni=peak_uni, bi=peak_bi, truth=res["truth"][-1]))
 
     # ---------------------------------------------------------- one opening, at every checkpoint
-    st.subheader(tr(f"{NS}.opening_title"))
-    st.markdown(tr(f"{NS}.opening_text"))
-    slot = {"opening": st.container()}
-    st.subheader(tr(f"{NS}.next_title"))
-    # Presenter mode: the slider and grid under the title, the prose as a caption under them (a
-    # slide of prose alone and the opening's half-empty one came before).
-    if not presenting():
+    # Presenter mode: one slide, the opening's pills across it, its box beside the slider, the grid
+    # under them and the prose as a caption under it (a slide of prose alone, then one of the
+    # opening's controls alone, half empty, came before).
+    if presenting():
+        st.subheader(tr(f"{NS}.next_title"))
+        slot = {"pills": st.container()}
+        slot["opening"], slot["read"] = st.columns([3, 2], vertical_alignment="bottom")
+    else:
+        st.subheader(tr(f"{NS}.opening_title"))
+        st.markdown(tr(f"{NS}.opening_text"))
+        slot = {"opening": st.container()}
+        slot["pills"] = slot["opening"]
+        st.subheader(tr(f"{NS}.next_title"))
         st.markdown(tr(f"{NS}.next_text"))
+        slot["read"] = st.container()
     slot["next"] = st.container()             # a grid of 7 + 2 rows: the page's whole width, the code under it
     if presenting():
         st.caption(tr(f"{NS}.next_text"))
@@ -109,15 +116,17 @@ if got is not None:
 
 
 def opening_controls() -> str:
-    openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
+    with slot["pills"]:
+        openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
     text = text_box(f"{NS}.prompt", DEFAULT_OPENING, OPENING_CHARS, tr(f"{NS}.prompt_label"),
                     empty_key=f"{NS}.empty_prompt")
     return DEFAULT_OPENING if text.empty else text.text
 
 
 def next_section(text: str, ids: list[int], dev: str) -> None:
-    read = ranged_slider(tr(f"{NS}.read_label"), 1, len(ids), min(DEFAULT_READ, len(ids)), key=f"{NS}.read",
-                         help=tr(f"{NS}.read_help"))
+    with slot["read"]:
+        read = ranged_slider(tr(f"{NS}.read_label"), 1, len(ids), min(DEFAULT_READ, len(ids)), key=f"{NS}.read",
+                             help=tr(f"{NS}.read_help"))
     with st.spinner(tr(f"{NS}.reading")):
         v = next_char_view(text, read, dev)
     rows = [*names, tr(f"{NS}.row_unigram"), tr(f"{NS}.row_bigram", char=v["read"][-1])]
