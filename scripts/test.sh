@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh Debian machine, then the tests.
-#   bash scripts/test.sh            (extra arguments go to pytest)
+#   bash scripts/test.sh            the whole suite, on both cores (extra arguments go to pytest)
+#   bash scripts/test.sh --quick    the edit loop: unit tests and every lesson opened once (~2-3 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The browser tests drive Debian's Chromium; Chinese needs a CJK font to draw as text.
 # tests/test_nginx_replicas.py runs Debian's nginx in front of two replicas (deploy/nginx.conf).
 # (grep without -q reads all of fc-list: with pipefail, an early exit would fail the pipe)
+# Emoji in a text box draw as boxes without a colour emoji font (fonts-noto-color-emoji).
 if ! [ -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -iE "noto sans cjk|wenquanyi" >/dev/null \
-        || ! [ -x /usr/sbin/nginx ]; then
+        || ! fc-list 2>/dev/null | grep -i "noto color emoji" >/dev/null || ! [ -x /usr/sbin/nginx ]; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -q
-    $SUDO apt-get install -y -q chromium fonts-noto-cjk nginx
+    $SUDO apt-get install -y -q chromium fonts-noto-cjk fonts-noto-color-emoji nginx
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -23,5 +25,9 @@ fi
 .venv/bin/pip install -q -r requirements-reference.txt
 # Its dequantised cache (514 MiB) is built once per machine: outside the checkout when asked to.
 export ANATOMY_MODEL_CACHE="${ANATOMY_MODEL_CACHE:-$PWD/assets/cache}"
+# Built here, once, before the two test workers could both start building it.
+[ -f "$ANATOMY_MODEL_CACHE/smollm2-135m-instruct.safetensors" ] || .venv/bin/python -m core.models.gguf_llama 2>/dev/null
 .venv/bin/python -m ruff check .
-.venv/bin/python -m pytest "$@"
+# Two workers (pytest-xdist): the browser and server tests share one of them (tests/conftest.py,
+# xdist_group "servers"), the AppTests and unit tests are spread over both.
+.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -2,3 +2,54 @@ import os
 
 # Lessons skip plotly's figure validation for speed; the tests validate every figure drawn.
 os.environ["ANATOMY_VALIDATE_FIGURES"] = "1"
+
+
+# Both cores (issue 40): `pytest -n 2 --dist loadgroup` (scripts/test.sh). The tests that run a
+# server and a browser, or time a server, share one worker and run one after another there: one
+# Streamlit server and one Chromium for the whole browser session, and no timing measured while
+# the other worker's browser test loads the same cores. Everything else (AppTests, unit tests)
+# is spread over the workers.
+SERIAL_GROUP = "servers"
+SERIAL_FILES = ("test_nginx_replicas.py", "test_class_opens_at_once.py", "test_live_measurements.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    _quick_filter(config, items)
+    for item in items:
+        path = item.path
+        if path.parent.name == "browser" or path.name in SERIAL_FILES:
+            item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
+
+
+# The edit loop (issue 40): `bash scripts/test.sh --quick` runs the unit tests of core/, viz/,
+# ui/ and i18n and opens every lesson once in each language (test_all_lessons), in about three
+# minutes; the whole suite (browser, AppTests that move every control, servers) before a commit.
+QUICK_ALSO = ("test_all_lessons.py::test_lesson_opens_small_and_translated",)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--quick", action="store_true", help="unit tests and every lesson opened once (scripts/test.sh --quick)")
+
+
+def _runs_the_app(path) -> bool:
+    """A module that opens the app, a server or a browser, or compares with transformers."""
+    text = path.read_text(errors="ignore")
+    return any(word in text for word in ("AppTest", "apptest_util", "live_server", "chromium", "transformers"))
+
+
+def _quick_filter(config, items):
+    if not config.getoption("--quick"):
+        return
+    keep, drop, seen = [], [], {}
+    for item in items:
+        if item.path not in seen:
+            seen[item.path] = item.path.parent.name != "browser" and not _runs_the_app(item.path)
+        quick = seen[item.path] and not item.get_closest_marker("slow")
+        if quick or any(item.nodeid.split("/")[-1].startswith(q) for q in QUICK_ALSO):
+            keep.append(item)
+        else:
+            drop.append(item)
+    config.hook.pytest_deselected(items=drop)
+    items[:] = keep

@@ -166,6 +166,7 @@ def test_course_model_probe_and_ablation_shapes():
     assert same.second == pytest.approx(run.whole.second, abs=1e-5)
 
 
+@pytest.mark.slow
 def test_smollm2_copies_and_its_induction_heads_do_it():
     """On SmolLM2 the second copy is far easier than the first, and switching off the top
     five induction heads costs the second copy far more than five random heads do."""
@@ -189,6 +190,7 @@ def test_smollm2_copies_and_its_induction_heads_do_it():
         assert study["top"].accuracy < study["random"].accuracy
 
 
+@pytest.mark.slow
 def test_smollm2_random_control_is_many_draws_and_the_induction_heads_still_stand_out():
     """Twenty draws of five heads outside the top 20 induction heads: the first is the ablation's
     "random" line, the median and range are those of the draws, and the top five induction heads

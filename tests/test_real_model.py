@@ -130,6 +130,7 @@ def test_it_knows_a_capital():
     assert generate(model, tok, PROMPTS[0], 2) == " Rome."
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("prompt", PROMPTS)
 def test_cached_equals_uncached(prompt):
     model, tok = real()
