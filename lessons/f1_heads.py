@@ -10,7 +10,6 @@ from core.lab.head_scores import (
     SCORES,
     ablate,
     ablation_study,
-    control_study,
     copy_losses,
     head_scores,
     induction_targets,
@@ -20,7 +19,15 @@ from core.lab.head_scores import (
 from core.lab.real_tokens import dropped_note
 from core.parts.attention import scaled_dot_product_attention
 from ui.chart import chart
-from ui.f1_heads import TEXT_TOKENS, ablation, probe_heads, text_heads
+from ui.f1_heads import (
+    TEXT_TOKENS,
+    ablation,
+    control_key,
+    probe_heads,
+    random_controls,
+    random_controls_ready,
+    text_heads,
+)
 from ui.frame import (
     _plotly_words,
     beside_code,
@@ -51,6 +58,7 @@ COURSE_CHARS = 128
 DEFAULT_CELL = (18, 6)     # SmolLM2's strongest induction head on the default probes
 LENGTHS = (4, 48)          # tokens in one copy of the probe: 9 .. 97 positions
 DEFAULT_LENGTH = 20
+DEFAULT_CONTROL = (DEFAULT_LENGTH, 0, 5, "zero")   # T, seed, k, mode: the control drawn without asking
 K_MAX = 20                 # heads switched off at most (of 270)
 # Score -> (its grid's title, its short name); mode -> its label.
 SCORE_KEYS = {"previous": (f"{NS}.grid_previous", f"{NS}.short_previous"),
@@ -289,30 +297,39 @@ def lesson_body():
             token, p, p_answer = guesses[c]
             table.append(f"| {names[c]} | {head_list[c]} | {study[c].second:.2f} | {100 * study[c].accuracy:.0f} % | "
                          f"“{plain(token)}” ({100 * p:.0f} %) | {100 * p_answer:.1f} % |")
-        with st.spinner(tr(f"{NS}.running")):
-            spread = random_controls(name, length, seed, k, mode, dev, loaded)
-        acc = sorted(spread.accuracy)
-        table.append(f"| {tr(f'{NS}.cond_draws', k=k, draws=len(spread.rises))} | {tr(f'{NS}.draws_heads', n=spread.kept_out)} | "
-                     f"{tr(f'{NS}.draws_loss', median=whole.second + spread.median, low=whole.second + spread.low, high=whole.second + spread.high)} | "
-                     f"{tr(f'{NS}.draws_acc', low=100 * acc[0], high=100 * acc[-1])} | — | — |")
-        st.markdown("\n".join(table))
-        worst = spread.rises.index(spread.high)
-        st.caption(tr(f"{NS}.ablate_caption", k=k, mode=tr(MODE_KEYS[mode]), top=study["top"].second - whole.second,
-                      median=spread.median, low=spread.low, high=spread.high, draws=len(spread.rises),
-                      first=spread.rises[0], kept=spread.kept_out,
-                      worst=tr(f"{NS}.sep").join(f"{i}.{j}" for i, j in spread.groups[worst])))
+        key = control_key(name, length, seed, k, mode, dev)
+        spread = random_controls_ready(key)
+        if spread is None and (length, seed, k, mode) == DEFAULT_CONTROL:
+            with st.spinner(tr(f"{NS}.running")):           # the default: computed once, for everyone
+                spread = random_controls(key, loaded)
+        if spread is None:
+            ask = st.empty()           # one draw and a button, until the draws exist
+            with ask.container():
+                st.markdown("\n".join(table))
+                st.caption(tr(f"{NS}.ablate_caption_top", k=k, mode=tr(MODE_KEYS[mode]),
+                              top=study["top"].second - whole.second, first=study["random"].second - whole.second))
+                pressed = st.button(tr(f"{NS}.draw_button", draws=DRAWS, k=k), key=f"{NS}.draw_btn",
+                                    help=tr(f"{NS}.draw_help", draws=DRAWS))
+            if pressed:
+                bar = st.progress(0.0, text=tr(f"{NS}.drawing", draws=DRAWS))
+                spread = random_controls(key, loaded, progress=lambda f: bar.progress(
+                    min(f, 1.0), text=tr(f"{NS}.drawing", draws=DRAWS)))
+                bar.empty()
+                ask.empty()
+        if spread is not None:
+            acc = sorted(spread.accuracy)
+            table.append(f"| {tr(f'{NS}.cond_draws', k=k, draws=len(spread.rises))} | {tr(f'{NS}.draws_heads', n=spread.kept_out)} | "
+                         f"{tr(f'{NS}.draws_loss', median=whole.second + spread.median, low=whole.second + spread.low, high=whole.second + spread.high)} | "
+                         f"{tr(f'{NS}.draws_acc', low=100 * acc[0], high=100 * acc[-1])} | — | — |")
+            st.markdown("\n".join(table))
+            worst = spread.rises.index(spread.high)
+            st.caption(tr(f"{NS}.ablate_caption", k=k, mode=tr(MODE_KEYS[mode]), top=study["top"].second - whole.second,
+                          median=spread.median, low=spread.low, high=spread.high, draws=len(spread.rises),
+                          first=spread.rises[0], kept=spread.kept_out,
+                          worst=tr(f"{NS}.sep").join(f"{i}.{j}" for i, j in spread.groups[worst])))
 
     with slot["course"]:
         course_section(length, seed)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def random_controls(name: str, length: int, seed: int, k: int, mode: str, dev: str, _loaded):
-    """The random control drawn DRAWS times (core.lab.head_scores.control_study): DRAWS forward
-    passes (~0.4 s each for SmolLM2 on one core here), once per probe, k and mode for every
-    session. Read only: the same object goes to every caller."""
-    run = probe_heads(name, length, seed, dev, _loaded)["run"]
-    return control_study(_loaded[0], run, k, mode, seed, DRAWS, dev)
 
 
 def course_section(length: int, seed: int) -> None:

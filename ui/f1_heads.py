@@ -7,7 +7,9 @@ nothing here may be changed by a caller.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
+import threading
 
 import numpy as np
 import streamlit as st
@@ -66,3 +68,48 @@ def ablation(name: str, length: int, seed: int, k: int, mode: str, dev: str, _lo
         best = int(probs.argmax())
         guesses[cond] = (tok.tokens([best])[0], float(probs[best]), float(probs[answer]))
     return {"study": study, "guesses": guesses, "answer": tok.tokens([answer])[0]}
+
+
+# --- the random control: DRAWS forward passes, computed once per setting for every session -------
+# At the lesson's default setting it is computed on the first visit; at any other setting only when
+# a student asks (a button and a progress bar in the page): DRAWS forward passes of SmolLM2 are
+# ~8 s of a core, and in a class of 100 every new setting of F1's sliders cost the whole class that
+# (issue 39). One control is computed at a time; a student asking for one being computed waits.
+_CONTROLS: collections.OrderedDict = collections.OrderedDict()
+_CONTROLS_MAX = 64
+_CONTROLS_LOCK = threading.Lock()       # guards _CONTROLS
+_COMPUTING = threading.Lock()           # one control computed at a time in this process
+
+
+def control_key(name: str, length: int, seed: int, k: int, mode: str, dev: str) -> tuple:
+    return (name, int(length), int(seed), int(k), mode, dev)
+
+
+def random_controls_ready(key: tuple):
+    """The control computed for ``key`` (control_key), or None when nobody has asked for it yet."""
+    with _CONTROLS_LOCK:
+        found = _CONTROLS.get(key)
+        if found is not None:
+            _CONTROLS.move_to_end(key)
+        return found
+
+
+def random_controls(key: tuple, _loaded, progress=None) -> hs.ControlSpread:
+    """The random control (core.lab.head_scores.control_study) for ``key``: computed once for every
+    session, ``progress(fraction)`` called after each draw. Read only."""
+    found = random_controls_ready(key)
+    if found is not None:
+        return found
+    with _COMPUTING:
+        found = random_controls_ready(key)            # computed while this one waited
+        if found is not None:
+            return found
+        name, length, seed, k, mode, dev = key
+        run = probe_heads(name, length, seed, dev, _loaded)["run"]
+        with torch.inference_mode():
+            spread = hs.control_study(_loaded[0], run, k, mode, seed, hs.DRAWS, dev, progress=progress)
+    with _CONTROLS_LOCK:
+        _CONTROLS[key] = spread
+        while len(_CONTROLS) > _CONTROLS_MAX:
+            _CONTROLS.popitem(last=False)
+    return spread

@@ -85,8 +85,25 @@ def _start_the_profiler_here() -> None:
         torch.zeros(1).add_(1)
 
 
+def _torch_threads() -> None:
+    """One thread for PyTorch's operators in a server (ANATOMY_TORCH_THREADS to change it).
+
+    Why (issue 39): with one intra-op thread per core, a student's heavy step (F1's ablations,
+    SmolLM2's forward) took both cores of a 2-core laptop, and PyTorch's OpenMP threads keep
+    spinning for a while after each operator: the server's event loop (every page, every static
+    file) and every other student's run waited behind it (a class of 100: the server at 194 % of
+    one core in its busiest second, first pages 8 s at the 95th percentile). With one thread the
+    other core stays free for the class; one student's heavy step takes longer."""
+    import torch
+
+    threads = os.environ.get("ANATOMY_TORCH_THREADS", "1")
+    if threads.isdigit() and int(threads) > 0:
+        torch.set_num_threads(int(threads))
+
+
 for _package in (core, viz, ui):
     _import_all(_package)
+_torch_threads()
 _start_the_profiler_here()
 _draw_every_trace_type()
 publish_plotly_js(static_dir())

@@ -24,6 +24,7 @@ A score with no query to average over (no repeated token in a text) is NaN.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -333,7 +334,8 @@ class ControlSpread:
 
 @torch.no_grad()
 def control_study(model: torch.nn.Module, run: ProbeRun, k: int, mode: str, seed: int,
-                  draws: int = DRAWS, device: str = "cpu") -> ControlSpread:
+                  draws: int = DRAWS, device: str = "cpu",
+                  progress: Callable[[float], None] | None = None) -> ControlSpread:
     """The random control, drawn ``draws`` times: k heads outside the top induction heads
     switched off, one forward pass a draw (the first draw is ablation_study's "random").
     A single draw can rise far more than the others; their median and range say what
@@ -346,6 +348,10 @@ def control_study(model: torch.nn.Module, run: ProbeRun, k: int, mode: str, seed
     scores = head_scores(run.weights.float(), run.ids)["induction"]   # (L, H)
     out = kept_out(scores, k)
     groups = control_groups(c.n_layers, c.n_heads, k, seed, draws, exclude=out)
-    done = [ablate(model, run, g, mode, device) for g in groups]
+    done = []
+    for g in groups:                                   # one forward pass a draw
+        done.append(ablate(model, run, g, mode, device))
+        if progress is not None:
+            progress(len(done) / len(groups))
     rises = [o.second - run.whole.second for o in done]
     return ControlSpread(groups, rises, [o.accuracy for o in done], *spread(rises), len(out))
