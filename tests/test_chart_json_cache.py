@@ -40,3 +40,22 @@ def test_any_change_in_data_or_layout_gives_a_new_json():
         assert spec == _to_json(fig)
         assert spec not in specs and new_rev != rev
         specs.add(spec)
+
+
+def test_a_figure_written_once_is_not_hashed_again(monkeypatch):
+    """Issue 39: a figure a cache hands to every session keeps its JSON: the second call neither
+    walks its data for the digest nor writes it again."""
+    import numpy as np
+
+    from ui import chart
+    from viz.common import make
+
+    fig = make([{"type": "heatmap", "z": np.arange(12, dtype=np.float32).reshape(3, 4)}], {}, "t", 200)
+    first = chart.figure_json(fig)
+    walked, real_feed, real_write = [], chart._feed, chart._to_json
+    monkeypatch.setattr(chart, "_feed", lambda h, v: walked.append(1) or real_feed(h, v))
+    monkeypatch.setattr(chart, "_to_json", lambda f: (_ for _ in ()).throw(AssertionError("written again")))
+    assert chart.figure_json(fig) is first and walked == []
+    monkeypatch.setattr(chart, "_to_json", real_write)
+    assert chart.figure_json({"data": fig["data"], "layout": fig["layout"]}) == first   # a plain dict: hashed
+    assert walked
