@@ -4,23 +4,8 @@ import os
 os.environ["ANATOMY_VALIDATE_FIGURES"] = "1"
 
 
-# Both cores (issue 40): `pytest -n 2 --dist loadgroup` (scripts/test.sh). The tests that run a
-# server and a browser, or time a server, share one worker and run one after another there: one
-# Streamlit server and one Chromium for the whole browser session, and no timing measured while
-# the other worker's browser test loads the same cores. Everything else (AppTests, unit tests)
-# is spread over the workers.
-SERIAL_GROUP = "servers"
-SERIAL_FILES = ("test_nginx_replicas.py", "test_class_opens_at_once.py", "test_live_measurements.py")
-
-
 def pytest_collection_modifyitems(config, items):
-    import pytest
-
     _quick_filter(config, items)
-    for item in items:
-        path = item.path
-        if path.parent.name == "browser" or path.name in SERIAL_FILES:
-            item.add_marker(pytest.mark.xdist_group(SERIAL_GROUP))
 
 
 # The edit loop (issue 40): `bash scripts/test.sh --quick` runs the unit tests of core/, viz/,
