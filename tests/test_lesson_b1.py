@@ -315,8 +315,8 @@ def test_b1_each_panel_has_a_scale_it_shows_on(source):
     for i, top in ((0, qk), (1, qk), (2, vo), (5, vo)):
         t = fig["data"][i]
         assert t["zmin"] == pytest.approx(-top, rel=1e-5) and t["zmax"] == pytest.approx(top, rel=1e-5)
-    assert fig["data"][1]["colorbar"]["title"]["text"] == "Q, K"                  # beside K
-    assert fig["data"][2]["colorbar"]["title"]["text"] == "V, weights·V"          # beside V
+    assert fig["data"][1]["colorbar"]["title"]["text"] == "Q,<br>K"               # beside K
+    assert fig["data"][2]["colorbar"]["title"]["text"] == "V,<br>weights·V"       # beside V
     if source == "smollm2":
         assert vo < qk / 3                 # the case of the review: one shared range hid V
         assert np.abs(z[2]).max() > 0.5 * fig["data"][2]["zmax"]             # V's own cells reach its bar's ends

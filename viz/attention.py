@@ -468,7 +468,7 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     r, c = cell
     panels = [array(p) for p in (q, k, v, scores, weights, output)]
     closed = None if masked is None else np.asarray(masked, dtype=bool)
-    axis_font = min(12, token_font(n))
+    axis_font = max(11, min(12, token_font(n)))     # 11 px at least: read on a laptop (test_layout)
     # Word tokens over the square panels read upwards (see word_label_px), in three rows of two
     # (a column of a third of a 660 px chart is narrower than a turned label); the gaps between
     # the rows hold the turned labels and a panel's title.
@@ -478,7 +478,9 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
     rows = -(-len(shown) // cols)
     bar_of = {0: 1 if 1 in shown else 0, 2: 2 if 2 in shown else 5}        # the panel that carries a shared bar
     bar_of.update({1: bar_of[0], 5: bar_of[2]})
-    shared = value_titles or (f"{titles[0]}, {titles[1]}", f"{titles[2]}, {titles[5]}")
+    # on two lines: a bar title wider than the gap beside its panel met the next panel's tokens
+    shared = tuple(t.replace(", ", ",<br>", 1).replace("、", "、<br>", 1)
+                   for t in (value_titles or (f"{titles[0]}, {titles[1]}", f"{titles[2]}, {titles[5]}")))
     gap_x, gap_y = 0.15 if cols == 3 else 0.17, 0.12 if cols == 3 else 0.08   # a colour bar and the next panel's tokens
     if words and rows > 1:
         height = max(height, 3 * (90 + (axis_font + 4) * n)) + 2 * round(words)   # rows 2 and 3 hold squares
@@ -526,6 +528,8 @@ def steps_grid(q, k, v, scores, weights, output, tokens: list[str], *, titles: l
             extra.append(masked_layer(closed, labels, labels, text="−∞" if i == 3 and n <= 12 else None,
                                       text_size=14, xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
         named = token_axis(n) if n <= MAX_NAMED else {}
+        if named and axis_font > token_font(n):
+            named = {**named, "dtick": 2}         # labels raised to 11 px: every other token named
         layout[f"xaxis{suffix}"] = {"domain": _domain(x0, x0 + width), "anchor": f"y{suffix}",
                                     "type": "category" if square else "linear", "showticklabels": square,
                                     "tickangle": -90 if square and words else 0, "side": "top", "showgrid": False,
