@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the tests need on a fresh Debian machine, then the tests.
-#   bash scripts/test.sh            the whole suite, on both cores (extra arguments go to pytest)
+#   bash scripts/test.sh            the whole suite (extra arguments go to pytest)
 #   bash scripts/test.sh --quick    the edit loop: unit tests and every lesson opened once (~2-3 min)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,28 +25,12 @@ fi
 .venv/bin/pip install -q -r requirements-reference.txt
 # Its dequantised cache (514 MiB) is built once per machine: outside the checkout when asked to.
 export ANATOMY_MODEL_CACHE="${ANATOMY_MODEL_CACHE:-$PWD/assets/cache}"
-# Built here, once, before the two test workers could both start building it.
-[ -f "$ANATOMY_MODEL_CACHE/smollm2-135m-instruct.safetensors" ] || .venv/bin/python -m core.models.gguf_llama 2>/dev/null
+# Built here, once, before the tests (a test that needs it would otherwise build it inside its own time).
+[ -f "$ANATOMY_MODEL_CACHE/smollm2-135m-instruct.safetensors" ] || .venv/bin/python -m core.models.gguf_llama 2>/dev/null || true
 .venv/bin/python -m ruff check .
-# Both cores (issue 40): two pytest processes at once. One runs the tests that start an app server
-# and a browser, or time a server (one Streamlit server and one Chromium for all of them, and no
-# timing taken while a second browser loads the same cores); the other runs everything else (the
-# AppTests and unit tests). pytest-xdist's --dist loadgroup would do this, but with pytest 9.2 it
-# no longer keeps a group on one worker (it renames nodeid, which pytest 9 derives elsewhere).
-SERIAL=(tests/browser tests/test_nginx_replicas.py tests/test_class_opens_at_once.py tests/test_live_measurements.py)
-IGNORE=(); for p in "${SERIAL[@]}"; do IGNORE+=("--ignore=$p"); done
-serial_log=$(mktemp)
-.venv/bin/python -m pytest "${SERIAL[@]}" "$@" > "$serial_log" 2>&1 &
-serial_pid=$!
-set +e
-.venv/bin/python -m pytest "${IGNORE[@]}" "$@"
-rest=$?
-wait "$serial_pid"
-serial=$?
-set -e
-echo "---- the server and browser tests (run beside the others) ----"
-cat "$serial_log"
-rm -f "$serial_log"
-[ "$serial" = 5 ] && serial=0      # --quick leaves none of them: pytest's "no tests ran"
-[ "$rest" = 5 ] && rest=0
-exit $(( rest != 0 ? rest : serial ))
+# One pytest process. Two at once (the server and browser tests beside the AppTests, issue 40) took
+# 42.5 min for the browser half against 23 min for the rest (one process took 45-51 min on CI), and under
+# that load a presenter key press was lost (test_stepping_across_lessons timed out in both such
+# runs, and passed alone): the browser tests keep a core of their own until they are made faster.
+# pytest-xdist's --dist loadgroup does not keep a group on one worker with pytest 9.2.
+.venv/bin/python -m pytest "$@"
