@@ -14,7 +14,7 @@ from core.lab.embedding import (
     word_vectors,
 )
 from core.lab.real_tokens import dropped_note
-from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
+from core.models.model import REBUILD
 from ui import real_embeddings
 from ui.frame import (
     beside_code,
@@ -33,7 +33,7 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.model import REAL, model_switch, real_model
+from ui.model import REAL, course_model_or_reason, model_switch, real_model
 from viz.common import label
 from viz.embeddings import matrix, neighbours, pca_map, word_map
 
@@ -54,14 +54,10 @@ lm = model_switch(NS)
 real = real_model(device()) if lm == REAL else None   # (model, tokenizer), or None after a note
 
 
-@st.cache_resource
 def course_model():
-    """(model, tokenizer, None) or (None, None, why not); shared by every student, read only."""
-    try:
-        model, tok = load_course_model("cpu")
-    except CourseModelUnavailable as err:
-        return None, None, str(err)
-    return model, tok, None
+    """(model, tokenizer, None) or (None, None, why not): ui.model's copy, shared by every student and
+    every lesson (this page once loaded a second copy of its own, 5.4 MB)."""
+    return course_model_or_reason("cpu")
 
 
 def weight_table(name: str):

@@ -5,6 +5,7 @@ import pytest
 import streamlit as st
 
 import core.models.model
+import ui.model
 from core.lab.embedding import frequent_ids, nearest
 from core.models.model import CourseModelUnavailable, load_course_model
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
@@ -118,6 +119,7 @@ def test_a2_without_the_model(monkeypatch):
         raise CourseModelUnavailable("missing for the test")
 
     monkeypatch.setattr(core.models.model, "load_course_model", unavailable)
+    monkeypatch.setattr(ui.model, "load_course_model", unavailable)    # the page reads ui.model's copy
     st.cache_resource.clear()
     try:
         for lang in ("en", "zh"):

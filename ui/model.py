@@ -24,6 +24,15 @@ def _load(device: str):
         return err
 
 
+def course_model_or_reason(device: str) -> tuple:
+    """(model, tokenizer, None), or (None, None, why not): the same shared copy as course_model, for a
+    page that says itself why the model is missing (A2)."""
+    loaded = _load(device)
+    if isinstance(loaded, CourseModelUnavailable):
+        return None, None, str(loaded)
+    return (*loaded, None)
+
+
 def course_model(device: str):
     """(model, tokenizer), or None after showing why the model is unavailable."""
     loaded = _load(device)
