@@ -72,9 +72,9 @@ def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: 
     steps = []
     while not gen.done:
         s = gen.step()
-        strip_ids = [c.id for c in s.top[:STRIP_SHOW]]
+        strip = at_temperature(s.model_probs, STRIP, cut_k, cut_p)[:, [c.id for c in s.top[:STRIP_SHOW]]]
         steps.append({
-            "strip": {t: at_temperature(s.model_probs, t, cut_k, cut_p)[strip_ids].tolist() for t in STRIP},
+            "strip": dict(zip(STRIP, strip.tolist(), strict=True)),     # T -> the strip's probabilities
             "tokens": [c.token for c in s.top], "ids": [c.id for c in s.top],
             "model": [c.model_prob for c in s.top], "sample": [c.sample_prob for c in s.top],
             "chosen": s.chosen, "chosen_token": s.chosen_token,

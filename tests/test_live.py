@@ -117,12 +117,13 @@ def test_frames_of_keeps_only_what_changes():
 
 # ---- D1: temperature -------------------------------------------------------------------------
 def test_d1_sweep_equals_single_temperatures():
-    from core.models.generate import at_temperature, entropy, sampling_probs, sampling_probs_at, temperature_sweep
+    from core.models.generate import at_temperature, sampling_probs, temperature_sweep
+    from core.parts.attention import row_entropy
     g = torch.Generator().manual_seed(0)
     logits = torch.randn(500, generator=g) * 3
     temps = [round(0.05 * i, 2) for i in range(101)]
     for k, p in ((None, None), (5, None), (None, 0.9), (40, 0.5)):
-        rows = sampling_probs_at(logits, temps, k, p)
+        rows = sampling_probs(logits, temps, k, p)                       # (T, V): every frame in one call
         for i, t in enumerate(temps):
             assert torch.equal(rows[i], sampling_probs(logits, t, k, p)), (t, k, p)
     model_probs = torch.softmax(logits, -1)
@@ -131,7 +132,7 @@ def test_d1_sweep_equals_single_temperatures():
     for i, t in enumerate(temps):
         single = at_temperature(model_probs, t, 5, 0.9)
         assert torch.equal(shown[i], single[ids])
-        assert h[i] == entropy(single)
+        assert h[i] == row_entropy(single)
     assert h[0] == 0 and h[-1] > h[20]                        # greedy: one-hot; hot: flatter
 
 

@@ -122,7 +122,8 @@ def strip_numbers(logits: torch.Tensor, ids: Sequence[int], temperatures: Sequen
     (V,) logits -> {T: (len(ids),)}. Example: logits [2, 1, 0], ids [0], T 1 and 2 ->
     {1: [0.665], 2: [0.506]}"""
     model_probs = torch.softmax(logits.float(), dim=-1)                # (V,)
-    return {t: at_temperature(model_probs, t, top_k, top_p)[list(ids)].tolist() for t in temperatures}
+    rows = at_temperature(model_probs, list(temperatures), top_k, top_p)[:, list(ids)]   # (T, len(ids))
+    return dict(zip(temperatures, rows.tolist(), strict=True))
 
 
 # C0 controls (but tab, line feed, carriage return: ui.frame.plain draws those), DEL and C1

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from core.parts.attention import row_entropy
 from core.parts.kv_cache import KVCache
 from core.parts.trace import Trace
 from core.text.tokenizer import CharTokenizer
@@ -65,12 +66,15 @@ def prepare_ids(ids: Sequence[int], max_new_tokens: int, max_seq_len: int) -> Pr
 
 def sampling_probs(
     logits: torch.Tensor,
-    temperature: float = 1.0,
+    temperature: float | Sequence[float] | torch.Tensor = 1.0,
     top_k: int | None = None,
     top_p: float | None = None,
 ) -> torch.Tensor:
-    """The distribution the next token is drawn from:
-    (V,) logits -> (V,) probabilities.
+    """The distribution the next token is drawn from: (V,) logits at one
+    temperature -> (V,) probabilities; at T temperatures (a list or a (T,)
+    tensor) -> (T, V), one row each. Leading axes of logits (..., V)
+    broadcast against the temperatures' axes, so a single step and a live
+    slider's every frame come from this one function.
 
     temperature 0 means greedy: all mass on the arg-max. Otherwise
     softmax(logits / T); top-k keeps the k likeliest tokens and renormalises
@@ -83,95 +87,48 @@ def sampling_probs(
 
     Example: logits [2, 1, 0], T=1 -> [0.665, 0.245, 0.090];
              top_k=2 -> [0.731, 0.269, 0]; top_p=0.6 -> [1, 0, 0];
-             T=0 -> [1, 0, 0]
+             T=0 -> [1, 0, 0]; T=[0, 1] -> [[1, 0, 0], [0.665, 0.245, 0.090]]
     """
-    logits = logits.float()
-    if temperature <= 0:
-        probs = torch.zeros_like(logits)
-        probs[logits.argmax()] = 1.0
-        return probs
-    probs = torch.softmax(logits / temperature, dim=-1)   # (V,)
-    if top_k is not None and 0 < top_k < probs.numel():
-        kth = torch.topk(probs, top_k).values[-1]
-        probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
-        probs = probs / probs.sum()      # top-p reads the kept mass
-    if top_p is not None and 0 < top_p < 1:
-        sorted_p, order = torch.sort(probs, descending=True)  # (V,)
-        before = sorted_p.cumsum(0) - sorted_p   # mass of the likelier tokens
-        keep_sorted = before < top_p             # the first is always kept
-        keep = torch.zeros_like(keep_sorted).scatter(0, order, keep_sorted)
-        probs = torch.where(keep, probs, torch.zeros_like(probs))
-    return probs / probs.sum()
-
-
-def at_temperature(model_probs: torch.Tensor, temperature: float, top_k: int | None = None,
-                   top_p: float | None = None) -> torch.Tensor:
-    """The distribution one step would draw from at another temperature, from its softmax
-    (V,) -> (V,): log p = z - logsumexp(z), and the shift cancels in softmax(log p / T) = softmax(z / T).
-
-    Example: model_probs softmax([2, 1, 0]) = [0.665, 0.245, 0.090], T = 2 -> softmax([1, 0.5, 0])
-             = [0.506, 0.307, 0.186]
-    """
-    return sampling_probs(torch.log(model_probs), temperature, top_k, top_p)
-
-
-def sampling_probs_at(
-    logits: torch.Tensor,
-    temperatures: Sequence[float],
-    top_k: int | None = None,
-    top_p: float | None = None,
-) -> torch.Tensor:
-    """``sampling_probs`` at many temperatures in one call: (V,) logits -> (T, V), one row a
-    temperature, each row equal to ``sampling_probs(logits, t, top_k, top_p)``. A live slider
-    (D1) sends every row with the page and the browser switches between them while it moves.
-
-    Example: logits [2, 1, 0], temperatures [0, 1] -> [[1, 0, 0], [0.665, 0.245, 0.090]]
-    """
-    logits = logits.float()                                   # (V,)
-    t = torch.tensor(list(temperatures), dtype=torch.float32)  # (T,)
-    warm = t > 0
-    probs = torch.softmax(logits[None, :] / torch.where(warm, t, 1.0)[:, None], dim=-1)   # (T, V)
-    n = logits.numel()
+    logits = logits.float()                                            # (..., V)
+    t = torch.as_tensor(temperature, dtype=torch.float32, device=logits.device)[..., None]  # (..., 1)
+    warm = t > 0                                                       # (..., 1)
+    probs = torch.softmax(logits / torch.where(warm, t, 1.0), dim=-1)  # (..., V)
+    n = logits.shape[-1]
     if top_k is not None and 0 < top_k < n:
-        kth = torch.topk(probs, top_k, dim=-1).values[:, -1:]          # (T, 1)
+        kth = torch.topk(probs, top_k, dim=-1).values[..., -1:]       # (..., 1)
         probs = torch.where(probs >= kth, probs, torch.zeros_like(probs))
         probs = probs / probs.sum(dim=-1, keepdim=True)              # top-p reads the kept mass
     if top_p is not None and 0 < top_p < 1:
-        sorted_p, order = torch.sort(probs, dim=-1, descending=True)  # (T, V)
+        sorted_p, order = torch.sort(probs, dim=-1, descending=True)  # (..., V)
         before = sorted_p.cumsum(-1) - sorted_p                      # mass of the likelier tokens
-        keep = torch.zeros_like(before < top_p).scatter(-1, order, before < top_p)
+        keep_sorted = before < top_p                                 # the first is always kept
+        keep = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
         probs = torch.where(keep, probs, torch.zeros_like(probs))
     probs = probs / probs.sum(dim=-1, keepdim=True)
-    greedy = torch.zeros_like(logits)
-    greedy[logits.argmax()] = 1.0                                    # T = 0: all mass on the arg-max
-    return torch.where(warm[:, None], probs, greedy[None, :])         # (T, V)
+    greedy = torch.zeros_like(logits)                                  # (..., V)
+    greedy.scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)          # T = 0: all mass on the arg-max
+    return torch.where(warm, probs, greedy)                            # (..., V)
 
 
-def at_temperatures(model_probs: torch.Tensor, temperatures: Sequence[float], top_k: int | None = None,
-                    top_p: float | None = None) -> torch.Tensor:
-    """``at_temperature`` at many temperatures at once: (V,) -> (T, V).
+def at_temperature(model_probs: torch.Tensor, temperature: float | Sequence[float] | torch.Tensor,
+                   top_k: int | None = None, top_p: float | None = None) -> torch.Tensor:
+    """The distribution one step would draw from at another temperature (or at several: (T, V),
+    as ``sampling_probs``), from its softmax (V,): log p = z - logsumexp(z), and the shift cancels
+    in softmax(log p / T) = softmax(z / T).
 
-    Example: model_probs softmax([2, 1, 0]), temperatures [1, 2] -> [[0.665, 0.245, 0.090],
-             [0.506, 0.307, 0.186]]
+    Example: model_probs softmax([2, 1, 0]) = [0.665, 0.245, 0.090], T = 2 -> softmax([1, 0.5, 0])
+             = [0.506, 0.307, 0.186]; T = [1, 2] -> [[0.665, 0.245, 0.090], [0.506, 0.307, 0.186]]
     """
-    return sampling_probs_at(torch.log(model_probs), temperatures, top_k, top_p)
-
-
-def entropy(probs: torch.Tensor) -> torch.Tensor:
-    """Entropy in nats of the distributions along the last axis (0 · log 0 counts as 0).
-
-    Example: entropy(torch.tensor([[0.5, 0.5], [1.0, 0.0]])) -> [0.693, 0.0]
-    """
-    return -(probs * probs.clamp_min(1e-30).log()).sum(dim=-1) + 0.0   # (...,); + 0.0: no "-0.00"
+    return sampling_probs(torch.log(model_probs), temperature, top_k, top_p)
 
 
 def temperature_sweep(model_probs: torch.Tensor, temperatures: Sequence[float], ids: Sequence[int],
                       top_k: int | None = None, top_p: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One step's draw at every temperature: (V,) -> the probabilities of ``ids`` (T, n) and the
-    entropy in nats of each whole draw distribution (T,), from one ``at_temperatures`` call.
+    entropy in nats of each whole draw distribution (T,), from one ``at_temperature`` call.
     Example: a step whose model is sure gives entropy ~0 at T = 0.1 and its largest at T = 5."""
-    probs = at_temperatures(torch.as_tensor(model_probs), temperatures, top_k, top_p)   # (T, V)
-    return probs[:, list(ids)], entropy(probs)                          # (T, n), (T,)
+    probs = at_temperature(torch.as_tensor(model_probs), temperatures, top_k, top_p)   # (T, V)
+    return probs[:, list(ids)], row_entropy(probs)                      # (T, n), (T,)
 
 
 @dataclass(frozen=True)

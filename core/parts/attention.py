@@ -59,12 +59,14 @@ def scaled_dot_product_attention(
 
 
 def row_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Entropy (nats) of each row of a weight matrix: log(S) for uniform rows, 0 for one-hot.
+    """Entropy (nats) of each distribution along the last axis (0 · log 0 counts as 0): log(S)
+    for a uniform row, 0 for a one-hot one. Rows of attention weights (..., N, S) -> (..., N);
+    D1's draw distributions (T, V) -> (T,).
 
     Example: row_entropy(torch.tensor([[0.5, 0.5], [1.0, 0.0]])) -> [0.693, 0.0]
     """
     p = weights.clamp_min(1e-30)
-    return -(weights * p.log()).sum(dim=-1)                 # (..., N)
+    return -(weights * p.log()).sum(dim=-1) + 0.0           # (...,); + 0.0: a one-hot row is 0, not "-0.00"
 
 
 def scaling_experiment(q: torch.Tensor, k: torch.Tensor) -> dict[str, torch.Tensor]:
