@@ -14,7 +14,8 @@ from core.lab.rope_analysis import (
     rope_wavelengths,
     score_by_distance,
 )
-from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies, rotate_pairs
+from core.parts.positional import frequencies
+from core.parts.rope import apply_rope, apply_rope_complex, rotate_pairs
 from ui.c3_rope import (
     COMPARE,
     COURSE_CHARS,
@@ -105,7 +106,7 @@ slot["dist"] = beside_code(pair_angles_by_key, height=None)
 st.subheader(tr(f"{NS}.speed_title"))
 st.markdown(tr(f"{NS}.speed_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.speed_title")))
-slot["freq"] = beside_code(rope_frequencies, height=None)
+slot["freq"] = beside_code(frequencies, height=None)
 st.subheader(tr(f"{NS}.bound_title"))
 st.markdown(tr(f"{NS}.bound_text"))            # the decay explained before its chart
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.bound_title")))

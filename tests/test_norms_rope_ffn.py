@@ -6,7 +6,8 @@ import torch
 
 from core.parts.ffn import SwiGLU, silu
 from core.parts.norms import LayerNorm, RMSNorm, layer_norm, rms_norm
-from core.parts.rope import apply_rope, apply_rope_complex, rope_angles, rope_frequencies, rotate_pairs
+from core.parts.positional import frequencies
+from core.parts.rope import apply_rope, apply_rope_complex, rope_angles, rotate_pairs
 from core.parts.trace import Trace
 
 
@@ -42,12 +43,15 @@ def test_norm_docstring_examples():
 
 
 def test_rope_frequencies():
-    torch.testing.assert_close(rope_frequencies(4, base=100.0), torch.tensor([1.0, 0.1]))
-    theta = rope_frequencies(64)
+    """RoPE turns with the sinusoidal encoding's frequencies, rounded to float32 as it rotates."""
+    torch.testing.assert_close(frequencies(4, base=100.0), torch.tensor([1.0, 0.1], dtype=torch.float64))
+    assert rope_angles(torch.tensor([1]), 64).dtype == torch.float32
+    torch.testing.assert_close(rope_angles(torch.tensor([1]), 64)[0], frequencies(64).float(), rtol=0, atol=0)
+    theta = frequencies(64)
     assert theta.shape == (32,)
     assert theta[0] == 1.0 and math.isclose(float(theta[-1]), 10000 ** (-62 / 64), rel_tol=1e-5)
     with pytest.raises(ValueError):
-        rope_frequencies(5)
+        frequencies(5)
 
 
 def test_rope_angles_shape():

@@ -13,7 +13,8 @@ from core.lab.rope_analysis import (
     toeplitz_error,
 )
 from core.lab.toy import generator
-from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies
+from core.parts.positional import frequencies
+from core.parts.rope import apply_rope, apply_rope_complex
 
 
 def _score(q, k, m, n, base):
@@ -61,7 +62,7 @@ def test_pair_path_example_and_rotation_angle():
     q, _ = fixed_query_key(8, 0)
     path = pair_path(rope_both_forms(q, torch.arange(4), 100.0)["real"], 1)      # (4, 2)
     assert path.shape == (4, 2)
-    theta1 = float(rope_frequencies(8, 100.0)[1])
+    theta1 = float(frequencies(8, 100.0)[1])
     z = torch.view_as_complex(path.contiguous())
     turned = torch.angle(z[3] / z[0])
     assert float(turned) == pytest.approx(3 * theta1, abs=1e-5)
@@ -90,7 +91,7 @@ def test_score_bound_values():
     assert torch.all(b[1:] < b[:-1])                                              # decays with distance
     assert float(rope_score_bound(torch.tensor([1000]), d, 5e5)[0]) > float(b[3])  # larger base: later decay
     # matches the direct sum for one distance
-    theta = rope_frequencies(d, 1e4).double()
+    theta = frequencies(d, 1e4)
     partial = [abs(sum(complex(math.cos(100 * t), math.sin(100 * t)) for t in theta[:j].tolist()))
                for j in range(1, d // 2 + 1)]
     assert float(b[2]) == pytest.approx(sum(partial) / (d // 2), rel=1e-9)
@@ -116,7 +117,7 @@ def test_pair_angle_is_offset_plus_distance_times_theta(m, n, pair):
     from core.lab.rope_analysis import pair_angle
     q, k = fixed_query_key(64, 0)
     out = pair_angle(q, k, m, n, pair, 10000.0)
-    theta = float(rope_frequencies(64, 10000.0)[pair])
+    theta = float(frequencies(64, 10000.0)[pair])
     want = float(out["offset"]) + (m - n) * theta
     got = float(out["angle"])
     assert math.isclose(math.remainder(got - want, 2 * math.pi), 0.0, abs_tol=1e-4)

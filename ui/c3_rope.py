@@ -23,7 +23,7 @@ from core.lab.rope_analysis import (
     score_by_distance,
     toeplitz_error,
 )
-from core.parts.rope import rope_frequencies
+from core.parts.positional import frequencies
 from ui.model import REAL
 
 COMPARE = (10000, 500000)                    # LLaMA-2 and Llama-3
@@ -67,7 +67,7 @@ def speeds(d: int, base: int) -> dict:
     """θ_i and the decay factor for the two reference bases and the Base slider's."""
     out = {}
     for b in dict.fromkeys((*COMPARE, base)):
-        out[f"theta_{b}"] = rope_frequencies(d, float(b)).numpy()
+        out[f"theta_{b}"] = frequencies(d, float(b)).float().numpy()
         out[f"bound_{b}"] = rope_score_bound(torch.from_numpy(DISTANCES), d, float(b)).float().numpy()
     return out
 

@@ -7,7 +7,7 @@ Dimension legend
     R       relative distances m - n at which the bound is evaluated
     H       query heads, H_kv key/value heads of a trained model's block (real q and k)
 
-Every function calls ``apply_rope`` / ``apply_rope_complex`` / ``rope_frequencies`` from
+Every function calls ``apply_rope`` / ``apply_rope_complex`` / ``frequencies`` from
 core/parts/rope.py; nothing here re-implements the rotation.
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ import torch
 from core.lab.layer_trace import trace_text
 from core.lab.toy import generator
 from core.parts.mha import split_heads
-from core.parts.rope import apply_rope, apply_rope_complex, rope_frequencies
+from core.parts.positional import frequencies
+from core.parts.rope import apply_rope, apply_rope_complex
 
 
 def fixed_query_key(
@@ -100,7 +101,7 @@ def rope_score_bound(
     Example: rope_score_bound(torch.tensor([0]), 4, 1e4) -> [1.5]
              ((1 + 2) / 2: nothing cancels at r = 0)
     """
-    theta = rope_frequencies(d, base).double()            # (P,)
+    theta = frequencies(d, base)                          # (P,) float64
     angles = distances.double()[:, None] * theta          # (R, P)
     turns = torch.polar(torch.ones_like(angles), angles)  # (R, P) e^{i r theta}
     partial = turns.cumsum(dim=-1)                        # (R, P): S_1 .. S_P
@@ -128,7 +129,7 @@ def pair_angle(
     angle = torch.atan2(k_n[0] * q_m[1] - k_n[1] * q_m[0], k_n @ q_m)  # ()
     offset = torch.atan2(start[1][0] * start[0][1] - start[1][1] * start[0][0],
                          start[1] @ start[0])              # (): the angle at m = n
-    theta = rope_frequencies(q.shape[-1], base)[pair]      # ()
+    theta = frequencies(q.shape[-1], base).float()[pair]   # (): as apply_rope turns
     return {"q": q_m, "k": k_n, "angle": angle, "offset": offset, "theta": theta,
             "score": q_m @ k_n}                            # score: this pair's share of q_m . k_n
 
@@ -147,7 +148,7 @@ def pair_angles(
     start = pair_path(q, pair), pair_path(k, pair)                                 # (2,) each
     angle = torch.atan2(k_n[0] * q_m[:, 1] - k_n[1] * q_m[:, 0], q_m @ k_n)         # (M,)
     offset = torch.atan2(start[1][0] * start[0][1] - start[1][1] * start[0][0], start[1] @ start[0])
-    theta = rope_frequencies(q.shape[-1], base)[pair]
+    theta = frequencies(q.shape[-1], base).float()[pair]
     return {"q": q_m, "k": k_n, "angle": angle, "offset": offset, "theta": theta, "score": q_m @ k_n}
 
 
@@ -177,7 +178,7 @@ def pair_angles_by_key(
     offset = torch.atan2(
         start[1][0] * start[0][1] - start[1][1] * start[0][0],
         start[1] @ start[0])                              # (): at m = n
-    theta = rope_frequencies(q.shape[-1], base)[pair]     # ()
+    theta = frequencies(q.shape[-1], base).float()[pair]  # ()
     return {"q": q_m, "k": k_n, "angle": angle, "offset": offset,
             "theta": theta, "score": k_n @ q_m,           # (N,)
             "total": k_all @ q_all}                       # (N,)
@@ -229,4 +230,4 @@ def rope_wavelengths(d: int, base: float) -> torch.Tensor:
 
     Example: rope_wavelengths(4, 100.0) -> [6.2832, 62.832]
     """
-    return 2 * torch.pi / rope_frequencies(d, base).double()           # (P,)
+    return 2 * torch.pi / frequencies(d, base)                         # (P,)

@@ -21,7 +21,12 @@ BASE = 10000.0
 
 
 def frequencies(d_model: int, base: float = BASE) -> torch.Tensor:
-    """omega_i = 1 / base^(2i/D) for i = 0 .. D/2 - 1, radians per position.
+    """omega_i = 1 / base^(2i/D) for i = 0 .. D/2 - 1, radians per position, in float64.
+
+    The speeds of the sinusoidal table (pair i is sin and cos of pos * omega_i) and of RoPE,
+    which turns pair i of a query or key (D = d_head there) by pos * theta_i with the same
+    theta_i = base^(-2i/d) (Su et al. 2021): pair 0 turns fastest (1 radian per position),
+    the last pair slowest, like the hands of a clock at many speeds.
 
     Example: frequencies(4, base=100.0) -> tensor([1.0, 0.1])
     """

@@ -17,29 +17,17 @@ from __future__ import annotations
 
 import torch
 
-
-def rope_frequencies(d: int, base: float = 10000.0) -> torch.Tensor:
-    """theta_i = base^(-2i/d) for i = 0 .. d/2 - 1, in radians per position.
-
-    Pair 0 turns fastest (1 radian per position); the last pair turns
-    slowest, so together they act like the hands of a clock at many speeds.
-
-    Example: rope_frequencies(4, base=100.0) -> tensor([1.0, 0.1])
-    """
-    if d % 2:
-        raise ValueError(
-            f"RoPE rotates pairs of dimensions, so d must be even, got {d}")
-    i = torch.arange(d // 2, dtype=torch.float64)           # (P,)
-    return (base ** (-2.0 * i / d)).float()                  # (P,)
+from core.parts.positional import frequencies
 
 
 def rope_angles(positions: torch.Tensor, d: int, base: float = 10000.0) -> torch.Tensor:
-    """The angle m * theta_i of every position m and pair i.
+    """The angle m * theta_i of every position m and pair i, in float32; theta_i = base^(-2i/d)
+    are the sinusoidal encoding's frequencies (core.parts.positional.frequencies).
 
     Example: rope_angles(torch.tensor([0, 2]), 4, base=100.0) -> [[0.0, 0.0], [2.0, 0.2]]
     """
-    theta = rope_frequencies(d, base).to(positions.device)  # (P,)
-    return positions.float()[..., None] * theta             # (N, P)
+    theta = frequencies(d, base).float().to(positions.device)  # (P,)
+    return positions.float()[..., None] * theta                # (N, P)
 
 
 def rotate_pairs(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
