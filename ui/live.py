@@ -22,6 +22,7 @@ value is plain session state under the control's key, so an AppTest moves it as 
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import zlib
@@ -135,7 +136,14 @@ class Frames:
                               #  "frames": [{"data", "layout"}]}; a value {"prefix": j, "rows": r,
                               #  "cols": c, "blank": [a, b]} is pool[j][:r, :c] with rows a..b-1 NaN
     revision: str             # a digest of ``json``: the browser parses the frames once per revision
-    bytes: int                # the largest figure's JSON plus the frames' JSON
+
+    @functools.cached_property
+    def bytes(self) -> int:
+        """The largest figure's JSON plus the frames' JSON (issue 25's budget, checked by the tests:
+        the page sends one figure and the frames, so the page never needs every figure's JSON)."""
+        from ui.chart import figure_json
+
+        return max(len(figure_json(f)[0]) for f in self.figures) + len(self.json.encode())
 
 
 def _same(a, b) -> bool:
@@ -211,17 +219,13 @@ def _grown(values: list) -> np.ndarray | list | None:
     full = np.full(shape, np.nan, dtype=values[0].dtype)
     filled = np.zeros(shape[0], dtype=bool)
     for v in sorted(values, key=lambda v: -v.size):   # every row from the widest frame that shows it
-        rows = np.flatnonzero(~_rows_blank(v))
-        for i in rows:
-            target = full[i] if v.ndim == 1 else full[i, : v.shape[1]]
-            if not filled[i]:
-                if v.ndim == 1:
-                    full[i] = v[i]
-                else:
-                    full[i, : v.shape[1]] = v[i]
-                filled[i] = True
-            elif not np.array_equal(np.atleast_1d(target), np.atleast_1d(v[i]), equal_nan=True):
-                return None
+        shown = np.flatnonzero(~_rows_blank(v))
+        first, again = shown[~filled[shown]], shown[filled[shown]]
+        target = full[:, : v.shape[1]] if v.ndim == 2 else full
+        if not np.array_equal(target[again], v[again], equal_nan=True):   # a row two frames disagree on
+            return None
+        target[first] = v[first]
+        filled[first] = True
     return full if all(_block(v, full) is not None for v in values) else None
 
 
@@ -249,8 +253,6 @@ def frames_of(figures: Sequence) -> Frames:
     """What the browser needs to draw each of ``figures`` from any one of them: the trace keys and
     layout keys that change, and their values in each figure. ``datarevision`` changes with the
     data, so it is among the layout keys and plotly.js redraws each frame."""
-    from ui.chart import figure_json
-
     if len({len(f["data"]) for f in figures}) != 1:
         raise ValueError("every frame needs the same traces (draw empty ones where a value has none)")
     n = len(figures[0]["data"])
@@ -266,9 +268,7 @@ def frames_of(figures: Sequence) -> Frames:
     # Written as UTF-8, not \uXXXX: a Chinese title in every frame was six bytes a character.
     text = json.dumps(_typed({"traces": [[i, keys] for i, keys in traces], "layout": layout, "pool": pool,
                               "frames": frames}), ensure_ascii=False, separators=(",", ":"), default=_number)
-    biggest = max(len(figure_json(f)[0]) for f in figures)
-    return Frames(figures=tuple(figures), json=text, revision=f"{zlib.crc32(text.encode()):08x}",
-                  bytes=biggest + len(text.encode()))
+    return Frames(figures=tuple(figures), json=text, revision=f"{zlib.crc32(text.encode()):08x}")
 
 
 @st.cache_resource(max_entries=128, show_spinner=False)
