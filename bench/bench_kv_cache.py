@@ -23,10 +23,10 @@ import torch  # noqa: E402
 
 from core.calc import configs  # noqa: E402
 from core.calc.flops import decode_flops, measure_decoding  # noqa: E402
+from core.calc.kv_cache import kv_cache_bytes  # noqa: E402
 from core.lab.d_real_kv import measured_cache  # noqa: E402
 from core.models import gguf_llama  # noqa: E402
 from core.models.model import load_course_model  # noqa: E402
-from core.parts.kv_cache import kv_cache_bytes  # noqa: E402
 
 CONTEXTS = (64, 128, 256)
 TARGET = 5.0

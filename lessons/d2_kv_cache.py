@@ -6,18 +6,12 @@ import torch
 
 from core.calc import configs, roofline
 from core.calc.flops import decode_flops, measure_decoding
+from core.calc.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from core.calc.params import count_params
+from core.lab.cache_steps import CacheStep, cache_histories, cache_history, watch_cache
 from core.lab.d_real_kv import cache_nbytes, measured_cache
 from core.models.generate import Generation
-from core.parts.kv_cache import (
-    DTYPE_BYTES,
-    CacheStep,
-    LayerKV,
-    cache_histories,
-    cache_history,
-    kv_cache_bytes,
-    watch_cache,
-)
+from core.parts.kv_cache import LayerKV
 from ui.classroom import presenting
 from ui.frame import (
     beside_code,

@@ -10,9 +10,9 @@ from core.calc.flops import (
     step_bytes,
     step_flops,
 )
+from core.calc.kv_cache import kv_cache_bytes
 from core.calc.params import count_params
 from core.calc.timing import copy_seconds, decode_against_bandwidth
-from core.parts.kv_cache import kv_cache_bytes
 from ui.classroom import presenting
 from ui.frame import (
     beside_code,

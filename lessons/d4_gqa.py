@@ -2,11 +2,11 @@
 import streamlit as st
 
 from core.calc import configs
+from core.calc.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.calc.kv_sharing import used_by
 from core.lab.d_real_kv import group_attention, projection_shapes
 from core.lab.head_analysis import model_attention
 from core.lab.real_tokens import dropped_note
-from core.parts.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import MultiHeadAttention, repeat_kv
 from ui.frame import (
     choice,

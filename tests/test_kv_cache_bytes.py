@@ -13,10 +13,11 @@ from core.calc.flops import (
     step_bytes,
     step_flops,
 )
+from core.calc.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from core.calc.params import count_params
+from core.lab.cache_steps import cache_history, watch_cache
 from core.models.generate import Generation
 from core.models.model import LlamaDecoder, ModelConfig
-from core.parts.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
 from core.parts.trace import Trace
 from core.text.tokenizer import CharTokenizer
 

@@ -5,9 +5,10 @@ import torch
 
 from core.calc import configs, roofline
 from core.calc.flops import decode_flops
+from core.calc.kv_cache import DTYPE_BYTES, kv_cache_bytes
+from core.lab.cache_steps import cache_history, watch_cache
 from core.models.generate import Generation
 from core.models.model import CourseModelUnavailable, load_course_model
-from core.parts.kv_cache import DTYPE_BYTES, cache_history, kv_cache_bytes, watch_cache
 from core.parts.trace import Trace
 from tests.apptest_util import assert_ok, chart_keys, figure_by_key, open_lesson, set_live, trace_array
 

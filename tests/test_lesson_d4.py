@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from core.calc import configs
+from core.calc.kv_cache import kv_cache_bytes, kv_groups, kv_head_choices
 from core.models.model import CourseModelUnavailable, load_course_model
-from core.parts.kv_cache import kv_cache_bytes, kv_groups, kv_head_choices
 from core.parts.mha import repeat_kv
 from core.parts.trace import Trace
 from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array

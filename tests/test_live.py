@@ -256,8 +256,8 @@ def test_c3_distance_frames_rebuild():
 
 # ---- D2: the decode step ----------------------------------------------------------------------
 def test_d2_histories_equal_single_steps():
+    from core.lab.cache_steps import cache_histories, cache_history, watch_cache
     from core.models.generate import Generation
-    from core.parts.kv_cache import cache_histories, cache_history, watch_cache
     from ui.model import _load
     model, tok = _load("cpu")
     steps = watch_cache(Generation(model, tok, "君不见，黄河之水", 6))

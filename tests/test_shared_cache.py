@@ -33,8 +33,8 @@ CHEAP = (
     "calc/",                                     # parameter, FLOP and byte counts: arithmetic
     "models/gguf_llama.py:available,cache_files,cache_dir,gguf_path",
     "models/model.py:d_head",
-    "parts/kv_cache.py:kv_cache_bytes,cache_history,kv_head_choices,kv_groups,<listcomp>",
-    "parts/kv_cache.py:cache_bytes_by_kv_heads", "lab/d_real_kv.py:projection_shapes,<dictcomp>",
+    "lab/cache_steps.py:cache_history,<listcomp>",   # D2: one step's rows of the cached steps
+    "lab/d_real_kv.py:projection_shapes,<dictcomp>",
     "parts/sparse.py:__post_init__", "parts/trace.py:__getitem__,__init__",
     "lab/block_anatomy.py:part_matrix,gate_effect",   # C2: a slice of the cached trace; one token's gate
     "lab/date_lab.py:right_answer", "lab/learning.py:steps,first_below,<listcomp>,<genexpr>",

@@ -18,7 +18,7 @@ def head_map(groups: list[int], *, row_names: tuple[str, str], hover_names: tupl
              title: str | None = None, height: int = 300) -> Figure:
     """Query heads on top, KV heads below, a line from each query head to the KV head it reads.
 
-    ``groups[h]`` is the KV head of query head h (core.parts.kv_cache.kv_groups). Both rows span the
+    ``groups[h]`` is the KV head of query head h (core.calc.kv_cache.kv_groups). Both rows span the
     same width, so a KV head sits under the middle of its group; a group shares one colour.
     Traces: 0 every line (segments separated by NaN, one trace: each trace costs ~0.4 ms),
     1 the query heads, 2 the KV heads.

@@ -23,9 +23,9 @@ from dataclasses import replace
 import torch
 
 from core.calc.configs import ArchConfig
+from core.calc.kv_cache import kv_cache_bytes
 from core.calc.params import attention_params, expert_params, param_breakdown
 from core.calc.timing import one_at_a_time
-from core.parts.kv_cache import kv_cache_bytes
 
 
 def attended_pairs(n_new: int, past: int) -> int:

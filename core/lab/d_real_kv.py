@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import torch
 
-from core.parts.kv_cache import KVCache, kv_groups
+from core.calc.kv_cache import kv_groups
+from core.parts.kv_cache import KVCache
 from core.parts.trace import Trace
 
 
