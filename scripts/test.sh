@@ -9,11 +9,13 @@ cd "$(dirname "$0")/.."
 # tests/test_nginx_replicas.py runs Debian's nginx in front of two replicas (deploy/nginx.conf).
 # (grep without -q reads all of fc-list: with pipefail, an early exit would fail the pipe)
 # Emoji in a text box draw as boxes without a colour emoji font (fonts-noto-color-emoji).
+# tests/test_room_store.py starts Debian's PostgreSQL 15 (postgresql) in a temporary folder.
 if ! [ -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -iE "noto sans cjk|wenquanyi" >/dev/null \
-        || ! fc-list 2>/dev/null | grep -i "noto color emoji" >/dev/null || ! [ -x /usr/sbin/nginx ]; then
+        || ! fc-list 2>/dev/null | grep -i "noto color emoji" >/dev/null || ! [ -x /usr/sbin/nginx ] \
+        || ! [ -x /usr/lib/postgresql/15/bin/pg_ctl ]; then
     SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
     $SUDO apt-get update -q
-    $SUDO apt-get install -y -q chromium fonts-noto-cjk fonts-noto-color-emoji nginx
+    $SUDO apt-get install -y -q chromium fonts-noto-cjk fonts-noto-color-emoji nginx postgresql
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
