@@ -22,6 +22,18 @@ def test_revision_follows_the_data():
     assert _revision([{"type": "bar", "y": ["x", "y"]}]) != _revision([{"type": "bar", "y": ["x", "z"]}])
 
 
+def test_revision_sees_an_array_inside_a_dict_whole():
+    """A marker's colours (an array in a dict): numpy's repr shortens a long array with "...", so a
+    change in its middle once left the revision as it was, and plotly.js kept the old colours."""
+    colours = np.arange(2000, dtype=np.float32)
+    changed = colours.copy()
+    changed[1000] = -1
+    a = [{"type": "scatter", "marker": {"color": colours}}]
+    assert _revision(a) != _revision([{"type": "scatter", "marker": {"color": changed}}])
+    assert _revision(a) == _revision([{"type": "scatter", "marker": {"color": colours.copy()}}])
+    assert _revision([{"x": [np.zeros(3)]}]) != _revision([{"x": [np.ones(3)]}])
+
+
 def test_every_axis_gets_the_look():
     assert _axis_keys([{"xaxis": "x2", "yaxis": "y3"}], {"xaxis4": {}}) == {"xaxis", "yaxis", "xaxis2", "yaxis3", "xaxis4"}
     fig = make([{"type": "bar", "x": ["a"], "y": [1], "xaxis": "x2", "yaxis": "y2"}]).to_plotly_json()

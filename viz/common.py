@@ -284,15 +284,29 @@ def _axis_keys(data: list[dict], layout: dict) -> set[str]:
     return keys
 
 
+def _crc(value, crc: int) -> int:
+    """``crc`` carried over ``value``: an array by its bytes, a dict or list by its parts (a marker's
+    colours are an array inside a dict: ``repr`` would print it slowly and shorten a long one with
+    "...", so two different arrays could read the same)."""
+    if isinstance(value, np.ndarray):
+        return zlib.crc32(value.tobytes(), zlib.crc32(f"{value.dtype}{value.shape}".encode(), crc))
+    if isinstance(value, dict):
+        for name in sorted(value):
+            crc = _crc(value[name], zlib.crc32(name.encode(), crc))
+        return crc
+    if isinstance(value, (list, tuple)) and any(isinstance(v, (np.ndarray, dict, list, tuple)) for v in value):
+        for v in value:
+            crc = _crc(v, zlib.crc32(b"|", crc))
+        return crc
+    return zlib.crc32(repr(value).encode(), crc)
+
+
 def _revision(data: list[dict]) -> str:
     """A short digest of the traces, sent as ``layout.datarevision``: plotly.js then compares
     one string instead of every array when a new figure reaches the same chart."""
     crc = 0
     for trace in data:
-        for name in sorted(trace):
-            value = trace[name]
-            raw = value.tobytes() if isinstance(value, np.ndarray) else repr(value).encode()
-            crc = zlib.crc32(name.encode() + raw, crc)
+        crc = _crc(trace, crc)
     return f"{crc:08x}"
 
 
