@@ -5,9 +5,8 @@ import torch
 
 from core.lab import toy
 from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
-from core.lab.multi_head import multi_head_attention
 from core.lab.real_tokens import dropped_note
-from core.parts.mha import merge_heads, split_heads
+from core.parts.mha import MultiHeadAttention, merge_heads, split_heads
 from ui.explorer import REAL_PROMPT, explorer, traced, traced_real
 from ui.frame import (
     beside_code,
@@ -141,7 +140,9 @@ def trained_heads(text: str, typed: bool, dev: str) -> None:
 # depend on the controls, so a slider move re-sends the figures, not the prose and the code.
 controls = st.container()
 grid_head = st.container()
-grid_slot = beside_code(multi_head_attention, seeded_mha)
+# The grid comes from the module's forward, which runs these three steps (no RoPE or cache here).
+grid_slot = beside_code(MultiHeadAttention.queries, MultiHeadAttention.keys_values, MultiHeadAttention.attend,
+                        seeded_mha)
 st.subheader(tr(f"{NS}.trained_title"))
 trained_slot = st.container()        # the same text through a trained layer: heads that do differ
 st.subheader(tr(f"{NS}.reshape_title"))

@@ -5,6 +5,7 @@ import streamlit as st
 from core.lab.attention_lab import word_tokens
 from core.lab.date_lab import random_cross_attention
 from core.models.encdec import cross_attend, cross_kv
+from core.parts.mha import MultiHeadAttention
 from core.text.clean import clean_text
 from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
@@ -152,7 +153,7 @@ slot = {"date_controls": st.container(), "verdict": st.container(), "trained": s
 align_left, align_right = st.columns([1, 1])
 slot["align"], slot["best"] = align_left.container(), align_right.container()
 # Full width: at 1024 px a code panel beside a figure would scroll sideways.
-code_panel(cross_kv, cross_attend, height=None)
+code_panel(cross_kv, cross_attend, MultiHeadAttention.attend, height=None)
 
 st.subheader(tr(f"{NS}.untrained_title"))
 st.markdown(tr(f"{NS}.untrained_text"))

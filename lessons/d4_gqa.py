@@ -168,7 +168,7 @@ def course_section():
                key=f"{NS}.maps")
         st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
     with right:
-        code_panel(MultiHeadAttention.forward, height=560)
+        code_panel(MultiHeadAttention.forward, MultiHeadAttention.attend, height=560)   # attend repeats k, v
 
 
 def real_section(model) -> None:

@@ -1,4 +1,5 @@
-"""B2 shows core.lab.multi_head.multi_head_attention: it equals the real module and torch's."""
+"""B2 shows MultiHeadAttention.queries, keys_values and attend (split, attend, merge): called one
+after another, as the code panel reads, they are the module's forward, and torch's."""
 from __future__ import annotations
 
 import pytest
@@ -6,10 +7,16 @@ import torch
 from torch import nn
 
 from core.lab.attention_lab import seeded_mha
-from core.lab.multi_head import multi_head_attention
 from core.parts.masks import causal_mask
 from core.parts.mha import MHAConfig, MultiHeadAttention
 from core.parts.trace import Trace
+
+
+def multi_head_attention(mha: MultiHeadAttention, x: torch.Tensor, mask: torch.Tensor | None = None):
+    """Self-attention by the steps B2 shows -> the output (B, N, D) and every head's weights (B, H, N, N)."""
+    trace = Trace()
+    out = mha.attend(mha.queries(x), *mha.keys_values(x), mask, trace)      # (B, N, D)
+    return out, trace["attn.weights"]
 
 
 def _x(n: int, d: int, seed: int = 0) -> torch.Tensor:
@@ -58,12 +65,22 @@ def test_equals_torch_multihead_attention(bias, causal):
         want, want_weights = ref(x, x, x, attn_mask=None if mask is None else ~mask,
                                  need_weights=True, average_attn_weights=False)
         got, weights = multi_head_attention(mha, x, mask=mask)
+        forward = mha(x, mask=mask)
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(forward, got, rtol=0, atol=0)
     torch.testing.assert_close(weights, want_weights, rtol=1e-5, atol=1e-6)
 
 
-def test_refuses_shared_key_value_heads():
-    with torch.device("meta"):
-        gqa = MultiHeadAttention(MHAConfig(32, 4, n_kv_heads=2))
-    with pytest.raises(ValueError):
-        multi_head_attention(gqa, torch.zeros(1, 3, 32, device="meta"))
+def test_the_same_steps_serve_shared_key_value_heads():
+    """The lesson-sized copy B2 showed refused GQA (lesson D4); the module's own steps read each
+    key/value head for its group of query heads, as forward does."""
+    torch.manual_seed(0)
+    gqa = MultiHeadAttention(MHAConfig(32, 4, n_kv_heads=2)).eval()
+    x = _x(3, 32)
+    k, v = gqa.keys_values(x)
+    assert k.shape == v.shape == (2, 2, 3, 8)                            # (B, H_kv, N, d_head)
+    with torch.no_grad():
+        got, weights = multi_head_attention(gqa, x, mask=causal_mask(3))
+        want = gqa(x, mask=causal_mask(3))
+    assert weights.shape == (2, 4, 3, 3)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)

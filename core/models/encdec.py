@@ -29,9 +29,8 @@ import torch
 from torch import nn
 
 from core.parts.activations import relu
-from core.parts.attention import scaled_dot_product_attention
 from core.parts.kv_cache import KVCache
-from core.parts.mha import MHAConfig, MultiHeadAttention, merge_heads, split_heads
+from core.parts.mha import MHAConfig, MultiHeadAttention
 from core.parts.norms import LayerNorm
 from core.parts.positional import sinusoidal
 from core.parts.trace import Trace, record
@@ -142,11 +141,9 @@ class CrossKV:
 
 def cross_kv(attn: MultiHeadAttention,
              memory: torch.Tensor) -> CrossKV:
-    """K = C W_k, V = C W_v of the encoder output C (B,S,D)"""
-    h = attn.config.n_heads
-    k = split_heads(attn.w_k(memory), h)   # (B, H, S, d_head)
-    v = split_heads(attn.w_v(memory), h)   # (B, H, S, d_head)
-    return CrossKV(k, v)
+    """K = C W_k, V = C W_v of the encoder output C (B, S, D),
+    (B, H, S, d_head) each: the module's own projections."""
+    return CrossKV(*attn.keys_values(memory))
 
 
 def cross_attend(attn: MultiHeadAttention, x: torch.Tensor,
@@ -154,22 +151,13 @@ def cross_attend(attn: MultiHeadAttention, x: torch.Tensor,
                  trace: Trace | None = None) -> torch.Tensor:
     """Queries from the decoder x (B, N, D); K, V of C from kv.
 
-    Equal to attn(x, context=C, mask=mask) (a test checks it),
-    without the RoPE, cache and GQA branches that
-    cross-attention never takes.
+    What attn(x, context=C, mask=mask) computes (a test checks
+    it), with K, V made once per source instead of at every
+    step: the module's own queries and attention.
     """
-    h = attn.config.n_heads
-    q = split_heads(attn.w_q(x), h)          # (B, H, N, d_head)
-    att = scaled_dot_product_attention(q, kv.k, kv.v, mask)
-    # att.weights (B, H, N, S): one row per query, sums to 1
-    concat = merge_heads(att.output)          # (B, N, D)
-    out = attn.w_o(concat)                    # (B, N, D)
-    for name, t in (("q", q), ("k", kv.k), ("v", kv.v),
-                    ("scores", att.scores),
-                    ("weights", att.weights),
-                    ("concat", concat), ("out", out)):
-        record(trace, f"attn.{name}", t)
-    return out
+    q = attn.queries(x)                      # (B, H, N, d_head)
+    # weights (B, H, N, S): one row per query, each sums to 1
+    return attn.attend(q, kv.k, kv.v, mask, trace)  # (B, N, D)
 
 
 class DecoderLayer(nn.Module):

@@ -141,16 +141,13 @@ class MultiHeadAttention(nn.Module):
         head_fill (H, d_head) what a switched-off head writes instead (e.g.
                   its mean output); None = zeros.
         """
-        c = self.config
         cross = context is not None
         if cross and (cache is not None or rope_base is not None):
             raise ValueError("cross-attention takes neither a KV cache nor "
                              "RoPE in this course")
         source = x if context is None else context
-
-        q = split_heads(self.w_q(x), c.n_heads)          # (B, H, N, d_head)
-        k = split_heads(self.w_k(source), c.n_kv_heads)  # (B, H_kv, S_new, d_h)
-        v = split_heads(self.w_v(source), c.n_kv_heads)  # (B, H_kv, S_new, d_h)
+        q = self.queries(x)                      # (B, H, N, d_head)
+        k, v = self.keys_values(source)          # (B, H_kv, S_new, d_head) each
 
         if rope_base is not None:
             if positions is None:
@@ -163,28 +160,62 @@ class MultiHeadAttention(nn.Module):
             k = apply_rope(k, positions, rope_base)
         if cache is not None:
             k, v = cache.append(k, v)                # (B, H_kv, S, d_head) each
+        return self.attend(q, k, v, mask, trace, head_mask,
+                           head_fill)                # (B, N, D)
 
+    def queries(self, x: torch.Tensor) -> torch.Tensor:
+        """x (B, N, D) -> q (B, H, N, d_head): one wide w_q, cut
+        into H heads."""
+        return split_heads(self.w_q(x), self.config.n_heads)
+
+    def keys_values(
+        self, source: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """source (B, S, D) -> k, v (B, H_kv, S, d_head) each: x
+        itself in self-attention, the encoder output C in
+        cross-attention."""
+        h_kv = self.config.n_kv_heads
+        k = split_heads(self.w_k(source), h_kv)  # (B, H_kv, S, d_h)
+        v = split_heads(self.w_v(source), h_kv)  # (B, H_kv, S, d_h)
+        return k, v
+
+    def attend(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        trace: Trace | None = None,
+        head_mask: torch.Tensor | None = None,
+        head_fill: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """q (B, H, N, d_head) attends over k, v (B, H_kv, S,
+        d_head), every head at once; w_o mixes the heads
+        -> (B, N, D). mask, head_mask, head_fill: as in
+        forward."""
         record(trace, "attn.q", q)
         record(trace, "attn.k", k)
         record(trace, "attn.v", v)
-
-        # GQA/MQA: every query head in a group reads the same key/value
-        # head; att.output (B, H, N, d_head)
+        # GQA/MQA: every query head in a group reads the same
+        # key/value head (D4); with MHA k, v stay as they are.
+        n_rep = self.config.n_rep
         att = scaled_dot_product_attention(
-            q, repeat_kv(k, c.n_rep), repeat_kv(v, c.n_rep), mask=mask
-        )
-        record(trace, "attn.scores", att.scores)          # (B, H, N, S)
-        record(trace, "attn.weights", att.weights)        # (B, H, N, S)
+            q, repeat_kv(k, n_rep), repeat_kv(v, n_rep), mask=mask)
+        record(trace, "attn.scores", att.scores)    # (B, H, N, S)
+        record(trace, "attn.weights", att.weights)  # (B, H, N, S)
 
-        heads = att.output                                # (B, H, N, d_head)
+        heads = att.output                        # (B, H, N, d_h)
         if head_mask is not None:
-            # Ablation: a head is removed before w_o mixes the heads, so the
-            # rest of the model reads what it would without it.
-            keep = head_mask.view(1, -1, 1, 1).to(heads.dtype)       # (1, H, 1, 1)
-            fill = 0.0 if head_fill is None else head_fill[None, :, None, :]  # (1, H, 1, d_head)
-            heads = heads * keep + fill * (1 - keep)      # (B, H, N, d_head)
-        concat = merge_heads(heads)                       # (B, N, H*d_head)
+            # Ablation (F1): a head is removed before w_o mixes
+            # the heads, so the rest of the model reads what it
+            # would without it.
+            keep = head_mask.view(1, -1, 1, 1)    # (1, H, 1, 1)
+            keep = keep.to(heads.dtype)
+            fill = (0.0 if head_fill is None      # (1, H, 1, d_h)
+                    else head_fill[None, :, None, :])
+            heads = heads * keep + fill * (1 - keep)
+        concat = merge_heads(heads)               # (B, N, H*d_h)
         record(trace, "attn.concat", concat)
-        out = self.w_o(concat)                            # (B, N, D)
+        out = self.w_o(concat)                    # (B, N, D)
         record(trace, "attn.out", out)
         return out
