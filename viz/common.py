@@ -80,7 +80,10 @@ def pool(z: np.ndarray, max_cells: int = MAX_CELLS) -> tuple[np.ndarray, int]:
 # - ticklabeloverflow "allow": plotly's default checks every tick label against the plot's
 #   edge, ~1 ms a label here (a head grid with 66 token labels: 119 -> 69 ms a redraw). Our
 #   margins are sized for the labels (_margins), so no label is past the edge to hide.
-COLORWAY = ["#0068c9", "#ff4b4b", "#29b09d", "#ff8700", "#6d3fc0", "#83c9ff", "#ffabab", "#7defa1"]
+# Streamlit's first two colours, then the nearest colours that keep every pair >= 10 ΔE00 apart for
+# deuteranopia, protanopia and tritanopia and >= 3:1 against white (tests/test_colour_vision.py;
+# E2's spectra draw seven of them at once). Was "#29b09d", "#ff8700", "#6d3fc0", "#83c9ff", "#ffabab", "#7defa1".
+COLORWAY = ["#0068c9", "#ff4b4b", "#2ea390", "#aa5c00", "#4e27b1", "#7c96b7", "#cb6f83", "#5c6f62"]
 LOOK = {"colorway": COLORWAY, "paper_bgcolor": "white", "plot_bgcolor": "white"}
 AXIS_LOOK = {"gridcolor": "#e6e6e6", "zerolinecolor": "#c8c8c8", "linecolor": "#c8c8c8",
              "ticklabeloverflow": "allow"}

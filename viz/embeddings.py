@@ -5,6 +5,10 @@ import numpy as np
 
 from viz.common import DIVERGING_SCALE, Figure, _text_px, array, label, make, unique_labels
 
+# The prompt's tokens (blue), the chosen token (a star) and its neighbours (diamonds): apart for
+# tritanopia and >= 3:1 on white (tests/test_colour_vision.py; were "#e45756", "#f58518").
+PROMPT_COLOUR, CHOSEN_COLOUR, NEAR_COLOUR = "#4c78a8", "#d84141", "#e57600"
+
 
 def matrix(values, row_tokens: list[str], *, title: str | None = None,
            hover_names: tuple[str, str, str] = ("token", "dimension", "value"), height: int = 420) -> Figure:
@@ -102,20 +106,20 @@ def pca_map(coords, tokens: list[str], prompt_coords, prompt_tokens: list[str], 
             {"type": "scatter", "x": pxy[:, 0], "y": pxy[:, 1], "mode": "markers+text", "name": names[1],
              "text": shown, "textposition": prompt_at, "customdata": [label(t) for t in prompt_tokens],
              "textfont": {"size": 20, "color": "#1f4e99"}, "hovertemplate": "%{customdata}<extra></extra>",
-             "marker": {"size": 11, "color": "#4c78a8"}},
+             "marker": {"size": 11, "color": PROMPT_COLOUR}},
             {"type": "scatter", "x": cxy[:, 0], "y": cxy[:, 1], "mode": "markers+text", "name": names[2],
              "text": [label(chosen_token)], "textposition": chosen_at,
              "textfont": {"size": 22, "color": "#c0392b"}, "hovertemplate": "%{text}<extra></extra>",
-             "marker": {"size": 16, "color": "#e45756", "symbol": "star"}}]
+             "marker": {"size": 16, "color": CHOSEN_COLOUR, "symbol": "star"}}]
     if len(nxy):
         spokes_x = np.ravel([[cxy[0, 0], x, np.nan] for x in nxy[:, 0]]).astype(np.float32)
         spokes_y = np.ravel([[cxy[0, 1], y, np.nan] for y in nxy[:, 1]]).astype(np.float32)
         data += [{"type": "scatter", "x": spokes_x, "y": spokes_y, "mode": "lines", "showlegend": False,
-                  "hoverinfo": "skip", "line": {"color": "rgba(245,133,24,0.55)", "width": 1.5}},
+                  "hoverinfo": "skip", "line": {"color": "rgba(229,118,0,0.55)", "width": 1.5}},
                  {"type": "scatter", "x": nxy[:, 0], "y": nxy[:, 1], "mode": "markers+text", "name": neighbour_name,
                   "text": [label(t) for t in near], "textposition": near_at,
                   "textfont": {"size": 17, "color": "#b35806"}, "hovertemplate": "%{text}<extra></extra>",
-                  "marker": {"size": 10, "color": "#f58518", "symbol": "diamond"}}]
+                  "marker": {"size": 10, "color": NEAR_COLOUR, "symbol": "diamond"}}]
     # The legend (four entries: two rows in a half-page column) sits under the x-axis title, not in
     # the band above the plot where it ran into the two-line title.
     layout = {"xaxis": {"title": {"text": axes[0]}, "zeroline": False},
@@ -204,8 +208,8 @@ def word_map(coords, words: list[str], n_tokens: list[int], *, title: str | None
     where, numbers = place_words(px, shown) if len(xy) else ([], [])
     hover = hover or words
     data = []
-    for trace, (name, keep, colour, symbol) in enumerate(((names[0], lambda n: n == 1, "#4c78a8", "circle"),
-                                                          (names[1], lambda n: n > 1, "#f58518", "diamond"))):
+    for trace, (name, keep, colour, symbol) in enumerate(((names[0], lambda n: n == 1, PROMPT_COLOUR, "circle"),
+                                                          (names[1], lambda n: n > 1, NEAR_COLOUR, "diamond"))):
         rows = [i for i, n in enumerate(n_tokens) if keep(n)]
         data.append({"type": "scatter", "x": xy[rows, 0] if rows else [], "y": xy[rows, 1] if rows else [],
                      "mode": "markers+text", "name": name,

@@ -11,7 +11,9 @@ from viz.common import WEIGHTS_SCALE, Figure, array, make, pool, unique_labels
 SIDE_BY_SIDE = 12          # up to this many tokens the maps of one group stand in a row
 CJK = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")
 
-GROUP_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+# tab10's order, each moved to the nearest colour that keeps the groups apart for colour-blind eyes
+# and >= 3:1 on white (tests/test_colour_vision.py). Was tab10: "#ff7f0e", "#2ca02c", … "#17becf".
+GROUP_COLOURS = ["#1f77b4", "#e57614", "#4ea362", "#d62728", "#aa76f2", "#89554e", "#cb7ca3", "#6f897c"]
 
 
 def head_map(groups: list[int], *, row_names: tuple[str, str], hover_names: tuple[str, str],

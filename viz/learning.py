@@ -10,7 +10,7 @@ from viz.common import WEIGHTS_SCALE, Figure, array, make, unique_labels
 
 CHECKPOINT_COLOUR = "#d62728"
 LOSS_TICKS = [0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10]
-REFERENCE_COLOURS = ("#7f7f7f", "#9467bd")
+REFERENCE_COLOURS = ("#7f7f7f", "#aa76f2")   # violet apart from the blue loss for protanopia (was "#9467bd")
 
 
 def loss_curve(step_loss: list[float], logged: list[tuple[int, float]], marks: list[tuple[int, float]],

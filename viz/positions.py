@@ -5,6 +5,10 @@ import numpy as np
 
 from viz.common import DIVERGING_SCALE, Figure, array, make, unique_labels
 
+# One colour per chosen dimension (waves): apart for colour-blind eyes and >= 3:1 on white
+# (tests/test_colour_vision.py; the green and violet were "#54a24b", "#b279a2").
+WAVE_COLOURS = ["#4c78a8", "#e45756", "#489d6f", "#be83a3"]
+
 
 def pe_table(pe, *, title: str | None = None, names: tuple[str, str, str] = ("position", "dimension", "value"),
              height: int = 460) -> Figure:
@@ -21,7 +25,7 @@ def pe_table(pe, *, title: str | None = None, names: tuple[str, str, str] = ("po
 def waves(smooth_x, smooth: dict[str, np.ndarray], sample_x, samples: dict[str, np.ndarray], *,
           title: str | None = None, x_title: str = "", y_title: str = "") -> Figure:
     """Each chosen dimension as a smooth curve, with dots where the integer positions sample it."""
-    colours = ["#4c78a8", "#e45756", "#54a24b", "#b279a2"]
+    colours = WAVE_COLOURS
     data = []
     for i, (name, y) in enumerate(smooth.items()):
         c = colours[i % len(colours)]

@@ -8,7 +8,8 @@ import numpy as np
 from viz.common import Figure, array, make
 
 ROOF_COLOUR = "#333333"
-POINT_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+# Apart for colour-blind eyes and >= 3:1 on white (tests/test_colour_vision.py); were tab10's.
+POINT_COLOURS = ["#1f77b4", "#d62728", "#48a35c", "#aa76f2", "#eb6f00", "#89554e", "#d176a3"]
 
 
 def human(n: float, unit: str, base: int = 1000) -> str:

@@ -8,7 +8,8 @@ from viz.common import Figure, array, make
 HAND = "#d62728"
 # Explicit colours: plotly.js reads a named scale like "Blues" differently from plotly.py.
 EARLY_LATE = [[0.0, "#c6dbef"], [1.0, "#08306b"]]   # position 0 light, position m dark
-SERIES = ["#1f77b4", "#ff7f0e", "#2ca02c"]           # one colour per base, the same in both figures
+SERIES = ["#1f77b4", "#e57614", "#4ea362"]           # one colour per base, the same in both figures
+# (orange and green apart for protanopia, tests/test_colour_vision.py: were "#ff7f0e", "#2ca02c")
 
 
 KEY = "#2a9d8f"

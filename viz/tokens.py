@@ -8,6 +8,10 @@ from viz.common import Figure, _text_width, array, label, make, unique_labels
 # Light fills so dark text stays readable on a projector; the last one is for specials.
 CHIP_COLOURS = ["#fde2a7", "#c9e4ff", "#d4f2c8", "#f9cfe0", "#e2d6ff", "#c8efea",
                 "#ffd8c2", "#e9ecb8", "#d9d9d9"]
+# One colour per tokenizer (counts) and per scheme (per_character): apart for colour-blind eyes and
+# >= 3:1 on white (tests/test_colour_vision.py). Were "#f58518", "#54a24b", "#b279a2".
+COUNT_COLOURS = ["#4c78a8", "#e57600", "#5ca362", "#be83a3"]
+SCHEME_COLOURS = ["#4c78a8", "#be83a3", "#e57600"]
 SPECIAL = len(CHIP_COLOURS) - 1
 
 
@@ -54,7 +58,7 @@ def chips(tokens: list[str], ids: list[int], special: list[bool], *, title: str 
 def counts(names: list[str], values: list[int], *, title: str | None = None, y_title: str = "") -> Figure:
     """One bar per tokenizer: how many tokens the same text needs."""
     trace = {"type": "bar", "x": names, "y": array(values), "text": [str(v) for v in values],
-             "textposition": "outside", "marker": {"color": ["#4c78a8", "#f58518", "#54a24b", "#b279a2"][: len(names)]},
+             "textposition": "outside", "marker": {"color": COUNT_COLOURS[: len(names)]},
              "cliponaxis": False}
     layout = {"yaxis": {"title": {"text": y_title}, "rangemode": "tozero"}, "margin": {"t": 80}}
     return make([trace], layout, title, height=360)
@@ -81,7 +85,7 @@ def per_character(chars: list[str], series: list[tuple[str, list[int]]], *, titl
     """Grouped bars, one group per character: how many tokens (or bytes) each scheme spends on it.
     ``series`` is (name, one value per character) per bar of a group; ``hover`` names the value."""
     x = unique_labels(chars)
-    colours = ["#4c78a8", "#b279a2", "#f58518"]
+    colours = SCHEME_COLOURS
     data = [{"type": "bar", "x": x, "y": array(values), "name": name,
              "marker": {"color": colours[i % len(colours)]},
              "hovertemplate": f"%{{x}} · {name}: %{{y}} {hover}<extra></extra>"}
