@@ -39,8 +39,8 @@ from core.models.encdec import (  # noqa: E402
     EncDecConfig,
     EncoderDecoder,
     checkpoint_file,
-    sha256_file,
 )
+from core.models.model import sha256_file  # noqa: E402
 from core.text.dates import STYLES, generate, source_tokenizer, target_tokenizer  # noqa: E402
 
 TRAIN_SEED, EVAL_SEED = 0, 20261130

@@ -9,7 +9,8 @@ import torch
 
 from core.lab.date_lab import alignment_scores, field_alignment, norm_stats, relu_off, standardise
 from core.models.dates import accuracy, read_date
-from core.models.encdec import ASSETS, CONFIG_FILE, LOSS_FILE, WEIGHTS_FILE, load_date_model, sha256_file
+from core.models.encdec import ASSETS, CONFIG_FILE, LOSS_FILE, WEIGHTS_FILE, load_date_model
+from core.models.model import sha256_file
 from core.text.dates import (
     STYLE_EXAMPLES,
     STYLES,

@@ -10,7 +10,7 @@ from core.calc import configs
 from core.calc.params import count_params, numel
 from core.models import gguf_llama
 from core.models.generate import Generation, generate
-from core.models.model import LlamaDecoder, ModelConfig
+from core.models.model import LlamaDecoder, ModelConfig, sha256_file
 from tests.real_util import need_package, real
 
 PROMPTS = ["The capital of France is Paris. The capital of Italy is",
@@ -86,7 +86,7 @@ def test_the_file_is_found_through_the_package_and_its_sha256():
     need_package()
     path = gguf_llama.gguf_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size == 98_362_432
-    assert gguf_llama.sha256_file(path) == gguf_llama.GGUF_SHA256
+    assert sha256_file(path) == gguf_llama.GGUF_SHA256
     assert gguf_llama.available()
 
 

