@@ -160,5 +160,5 @@ def live_of(at: AppTest, fig_key: str) -> dict:
     """The live part a chart carries: ``values``, ``index``, ``label``, ``texts``, ``frames`` (JSON)."""
     for el in charts(at):
         if el.proto.id.endswith("-" + fig_key):
-            return json.loads(el.proto.json)["live"]
+            return json.loads(el.proto.json)["live"][0]     # a one-item list (ui/chart.py)
     raise KeyError(fig_key)

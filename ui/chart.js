@@ -555,8 +555,17 @@ async function fitPresent(host, Plotly, figure, config) {
   }
 }
 
+// What the server sent, with the export names and the live frames taken out of the one-item lists
+// they travel in (ui/chart.py: Streamlit checks a dict there for a dataframe on every run).
+function sent(component) {
+  const data = component.data;
+  if (!data) return data;
+  const one = (v) => (Array.isArray(v) ? v[0] : v);
+  return { ...data, export: one(data.export), live: one(data.live) };
+}
+
 export default function (component) {
-  const { data, parentElement } = component;
+  const data = sent(component), { parentElement } = component;
   let host = parentElement.querySelector(":scope > .anatomy-chart");
   if (!host) {
     host = document.createElement("div");
@@ -1502,7 +1511,7 @@ function drawLive(host, st, settle = false) {
 }
 
 function liveChart(component, host, release) {
-  const { data, parentElement } = component;
+  const data = sent(component), { parentElement } = component;
   const live = data.live;
   let st = host.__live;
   if (!st) {

@@ -135,10 +135,13 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     events = {} if on_select is None else {"on_select_change": on_select}
     if on_commit is not None:
         events["on_commit_change"] = on_commit
+    # The two dicts go in one-item tuples (lists in the browser, unwrapped by chart.js's ``sent``):
+    # Streamlit asks of every top-level value of a component's data whether it is a dataframe, a
+    # quarter of a millisecond for a dict, a tuple passes at once (issue 39: every chart, every run).
     mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
-                "failed": failed_text, "export": export, "select": on_select is not None,
+                "failed": failed_text, "export": (export,), "select": on_select is not None,
                 # presenter mode (ui/classroom.py): the browser draws the type larger
-                "present": bool(st.session_state.get(PRESENTING)), "live": live},
+                "present": bool(st.session_state.get(PRESENTING)), "live": (live,)},
           key=key, width="stretch", height="content", **events)
 
 
