@@ -111,6 +111,10 @@ def language_and_device_controls() -> None:
     in_url = st.query_params.get(LANG_KEY)
     if in_url != lang() and not (in_url is None and lang() == i18n.DEFAULT_LANG):
         st.query_params[LANG_KEY] = lang()
+    # The page's language for screen readers and fonts (WCAG 3.1.1, issue 43): Streamlit's page says
+    # <html lang="en"> whatever is shown. A new element after each switch, so the script runs again.
+    st.sidebar.html(f'<script>document.documentElement.lang = "{html.escape(lang())}";</script>',
+                    unsafe_allow_javascript=True)
     # The address holds "cpu"/"cuda" (choice): the same link in both languages.
     with st.sidebar:
         choice(tr("common.device"), devices(), DEVICE_KEY, {"cpu": "CPU", "cuda": "CUDA"},
