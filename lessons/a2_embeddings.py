@@ -302,19 +302,22 @@ def lesson_body():
     found_ids, found, sims = neighbours_of(near_table, row, k, top, device())
     table_name = tr(TABLE_TEXT[near_table])
     with slot["near"]:
-        figure(neighbours(found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found), table=table_name),
-                          x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
+        figure(built_figure(("a2.near", lang(), near_table, row, k, top, device()), lambda: neighbours(
+            found, sims, title=tr(f"{NS}.near_fig", char=char, k=len(found), table=table_name),
+            x_title=tr(f"{NS}.cosine"))), key=f"{NS}.neighbours")
 
     known = [i for i in dict.fromkeys(rows["ids"]) if i >= 4]      # the prompt's characters, once each
     points = map_points(near_table, top, (*known, row), tuple(found_ids))
     with slot["map"]:
         ex1, ex2 = points["explained"]
         n = len(points["tokens"])
-        figure(pca_map(points["coords"], points["tokens"], points["placed"][:-1], tok.tokens(known),
-                       points["placed"][-1:], char, title=tr(f"{NS}.map_fig", n=n, table=table_name),
-                       names=(tr(f"{NS}.map_all"), tr(f"{NS}.map_prompt"), tr(f"{NS}.map_chosen")),
-                       axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"), neighbour_coords=points["near"],
-                       neighbour_tokens=found, neighbour_name=tr(f"{NS}.map_near", k=len(found))), key=f"{NS}.pca")
+        # Built once per setting for every session: placing the labels apart is ~20 ms a map.
+        figure(built_figure(("a2.map", lang(), near_table, top, tuple(known), row, k, device()), lambda: pca_map(
+            points["coords"], points["tokens"], points["placed"][:-1], tok.tokens(known),
+            points["placed"][-1:], char, title=tr(f"{NS}.map_fig", n=n, table=table_name),
+            names=(tr(f"{NS}.map_all"), tr(f"{NS}.map_prompt"), tr(f"{NS}.map_chosen")),
+            axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"), neighbour_coords=points["near"],
+            neighbour_tokens=found, neighbour_name=tr(f"{NS}.map_near", k=len(found)))), key=f"{NS}.pca")
         st.caption(tr(f"{NS}.map_caption", kept=points["kept"], k=len(found), char=plain(char),
                       chance=len(found) ** 2 / max(1, n), kept_pct=ex1 + ex2))
         shapes_table([(tr(f"{NS}.searched"), f"({n}, {d})"), ("V[:, :2]", f"({d}, 2)"),
