@@ -66,10 +66,10 @@ TIMING_WIDTHS = [256, 1024, 4096]
 # Two short lines a box: the diagram is ~620 px wide on a laptop, a box ~40 px.
 LABELS = {
     "resid_pre": "x", "attn_norm": "RMS<br>Norm", "attn.q": "q<br>RoPE", "attn.k": "k<br>RoPE", "attn.v": "v",
-    "attn.weights": "softmax<br>qkᵀ/√d", "attn_out": "W_o", "resid_mid": "x +<br>attn", "ffn_norm": "RMS<br>Norm",
+    "attn.weights": "softmax<br>qkᵀ/√d", "attn.out": "W_o", "resid_mid": "x +<br>attn", "ffn_norm": "RMS<br>Norm",
     "ffn.gate": "SiLU<br>(W₁h)", "ffn.up": "W₃h", "ffn_out": "W₂<br>(g⊙u)", "resid_post": "x +<br>ffn",
 }
-CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn_out": (Block.forward,),
+CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn.out": (MultiHeadAttention.attend,),
         "resid_mid": (Block.forward,), "ffn_norm": (rms_norm,), "ffn_out": (SwiGLU.forward,),
         "resid_post": (Block.forward,), "ffn.gate": (SwiGLU.forward, silu), "ffn.up": (SwiGLU.forward,)}
 
@@ -259,7 +259,7 @@ def block_sections():
             shapes_table([(f"blocks.{layer}.{p}", str(tuple(data["tensors"][f"blocks.{layer}.{p}"].shape)))
                           for p in BLOCK_PARTS])
         with slot["tensor_code"]:
-            code_panel(*CODE.get(part, (MultiHeadAttention.forward,)))
+            code_panel(*CODE.get(part, (MultiHeadAttention.forward, MultiHeadAttention.attend)))
         with slot["stream"]:
             stages = ["in"] + [f"{i}·{s}" for i in range(arch.n_layers) for s in ("attn", "ffn")]
             figure(stream_sizes(stages, data["stream"], data["added"],

@@ -111,7 +111,7 @@ def test_writes_add_up_to_the_final_residual(tied):
     assert w.shape == (7, len(ids), 16)                                        # embed + 2 per block
     torch.testing.assert_close(w.sum(0), trace["blocks.2.resid_post"][0], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(w[0], trace["embed"][0])
-    torch.testing.assert_close(w[3], trace["blocks.1.attn_out"][0])
+    torch.testing.assert_close(w[3], trace["blocks.1.attn.out"][0])
     torch.testing.assert_close(w[6], trace["blocks.2.ffn_out"][0])
 
 
@@ -163,7 +163,7 @@ def test_final_scale_is_one_over_the_rms():
 def test_helpers():
     assert settles_at([9, 0, 3, 0, 0]) == 3 and settles_at([5, 2, 0]) == 2 and settles_at([0, 0]) == 0
     assert settles_at(np.array([4, 1])) == 1                                   # not yet the answer: the last row
-    assert keep_name("embed") and keep_name("blocks.3.attn_out") and keep_name("blocks.0.attn.concat")
+    assert keep_name("embed") and keep_name("blocks.3.attn.out") and keep_name("blocks.0.attn.concat")
     assert not keep_name("blocks.3.attn.weights") and not keep_name("logits") and not keep_name("final_norm")
 
 

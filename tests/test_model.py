@@ -54,7 +54,7 @@ def test_logits_and_trace_shapes():
         "embed": (3, 7, d), "final_norm": (3, 7, d), "logits": (3, 7, 50),
         "resid_pre": (3, 7, d), "attn_norm": (3, 7, d), "attn.q": (3, h, 7, d // h),
         "attn.k": (3, h_kv, 7, d // h), "attn.v": (3, h_kv, 7, d // h),
-        "attn.scores": (3, h, 7, 7), "attn.weights": (3, h, 7, 7), "attn_out": (3, 7, d),
+        "attn.scores": (3, h, 7, 7), "attn.weights": (3, h, 7, 7), "attn.out": (3, 7, d),
         "resid_mid": (3, 7, d), "ffn_norm": (3, 7, d), "ffn.gate": (3, 7, f), "ffn.up": (3, 7, f),
         "ffn_out": (3, 7, d), "resid_post": (3, 7, d),
     }

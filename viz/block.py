@@ -12,7 +12,7 @@ LAYOUT: dict[str, tuple[float, float, float, float]] = {
     "attn_norm": (2.2, 2.0, 1.2, 0.8),
     "attn.q": (3.6, 3.0, 0.9, 0.6), "attn.k": (3.6, 2.0, 0.9, 0.6), "attn.v": (3.6, 1.0, 0.9, 0.6),
     "attn.weights": (5.0, 2.5, 1.3, 0.9),
-    "attn_out": (6.4, 2.0, 1.1, 0.8),
+    "attn.out": (6.4, 2.0, 1.1, 0.8),
     "resid_mid": (7.8, 2.0, 1.1, 0.8),
     "ffn_norm": (9.3, 2.0, 1.2, 0.8),
     "ffn.gate": (10.8, 2.6, 1.1, 0.6), "ffn.up": (10.8, 1.4, 1.1, 0.6),
@@ -20,8 +20,8 @@ LAYOUT: dict[str, tuple[float, float, float, float]] = {
     "resid_post": (13.9, 2.0, 1.1, 0.8),
 }
 EDGES = [("resid_pre", "attn_norm"), ("attn_norm", "attn.q"), ("attn_norm", "attn.k"), ("attn_norm", "attn.v"),
-         ("attn.q", "attn.weights"), ("attn.k", "attn.weights"), ("attn.weights", "attn_out"),
-         ("attn.v", "attn_out"), ("attn_out", "resid_mid"), ("resid_mid", "ffn_norm"),
+         ("attn.q", "attn.weights"), ("attn.k", "attn.weights"), ("attn.weights", "attn.out"),
+         ("attn.v", "attn.out"), ("attn.out", "resid_mid"), ("resid_mid", "ffn_norm"),
          ("ffn_norm", "ffn.gate"), ("ffn_norm", "ffn.up"), ("ffn.gate", "ffn_out"), ("ffn.up", "ffn_out"),
          ("ffn_out", "resid_post")]
 # Presenter mode: the same places and widths, each box as tall as its row allows (q, k and v are

@@ -20,10 +20,10 @@ from core.parts.trace import Trace
 
 # The parts of one block a learner can pick, in the order data flows through them; each
 # id is the trace name under blocks.{i} (language-neutral, so it can live in the URL).
-BLOCK_PARTS = ("resid_pre", "attn_norm", "attn.q", "attn.k", "attn.v", "attn.weights", "attn_out",
+BLOCK_PARTS = ("resid_pre", "attn_norm", "attn.q", "attn.k", "attn.v", "attn.weights", "attn.out",
                "resid_mid", "ffn_norm", "ffn.gate", "ffn.up", "ffn_out", "resid_post")
 HEAD_PARTS = ("attn.q", "attn.k", "attn.v", "attn.weights")    # these have a head axis
-STREAM_PARTS = ("resid_pre", "attn_out", "resid_mid", "ffn_out", "resid_post")  # what residual_sizes reads
+STREAM_PARTS = ("resid_pre", "attn.out", "resid_mid", "ffn_out", "resid_post")  # what residual_sizes reads
 
 
 @torch.no_grad()
@@ -114,7 +114,7 @@ def residual_sizes(trace: Trace, n_layers: int) -> dict[str, torch.Tensor]:
     stream = [rms(trace["blocks.0.resid_pre"][0]).mean()]
     added = []
     for i in range(n_layers):
-        for sub, after in (("attn_out", "resid_mid"), ("ffn_out", "resid_post")):
+        for sub, after in (("attn.out", "resid_mid"), ("ffn_out", "resid_post")):
             added.append(rms(trace[f"blocks.{i}.{sub}"][0]).mean())
             stream.append(rms(trace[f"blocks.{i}.{after}"][0]).mean())
     return {"stream": torch.stack(stream), "added": torch.stack(added)}   # (2L+1,), (2L,)

@@ -19,7 +19,7 @@ modules on the same tensor (a test checks it equals the logits the model returns
 
 Direct logit attribution. The final residual at a position is a sum of writes:
     x = e + sum_l (a_l + f_l)        e the token's embedding, a_l block l's attention output
-                                     (``attn_out``), f_l its feed-forward output (``ffn_out``)
+                                     (``attn.out``), f_l its feed-forward output (``ffn_out``)
 The final RMSNorm divides x by one number, r = sqrt(mean(x^2) + eps), and multiplies by its
 weight g; the unembedding dots the result with the token's row U_t. Taking r as it is (computed
 from the whole final residual), the logit is linear in x, so
@@ -46,13 +46,13 @@ TOKEN_LIMIT = 64     # tokens the lesson reads: SmolLM2's lens of 31 rows × 64 
                      # bfloat16 product was ~30 % faster here but off by up to 5e-3 in a probability)
 TOP_K = 10           # guesses kept per cell (the hover lists 3, one chosen cell all 10)
 CANDIDATES = 10      # final tokens whose logits are attributed: the answer and 9 to compare it with
-KEPT = ("resid_post", "attn_out", "ffn_out", "attn.concat")
+KEPT = ("resid_post", "attn.out", "ffn_out", "attn.concat")
 
 
 def keep_name(name: str) -> bool:
     """The trace names the lens and the attribution read; everything else is dropped.
 
-    Example: keep_name("blocks.3.attn_out") -> True; keep_name("blocks.3.attn.weights") -> False
+    Example: keep_name("blocks.3.attn.out") -> True; keep_name("blocks.3.attn.weights") -> False
     """
     return name == "embed" or (name.startswith("blocks.") and name.split(".", 2)[-1] in KEPT)
 
@@ -74,7 +74,7 @@ def writes(trace: Trace, n_layers: int) -> torch.Tensor:
     """
     parts = [trace["embed"][0]]
     for i in range(n_layers):
-        parts += [trace[f"blocks.{i}.attn_out"][0], trace[f"blocks.{i}.ffn_out"][0]]
+        parts += [trace[f"blocks.{i}.attn.out"][0], trace[f"blocks.{i}.ffn_out"][0]]
     return torch.stack(parts)                                                # (W, N, D)
 
 
