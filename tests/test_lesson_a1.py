@@ -61,32 +61,24 @@ def test_a1_controls_and_figures(lang):
     assert n_bytes == 3 * chars == 21
 
 
-@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽ <b>x</b>"])
-def test_a1_bad_text(text):
+def test_a1_bad_text():
+    """Blank, markup, mixed and over-long text in one session (the notices: test_all_lessons)."""
     at = open_lesson(PAGE, "en")
-    at.text_area(key="a1.text").set_value(text).run()
+    for text in ["", "   ", "<script>alert(1)</script>", "黄河 river 🙂 ﷽ <b>x</b>", "🙂" * 300]:
+        at.text_area(key="a1.text").set_value(text).run()
+        assert_ok(at)
+        chips = _chips(at)
+        assert 3 <= len(chips) <= 96                                      # at most MAX_CHIPS drawn
+        assert not any("<script" in c or "<b>" in c for c in chips)       # markup is drawn as text
+        if len(text) > 256:
+            assert _table(at, "a1.id_table").shape[0] == 258                 # cut to 256, BOS and EOS
+            assert any("96" in c.value for c in at.caption)                 # "the first 96 of 258"
+        if "🙂" in text:
+            assert any("<unk>" in c or "&lt;unk&gt;" in c for c in chips)  # the char tokenizer does not know it
+    at.segmented_control(key="a1.scheme").set_value("bpe").run()
+    assert_ok(at)                                                           # bytes, never unknown
+    at.text_area(key="a1.text").set_value("黄河 river 🙂 ﷽ <b>x</b>").run()
     assert_ok(at)
-    chips = _chips(at)
-    assert 3 <= len(chips) <= 96                                      # at most MAX_CHIPS drawn
-    assert not any("<script" in c or "<b>" in c for c in chips)       # markup is drawn as text
-    if not text.strip():
-        assert at.info, "empty input must say so"
-    if len(text) > 256:
-        assert _table(at, "a1.id_table").shape[0] == 258                 # cut to 256, BOS and EOS
-        assert any("96" in c.value for c in at.caption)                 # "the first 96 of 258"
-        assert at.warning, "cut input must say so"
-    if "🙂" in text:
-        assert any("<unk>" in c or "&lt;unk&gt;" in c for c in chips)  # the char tokenizer does not know it
-        at.segmented_control(key="a1.scheme").set_value("bpe").run()
-        assert_ok(at)                                                   # bytes, never unknown
-
-
-def test_a1_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"a1.merges": "abc", "a1.scheme": "<b>", "a1.corpus": "nope", "a1.text": "%%%"})
-    assert_ok(at)
-    assert _table(at, "a1.merge_table").shape[0] == 40
-    at = open_lesson(PAGE, "en", {"a1.merges": "99999"})
-    assert _table(at, "a1.merge_table").shape[0] == 40
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -199,23 +191,23 @@ def test_a1_on_smollm2(lang):
         figure_by_key(at, "a1.per_char")
 
 
-@pytest.mark.parametrize("text", ["", "🙂" * 300, "<script>alert(1)</script>", "<|im_start|>user\nhi<|im_end|>",
-                                  "the king 2024\n\t\x00 ﷽", "a" * 256])
-def test_a1_smollm2_bad_text(text):
+def test_a1_smollm2_bad_text():
     from tests.real_util import real
 
     _, tok = real()
     at = open_lesson(PAGE, "en", REAL)
-    at.text_area(key="a1.text").set_value(text).run()
-    assert_ok(at)
-    chips = _chips(at)
-    assert 1 <= len(chips) <= 96
-    assert not any("<script" in c for c in chips)
-    shown = text[:256] if text.strip() else "君不见，黄河之水天上来"
-    if "\x00" not in text:
-        assert [int(c.split("<br>")[1]) for c in chips] == tok.encode(shown)[:96]
-    if text.startswith("<|im_start|>"):
-        assert [int(c.split("<br>")[1]) for c in chips][0] == 1           # a special token is one id
+    for text in ["", "🙂" * 300, "<script>alert(1)</script>", "<|im_start|>user\nhi<|im_end|>",
+                 "the king 2024\n\t\x00 ﷽", "a" * 256]:
+        at.text_area(key="a1.text").set_value(text).run()
+        assert_ok(at)
+        chips = _chips(at)
+        assert 1 <= len(chips) <= 96
+        assert not any("<script" in c for c in chips)
+        shown = text[:256] if text.strip() else "君不见，黄河之水天上来"
+        if "\x00" not in text:
+            assert [int(c.split("<br>")[1]) for c in chips] == tok.encode(shown)[:96]
+        if text.startswith("<|im_start|>"):
+            assert [int(c.split("<br>")[1]) for c in chips][0] == 1           # a special token is one id
 
 
 def test_a1_without_the_real_model(monkeypatch):

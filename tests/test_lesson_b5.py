@@ -181,14 +181,6 @@ def test_b5_measured_table_has_a_row_per_n(lang, monkeypatch):
     st.cache_data.clear()
 
 
-def test_b5_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"b5.n": "9999", "b5.w": "-3", "b5.dil": "x", "b5.glob": "<b>",
-                                  "b5.rand": "🙂", "b5.seed": "1e99", "b5.pat": "nope", "b5.query": "500",
-                                  "b5.layers": "0", "b5.largest": "3", "b5.mw": "7", "b5.flex": "maybe"})
-    _check_patterns(at, **DEFAULTS)
-    _check_reach(at, 64, 63, 6)
-
-
 def test_b5_query_from_url_past_n_is_clamped():
     at = open_lesson(PAGE, "en", {"b5.n": "16", "b5.query": "60"})
     _check_reach(at, 16, 15, 6)

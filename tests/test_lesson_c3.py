@@ -103,17 +103,6 @@ def test_c3_deterministic():
     assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("params", [
-    {"c3.m": "-5", "c3.d": "7", "c3.base": "<b>x</b>", "c3.n": "9999", "c3.pair": "abc", "c3.seed": "1e99",
-     "c3.key_n": "nan"},
-    {"c3.m": "🙂" * 300, "c3.d": "", "c3.base": "10000.5", "lang": "xx"},
-])
-def test_c3_malformed_url_params(params):
-    at = open_lesson(PAGE, "zh", params)
-    assert_ok(at)
-    assert trace_array(figure_by_key(at, "c3.matrix"), 0, "z").shape[0] >= 4
-
-
 def test_c3_pair_range_follows_the_width():
     """Issue 16: the pair slider offers the pairs of the chosen width, 0 … d/2 − 1, and a pair
     beyond a narrower width is clamped to the last one, not reset."""
@@ -303,15 +292,15 @@ def test_c3_course_model_section():
     assert at.slider(key="c3.layer").max == 3
 
 
-@pytest.mark.parametrize("text", ["", "🙂" * 300, "<b>x</b>\x00\u202e", "黄河 river <|im_start|>"])
-def test_c3_smollm2_bad_text(text):
+def test_c3_smollm2_bad_text():
     at = open_lesson(PAGE, "en", {"c3.lm": "smollm2"})
-    at.text_input(key="c3.rtext").set_value(text).run()
-    assert_ok(at)
-    figure_by_key(at, "c3.real")
-    if text.startswith("🙂"):
-        assert any("256" in w.value for w in at.warning)
-        assert at.slider(key="c3.query").max == 255
+    for text in ["", "🙂" * 300, "<b>x</b>\x00\u202e", "黄河 river <|im_start|>"]:
+        at.text_input(key="c3.rtext").set_value(text).run()
+        assert_ok(at)
+        figure_by_key(at, "c3.real")
+        if text.startswith("🙂"):
+            assert any("256" in w.value for w in at.warning)
+            assert at.slider(key="c3.query").max == 255
 
 
 def test_c3_without_the_real_model(monkeypatch):

@@ -93,12 +93,6 @@ def test_d1_bad_prompts(prompt, notice):
     assert_ok(at)
 
 
-def test_d1_malformed_url():
-    at = open_lesson(PAGE, "zh", {"d1.steps": "-5", "d1.temperature": "hot", "d1.top_k": "999", "d1.seed": "x"})
-    assert at.slider(key="d1.steps").value == 0
-    assert live_of(at, "d1.bars")["index"] == 0                    # not a number: the default, T = 0
-
-
 def test_d1_sampling_is_visible_on_a_line_the_model_never_read():
     """Issue 16: an opening it never read (a Song line) spreads its choices out; the bars are on
     a log axis by default; T reaches 5 and then flattens what the draw uses."""

@@ -152,25 +152,16 @@ def test_d2_live_measurement_on_demand():
     assert figure_by_key(at, "d2.timing")
 
 
-@pytest.mark.parametrize("text", ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽"])
-def test_d2_bad_text(text):
+def test_d2_bad_text():
     _model_or_skip()
     at = open_lesson(PAGE, "en")
-    at.text_input(key="d2.prompt").set_value(text).run()
-    assert_ok(at)
-    set_live(at, "d2.step", NEW - 1)
-    assert_ok(at)
-    k = _panels(at)[1][2]
-    assert 1 <= k.shape[0] <= 48 + NEW
-    if not text.strip():
-        assert at.info
-
-
-def test_d2_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"d2.step": "99", "d2.layer": "-3", "d2.head": "x", "d2.model": "gpt-9",
-                                  "d2.dtype": "fp8", "d2.batch": "3", "d2.context": "1e9", "lang": "zh"})
-    fig = figure_by_key(at, "d2.memory")
-    assert trace_array(fig, 0, "y")[-1] == pytest.approx(2.0)               # LLaMA-2-7B, fp16, 4,096: defaults
+    for text in ["", "   ", "🙂" * 300, "<script>alert(1)</script>", "黄河 river 🙂 ﷽"]:
+        at.text_input(key="d2.prompt").set_value(text).run()
+        assert_ok(at)
+        set_live(at, "d2.step", NEW - 1)
+        assert_ok(at)
+        k = _panels(at)[1][2]
+        assert 1 <= k.shape[0] <= 48 + NEW
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -106,21 +106,14 @@ def test_d4_controls_and_figures(lang):
             assert np.allclose(w.sum(1), 1, atol=1e-5) and np.allclose(np.triu(w, 1), 0)
 
 
-@pytest.mark.parametrize("text", ["", "🙂" * 300, "<b>bold</b> $x$", "黄河 river 🙂 ﷽"])
-def test_d4_bad_text(text):
+def test_d4_bad_text():
     _model_or_skip()
     at = open_lesson(PAGE, "en")
-    at.text_input(key="d4.prompt").set_value(text).run()
-    assert_ok(at)
-    w = trace_array(figure_by_key(at, "d4.maps"), 0, "z")
-    assert 1 <= w.shape[0] <= 64
-
-
-def test_d4_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"d4.kv_heads": "7", "d4.model": "gpt-5", "d4.context": "-1", "d4.layer": "99",
-                                  "lang": "zh"})
-    qx, kx, _ = _map(at)
-    assert len(qx) == 64 and len(kx) == 8
+    for text in ["", "🙂" * 300, "<b>bold</b> $x$", "黄河 river 🙂 ﷽"]:
+        at.text_input(key="d4.prompt").set_value(text).run()
+        assert_ok(at)
+        w = trace_array(figure_by_key(at, "d4.maps"), 0, "z")
+        assert 1 <= w.shape[0] <= 64
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

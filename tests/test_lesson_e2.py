@@ -166,12 +166,6 @@ def test_e2_bad_prompt(text):
         assert any("vocabulary" in w.value for w in at.warning), "unknown characters must say so"
 
 
-def test_e2_malformed_url_params():
-    at = open_lesson(PAGE, "zh", {"e2.r": "7", "e2.alpha": "abc", "e2.targets": "<b>", "e2.steps": "-1"})
-    trainable, _, _ = _counts(at)
-    assert np.array_equal(trainable, _expected(8, tuple(TARGETS)))
-
-
 def test_queue_first_come_first_served():
     q = JobQueue(1)
     a, b, c = q.join(), q.join(), q.join()

@@ -161,49 +161,37 @@ def test_f2_on_the_course_model(lang):
         figure_by_key(at, "f2.course")                                         # no contrast with itself
 
 
-@pytest.mark.parametrize("text", ["", "a", "🙂" * 300, "<script>alert(1)</script>**x** $y$", "黄河 river 🙂 ﷽ <|im_end|>",
-                                  "word " * 200])
-def test_f2_bad_text(text, smol):
+def test_f2_bad_text(smol):
     model, tok = smol
-    at = open_lesson(PAGE, "en", {"f2.prompt": text} if text else {})
-    if not text:
-        at.text_input(key="f2.prompt").set_value("").run()
-    assert_ok(at)
-    z, _, _ = _grid(at)
-    assert z.shape[0] == 31 and 1 <= z.shape[1] <= TOKEN_LIMIT
-    if not text:
-        assert at.info and z.shape[1] == 5                                     # the default text instead
-    n_ids = len(tok.encode(text))
-    if n_ids > TOKEN_LIMIT:
-        assert any(str(TOKEN_LIMIT) in w.value for w in at.warning)
-        assert z.shape[1] == TOKEN_LIMIT
-    if text and n_ids <= TOKEN_LIMIT:
-        assert z.shape[1] == n_ids
-    if z.shape[1] == 1:
-        assert not [s for s in at.slider if s.key == "f2.pos"]                 # one position: a caption
-    figure_by_key(at, "f2.dla")
-    figure_by_key(at, "f2.heads")
+    at = open_lesson(PAGE, "en", {"f2.prompt": "🙂" * 300})           # the first through the link
+    for i, text in enumerate(["🙂" * 300, "", "a", "<script>alert(1)</script>**x** $y$", "黄河 river 🙂 ﷽ <|im_end|>",
+                              "word " * 200]):
+        if i:
+            at.text_input(key="f2.prompt").set_value(text).run()
+        assert_ok(at)
+        z, _, _ = _grid(at)
+        assert z.shape[0] == 31 and 1 <= z.shape[1] <= TOKEN_LIMIT
+        if not text:
+            assert z.shape[1] == 5                                             # the default text instead
+        n_ids = len(tok.encode(text))
+        if n_ids > TOKEN_LIMIT:
+            assert any(str(TOKEN_LIMIT) in w.value for w in at.warning)
+            assert z.shape[1] == TOKEN_LIMIT
+        if text and n_ids <= TOKEN_LIMIT:
+            assert z.shape[1] == n_ids
+        if z.shape[1] == 1:
+            assert not [s for s in at.slider if s.key == "f2.pos"]                 # one position: a caption
+        figure_by_key(at, "f2.dla")
+        figure_by_key(at, "f2.heads")
 
 
-@pytest.mark.parametrize("text", ["", "君", "🙂" * 30, "<b>x</b>", "黄河 river"])
-def test_f2_course_model_bad_text(text):
-    at = open_lesson(PAGE, "zh", {**COURSE, "f2.ctext": text} if text else COURSE)
-    if not text:
-        at.text_input(key="f2.ctext").set_value("").run()
-    assert_ok(at)
-    z, _, _ = _grid(at)
-    assert z.shape[0] == 5 and 1 <= z.shape[1] <= TOKEN_LIMIT
-
-
-def test_f2_malformed_url_params(smol):
-    at = open_lesson(PAGE, "zh", {"f2.pos": "1e9", "f2.target": "<b>x</b>", "f2.lm": "gpt-5", "f2.prompt": "",
-                                  "f2.ctext": "💥' OR 1=1 --"})
-    z, _, _ = _grid(at)
-    assert z.shape == (31, 5)                                                  # the default model and text
-    assert at.selectbox(key="f2.target").value == "logit"
-    at = open_lesson(PAGE, "en", {"f2.pos": "-3", "f2.target": "99", "f2.row": "31"})   # out of range: dropped
-    assert at.slider(key="f2.pos").value == 4 and at.selectbox(key="f2.target").value == "logit"
-    assert at.slider(key="f2.row").value == 15
+def test_f2_course_model_bad_text():
+    at = open_lesson(PAGE, "zh", COURSE)
+    for text in ["", "君", "🙂" * 30, "<b>x</b>", "黄河 river"]:
+        at.text_input(key="f2.ctext").set_value(text).run()
+        assert_ok(at)
+        z, _, _ = _grid(at)
+        assert z.shape[0] == 5 and 1 <= z.shape[1] <= TOKEN_LIMIT
 
 
 def test_f2_url_params_are_applied(smol):

@@ -112,14 +112,6 @@ def test_f3_bad_openings(text, notice):
         assert w.shape[0] <= 16 and np.allclose(w.sum(1), 1, atol=1e-3)
 
 
-def test_f3_malformed_url_params():
-    at = open_lesson(PAGE, "en", {"f3.read": "abc", "f3.layer": "99", "f3.head": "-1", "f3.new": "1e99",
-                                  "f3.seed": "nan"})
-    assert_ok(at)
-    assert 0 <= at.slider(key="f3.layer").value <= 3 and 0 <= at.slider(key="f3.head").value <= 3
-    assert 4 <= at.slider(key="f3.new").value <= 48
-
-
 def test_f3_without_the_checkpoints(tmp_path, monkeypatch):
     monkeypatch.setattr(core.lab.learning, "ASSETS", tmp_path)             # an empty assets folder
     monkeypatch.setattr(f3_ui, "ASSETS", tmp_path)
