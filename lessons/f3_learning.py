@@ -12,7 +12,7 @@ from core.lab.learning import (
     window_means,
 )
 from ui.classroom import presenting
-from ui.f3_learning import continuation_view, head_view, learned, next_char_view, opening_ids
+from ui.f3_learning import NEW_MAX, continuation_view, head_view, learned, next_char_view, opening_ids
 from ui.frame import (
     beside_code,
     built_figure,
@@ -39,7 +39,7 @@ DEFAULT_READ = 10            # after 「床前明月光，疑是地上」 the ne
 OPENING_CHARS = 48           # what the box keeps
 HEAD_CHARS = 16              # characters the head's pattern is drawn on (every one labelled)
 HEAD = (2, 2)                # block 2, head 2 learns to look one half-line (6 characters) back
-NEW_MIN, NEW_MAX, NEW_DEFAULT = 4, 48, 24
+NEW_MIN, NEW_DEFAULT = 4, 24            # NEW_MAX: ui.f3_learning (its one run serves them all)
 # A poem the model read 100 times over, one it read once, and lines it never read (Song poems).
 EXAMPLES = ["床前明月光，疑是地上霜。", "君不见，黄河之水", "千山鸟飞绝，", "大江东去，浪淘尽，"]
 

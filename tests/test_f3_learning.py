@@ -199,6 +199,19 @@ def test_continuations_from_noise_to_the_poem(ck):
     assert runs == continuations(ck.models, ck.tokenizer, "床前明月光，", 12, seed=0)   # seeded: the same
 
 
+@pytest.mark.parametrize("text, seed", [("床前明月光，", 0), ("君", 7), ("？", 3)])
+def test_a_shorter_continuation_is_the_start_of_the_longest(ck, text, seed):
+    """ui.f3_learning serves every value of the slider from one run of NEW_MAX characters: each
+    shorter continuation, greedy and sampled, must be its start, draw for draw (or all of it,
+    when a checkpoint stopped early)."""
+    from ui.f3_learning import NEW_MAX
+
+    longest = continuations(ck.models, ck.tokenizer, text, NEW_MAX, seed=seed)
+    for n in (1, 4, 13, 24, NEW_MAX - 1):
+        assert continuations(ck.models, ck.tokenizer, text, n, seed=seed) == [
+            {kind: written[:n] for kind, written in run.items()} for run in longest]
+
+
 def test_encode_corpus_marks_each_poem():
     tok = CharTokenizer.from_text("ab")
     assert encode_corpus("a\n\nb", tok).tolist() == [1, tok.encode("a")[0], 2, 1, tok.encode("b")[0], 2]
