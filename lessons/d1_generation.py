@@ -56,7 +56,10 @@ real = real_model(device()) if model_switch(NS) == REAL else None
 loaded = course_model(device()) if real is None else None
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+# Shared as it is, not copied (st.cache_resource): st.cache_data unpickled the whole run, every
+# step's (V,) distribution included, on each rerun of every student. Read-only: the page copies
+# what it extends.
+@st.cache_resource(max_entries=128, show_spinner=False)
 def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, bos: bool, dev: str,
                step: int | None = None) -> dict:
     """The whole generation up to MAX_NEW tokens, as plain data. Sampling is seeded, so the
