@@ -63,8 +63,11 @@ def test_the_block_keeps_every_residual():
     x = torch.randn(1, 24, 16)
     mask = torch.ones(24, 24, dtype=torch.bool).tril()
     trace = Trace().child("blocks.0")
+    results = []
     with torch.no_grad():
-        y, r = block(x, mask, torch.arange(24), Routing(capacity_factor=0.25), None, trace=trace)
+        y = block(x, mask, torch.arange(24), trace=trace, routing=Routing(capacity_factor=0.25), rng=None,
+                  results=results)
+    (r,) = results
     lost_all = ~r.fits.any(-1)                                  # (N,) no expert ran on it
     lost_one = r.overflow.any(-1) & ~lost_all
     assert lost_all.any() and lost_one.any()

@@ -89,7 +89,8 @@ def causal_mask_after(n: int, past: int, device: torch.device | str | None = Non
 
 class Block(nn.Module):
     """x + Attn(RMSNorm(x)), then + FFN(RMSNorm(...)): pre-norm keeps the
-    residual path clean."""
+    residual path clean. The feed-forward is SwiGLU here; the MoE course
+    model's block (core/models/moe_model.py) puts experts in its place."""
 
     def __init__(self, c: ModelConfig):
         super().__init__()
@@ -97,8 +98,11 @@ class Block(nn.Module):
         heads = MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False)
         self.attn = MultiHeadAttention(heads)
         self.ffn_norm = RMSNorm(c.d_model, c.norm_eps)
-        self.ffn = SwiGLU(c.d_model, c.ffn_hidden)
+        self.add_ffn(c)
         self.rope_base = c.rope_base
+
+    def add_ffn(self, c: ModelConfig) -> None:
+        self.ffn = SwiGLU(c.d_model, c.ffn_hidden)
 
     def forward(
         self,
@@ -109,33 +113,40 @@ class Block(nn.Module):
         cache: LayerKV | None = None,
         head_mask: torch.Tensor | None = None,
         head_fill: torch.Tensor | None = None,
+        **ffn_args,
     ) -> torch.Tensor:
+        """``ffn_args`` go to the feed-forward (the MoE block's routing)."""
         record(trace, "resid_pre", x)                                # (B, N, D)
         h = self.attn_norm(x)                                        # (B, N, D)
         record(trace, "attn_norm", h)
         a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
                       cache=cache, positions=positions,
-                      head_mask=head_mask, head_fill=head_fill)      # (B, N, D)
-        record(trace, "attn_out", a)
+                      head_mask=head_mask, head_fill=head_fill)      # (B, N, D), attn.out
         x = x + a
         record(trace, "resid_mid", x)
         h = self.ffn_norm(x)                                         # (B, N, D)
         record(trace, "ffn_norm", h)
-        f = self.ffn(h, trace=trace)                                 # (B, N, D)
-        record(trace, "ffn_out", f)
-        x = x + f
+        x = x + self.ffn_out(h, trace, **ffn_args)                   # (B, N, D)
         record(trace, "resid_post", x)
         return x
+
+    def ffn_out(self, h: torch.Tensor, trace: Trace | None = None) -> torch.Tensor:
+        """SwiGLU(h): (B, N, D) -> what the feed-forward adds to the stream (B, N, D)."""
+        f = self.ffn(h, trace=trace)                                 # (B, N, D)
+        record(trace, "ffn_out", f)
+        return f
 
 
 class LlamaDecoder(nn.Module):
     """ids (B, N) -> next-token logits (B, N, V). Holds weights only; caches and traces are passed in."""
 
+    block_type = Block    # the MoE course model builds the same decoder from its MoEBlock
+
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
         self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+        self.blocks = nn.ModuleList(self.block_type(config) for _ in range(config.n_layers))
         self.final_norm = RMSNorm(config.d_model, config.norm_eps)
         self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
         if config.tied_embeddings:
@@ -145,10 +156,12 @@ class LlamaDecoder(nn.Module):
         return KVCache(self.config.n_layers)
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, trace: Trace | None = None,
-                head_mask: torch.Tensor | None = None, head_fill: torch.Tensor | None = None) -> torch.Tensor:
+                head_mask: torch.Tensor | None = None, head_fill: torch.Tensor | None = None,
+                **ffn_args) -> torch.Tensor:
         """``head_mask`` (L, H): 1 keeps head h of block l, 0 switches it off (lesson F1's
         ablation); ``head_fill`` (L, H, d_head): what a switched-off head writes instead (its
-        mean output, say), zeros when None. Without a mask every head runs as it is."""
+        mean output, say), zeros when None. Without a mask every head runs as it is.
+        ``ffn_args`` go to every block's feed-forward (the MoE model's routing)."""
         b, n = ids.shape
         past = 0 if cache is None else cache.length
         if past + n > self.config.max_seq_len:
@@ -166,6 +179,7 @@ class LlamaDecoder(nn.Module):
                 cache=None if cache is None else cache.layers[i],
                 head_mask=None if head_mask is None else head_mask[i],     # (H,)
                 head_fill=None if head_fill is None else head_fill[i],     # (H, d_head)
+                **ffn_args,
             )                                                                # (B, N, D)
         x = self.final_norm(x)                                               # (B, N, D)
         record(trace, "final_norm", x)

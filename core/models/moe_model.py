@@ -23,13 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from torch import nn
 
-from core.models.model import ASSETS, ModelConfig, causal_mask_after, sha256_file
-from core.parts.kv_cache import KVCache, LayerKV
-from core.parts.mha import MHAConfig, MultiHeadAttention
+from core.models.model import ASSETS, Block, LlamaDecoder, ModelConfig, sha256_file
+from core.parts.kv_cache import KVCache
 from core.parts.moe import MoE, MoEResult, Routing
-from core.parts.norms import RMSNorm
 from core.parts.trace import Trace, record
 from core.text.tokenizer import CharTokenizer
 
@@ -59,76 +56,37 @@ class MoEConfig(ModelConfig):
             raise ValueError("experts_per_token must be between 1 and n_experts")
 
 
-class MoEBlock(nn.Module):
+class MoEBlock(Block):
     """x + Attn(RMSNorm(x)), then + MoE(RMSNorm(...)): the course model's block with the
-    feed-forward replaced by experts."""
+    feed-forward replaced by experts. ``routing``, ``rng`` and ``results`` (a list that receives
+    the layer's MoEResult) come with each call, through the block to its experts."""
 
-    def __init__(self, c: MoEConfig):
-        super().__init__()
-        self.attn_norm = RMSNorm(c.d_model, c.norm_eps)
-        self.attn = MultiHeadAttention(MHAConfig(c.d_model, c.n_heads, c.n_kv_heads, bias=False))
-        self.ffn_norm = RMSNorm(c.d_model, c.norm_eps)
+    def add_ffn(self, c: MoEConfig) -> None:
         self.moe = MoE(c.d_model, c.ffn_hidden, c.n_experts)
-        self.rope_base = c.rope_base
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor,
-                routing: Routing, rng: torch.Generator | None, trace: Trace | None = None,
-                cache: LayerKV | None = None) -> tuple[torch.Tensor, MoEResult]:
-        record(trace, "resid_pre", x)                                        # (B, N, D)
-        h = self.attn_norm(x)                                                # (B, N, D)
-        a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
-                      cache=cache, positions=positions)                      # (B, N, D)
-        record(trace, "attn_out", a)
-        x = x + a
-        record(trace, "resid_mid", x)
-        h = self.ffn_norm(x)                                                 # (B, N, D)
-        record(trace, "ffn_norm", h)
+    def ffn_out(self, h: torch.Tensor, trace: Trace | None = None, routing: Routing = INFERENCE,
+                rng: torch.Generator | None = None, results: list[MoEResult] | None = None
+                ) -> torch.Tensor:
         r = self.moe(h, routing, rng, trace)                                 # r.output (B, N, D)
         record(trace, "moe_out", r.output)
+        if results is not None:
+            results.append(r)
         # A token no expert took (all its experts full) gets 0 here: the residual carries it
         # on unchanged, as in GShard and Switch; a token that lost one of two keeps the other.
-        x = x + r.output
-        record(trace, "resid_post", x)
-        return x, r
+        return r.output
 
 
-class MoEModel(nn.Module):
-    """ids (B, N) -> next-token logits (B, N, V). Routing, random generator, cache and trace
-    are passed in per call; ``results`` (a list) receives each block's MoEResult."""
+class MoEModel(LlamaDecoder):
+    """ids (B, N) -> next-token logits (B, N, V): the course model's decoder built from MoEBlock.
+    Routing, random generator, cache and trace are passed in per call; ``results`` (a list)
+    receives each block's MoEResult, in block order."""
 
-    def __init__(self, config: MoEConfig):
-        super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(MoEBlock(config) for _ in range(config.n_layers))
-        self.final_norm = RMSNorm(config.d_model, config.norm_eps)
-        self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
-
-    def new_cache(self) -> KVCache:
-        return KVCache(self.config.n_layers)
+    block_type = MoEBlock
 
     def forward(self, ids: torch.Tensor, cache: KVCache | None = None, trace: Trace | None = None,
                 routing: Routing = INFERENCE, rng: torch.Generator | None = None,
                 results: list[MoEResult] | None = None) -> torch.Tensor:
-        b, n = ids.shape
-        past = 0 if cache is None else cache.length
-        if past + n > self.config.max_seq_len:
-            raise ValueError(f"{past + n} positions exceed max_seq_len={self.config.max_seq_len}")
-        positions = torch.arange(past, past + n, device=ids.device)          # (N,)
-        mask = causal_mask_after(n, past, ids.device)                        # (N, S)
-        x = self.embed(ids)                                                  # (B, N, D)
-        record(trace, "embed", x)
-        for i, block in enumerate(self.blocks):
-            x, r = block(x, mask, positions, routing, rng,
-                         trace=None if trace is None else trace.child(f"blocks.{i}"),
-                         cache=None if cache is None else cache.layers[i])   # (B, N, D)
-            if results is not None:
-                results.append(r)
-        x = self.final_norm(x)                                               # (B, N, D)
-        record(trace, "final_norm", x)
-        logits = self.output(x)                                              # (B, N, V)
-        record(trace, "logits", logits)
-        return logits
+        return super().forward(ids, cache, trace, routing=routing, rng=rng, results=results)
 
 
 class MoEModelUnavailable(RuntimeError):
