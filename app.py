@@ -8,7 +8,7 @@ import ui.preload  # noqa: F401, I001
 import streamlit as st
 import torch
 
-from ui import classroom
+from ui import classroom, room
 from ui.course import PARTS, ROOT
 from ui.frame import language_and_device_controls, sanitise_url, tr
 
@@ -20,6 +20,7 @@ st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", pa
 
 sanitise_url()
 language_and_device_controls()
+room.start()           # a class room: ?room=<CODE> (ui/room.py), before presenter mode reads the URL
 classroom.start()      # presenter mode: ?present=1 (ui/classroom.py)
 
 pages: dict[str, list] = {
@@ -37,5 +38,8 @@ for part, lessons in PARTS:
 
 current = st.navigation(pages, position="sidebar", expanded=True)
 # Copy link / presenter mode (its bar, keys and one section at a time), in course order.
-classroom.bar(current, [page for group in pages.values() for page in group])
+order = [page for group in pages.values() for page in group]
+classroom.bar(current, order)
+room.follow(current, order)   # a student's screen follows the teacher (ui/room.py)
 current.run()
+room.after_page(current)

@@ -3,6 +3,7 @@ import streamlit as st
 
 from ui.course import PARTS
 from ui.frame import tr
+from ui.room import join_box
 
 # A fixed style sheet (no user text) for this page's cards only: a page link is one line,
 # clipped with an ellipsis, and at 1024x768 a third of a card cut "B1 · Scaled dot-pro".
@@ -18,6 +19,7 @@ CARDS_CSS = """<style>
 st.title(tr("home.title"))
 st.markdown(tr("home.intro"))
 st.html(CARDS_CSS)
+join_box()        # a class room's code, typed from the projector (issue 42)
 
 with st.container(key="home-cards"):
     for part, lessons in PARTS:

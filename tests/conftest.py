@@ -1,4 +1,10 @@
 import os
+import tempfile
+
+# Class rooms (ui/room.py, room/store.py): every test's database in a folder of its own run, never
+# data/ in the checkout, and never a server named by the environment (a browser test's server inherits these).
+os.environ.pop("ANATOMY_DATABASE_URL", None)
+os.environ["ANATOMY_DATA_DIR"] = tempfile.mkdtemp(prefix="anatomy-test-data-")
 
 # Lessons skip plotly's figure validation for speed; the tests validate every figure drawn.
 os.environ["ANATOMY_VALIDATE_FIGURES"] = "1"

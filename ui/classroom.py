@@ -26,6 +26,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import room
 from ui.frame import lang, tr
 
 NAME = "anatomy_classroom"
@@ -97,6 +98,7 @@ def bar(current, order: list) -> None:
     where = st.container() if on else st.sidebar
     with where:
         result = mount(data=data, key="_classroom.on" if on else "_classroom.off", on_action_change=_noop)
+        room.teacher_bar(current, step() if on else 1)   # issue 42: the class room's strip (ui/room.py)
     action = getattr(result, "action", None)
     if isinstance(action, str):
         _act(action, at, order)

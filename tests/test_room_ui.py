@@ -1,0 +1,212 @@
+"""The class room in the app (issue 42 §1-3, ui/room.py), in AppTest: a teacher starts a room from
+presenter mode, students join by link and by code, follow the teacher, vote in two rounds; a wrong
+code says so; a student holds no control; outside a room "Try this" is as before.
+
+The database is the test run's own (tests/conftest.py sets ANATOMY_DATA_DIR to a temporary folder)."""
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import i18n
+from room.store import RoomStore, database_url
+from tests.apptest_util import APP, TIMEOUT, assert_ok
+from ui import room
+
+B1 = "lessons/b1_attention.py"
+
+
+def _app(params: dict[str, str], page: str | None = B1) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    if page:
+        at.switch_page(page)
+        at.run()
+    assert_ok(at)
+    return at
+
+
+def _teacher(lang: str = "en") -> AppTest:
+    at = _app({"lang": lang, "present": "1", "room": "new"})
+    assert at.session_state[room._CODE] and at.session_state[room._SECRET]
+    return at
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [e.value for e in at.error]
+                     + [i.value for i in at.info])
+
+
+def _fresh_version():
+    room._version.clear()       # the ~0.5 s cache every student of a process shares
+
+
+def _button(at: AppTest, key: str):
+    return next(b for b in at.button if b.key == key)
+
+
+def _keys(at: AppTest) -> set[str]:
+    return {b.key for b in at.button}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_teacher_starts_a_room_and_the_projector_shows_how_to_join(lang):
+    at = _teacher(lang)
+    code = at.session_state[room._CODE]
+    assert len(code) == 6 and all(ch in "23456789ABCDEFGHJKMNPQRSTUVWXYZ" for ch in code)
+    assert at.query_params["room"] == [code] or at.query_params["room"] == code
+    # the secret never in the URL
+    assert all(at.session_state[room._SECRET] not in str(v) for v in at.query_params.values())
+    # the join card: the code, a QR code drawn as SVG, the link with the code (slide 1)
+    card = next(h.proto.body for h in at.get("html") if "anatomy-room-join" in h.proto.body)
+    assert code in card and "data:image/svg+xml" in card and f"room={code}" in card
+    # the teacher's position is the lesson, slide 1
+    pos = RoomStore(database_url()).position(code)
+    assert (pos.lesson, pos.section) == ("attention", "1")
+    assert i18n.t(lang, "room.code", code=code) in _texts(at)
+    # each question has its "Open for the class" button, and no radio
+    assert {"_room.open.b1.try1", "_room.open.b1.try2", "_room.open.b1.try3"} <= _keys(at)
+    assert not [r for r in at.radio if r.key and r.key.startswith("b1.try")]
+
+
+def test_student_joins_by_link_follows_and_cannot_control():
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    # the teacher's exact link, present=1 included: a student, on the normal page
+    student = _app({"lang": "zh", "present": "1", "room": code}, page=None)
+    _fresh_version()
+    student.run()
+    assert_ok(student)
+    assert student.session_state[room._CODE] == code and room._SECRET not in student.session_state
+    assert not student.session_state["_classroom.present"]
+    assert not any(b.key and b.key.startswith(("_room.open", "_room.end", "_room.close", "_room.reveal"))
+                   for b in student.button)
+    # followed the teacher to B1, kept its own language
+    assert student.session_state[room._FOLLOWED][0] == "attention"
+    assert i18n.t("zh", "b1.title") in [t.value for t in student.title]
+    assert i18n.t("zh", "room.following", code=code) in _texts(student)
+    assert i18n.t("zh", "room.q.waiting") in _texts(student)
+    # the teacher sees the student in the room, following
+    who = RoomStore(database_url()).presence(code)
+    assert (who.in_room, who.following) == (1, 1)
+
+
+def test_student_joins_by_typing_the_code_on_the_home_page():
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    student = _app({"lang": "en"}, page=None)
+    student.text_input(key=room._JOIN_TEXT).set_value(f" {code[:3].lower()} {code[3:]} ")
+    student.get("form_submit_button")[0].click()
+    student.run()
+    assert_ok(student)
+    assert student.session_state[room._CODE] == code
+
+
+@pytest.mark.parametrize("text,key", [
+    ("K0P2QX", "room.error.bad_code"),         # 0 is never in a code
+    ("👩‍🏫" * 3, "room.error.bad_code"),
+    ("A" * 500, "room.error.bad_code"),
+    ("ZZZZZZ", "room.error.unknown"),
+])
+def test_a_wrong_code_says_so(text, key):
+    at = _app({"lang": "en", "room": text}, page=None)
+    assert i18n.t("en", key) in [e.value for e in at.error]
+    assert room._CODE not in at.session_state and "room" not in at.query_params
+    at.run()                                    # and the page goes on as usual
+    assert_ok(at)
+
+
+def test_an_ended_room_says_so_and_the_student_leaves():
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    student = _app({"lang": "en", "room": code}, page=None)
+    _button(teacher, "_room.end").click()
+    teacher.run()
+    assert_ok(teacher)
+    assert room._CODE not in teacher.session_state
+    _fresh_version()
+    student.run()
+    student.run()
+    assert_ok(student)
+    assert room._CODE not in student.session_state
+    late = _app({"lang": "en", "room": code}, page=None)
+    assert i18n.t("en", "room.error.ended") in [e.value for e in late.error]
+
+
+def test_a_student_who_moves_a_control_stops_following_and_comes_back():
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    student = _app({"lang": "en", "room": code}, page=None)
+    _fresh_version()
+    student.run()
+    assert student.session_state[room._FOLLOW] and student.session_state[room._AT][0] == "attention"
+    student.switch_page("lessons/a1_tokens.py")       # another lesson
+    student.run()
+    assert_ok(student)
+    assert not student.session_state[room._FOLLOW]
+    assert i18n.t("en", "room.paused", code=code) in _texts(student)
+    _button(student, "_room.back").click()
+    student.run()
+    assert_ok(student)
+    assert student.session_state[room._FOLLOW]
+    assert i18n.t("en", "b1.title") in [t.value for t in student.title]
+
+
+def test_vote_in_two_rounds_then_reveal_and_csv():
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    students = [_app({"lang": lang, "room": code}, page=None) for lang in ("en", "zh", "en")]
+    _button(teacher, "_room.open.b1.try1").click()
+    teacher.run()
+    assert_ok(teacher)
+    _fresh_version()
+    for s, option in zip(students, (0, 1, 1), strict=True):
+        s.run()
+        assert_ok(s)
+        assert {f"_room.vote.b1.try1.{i}" for i in range(3)} <= _keys(s)
+        _button(s, f"_room.vote.b1.try1.{option}").click()
+        s.run()
+        assert_ok(s)
+    _button(students[0], "_room.vote.b1.try1.1").click()    # a changed mind
+    students[0].run()
+    teacher.run()
+    assert i18n.t("en", "room.q.answered", n=3) in _texts(teacher)
+    assert "▇" not in _texts(teacher)                     # no distribution before the teacher asks
+    teacher.toggle(key="_room.show.b1.try1").set_value(True).run()
+    assert "| 0 " in _texts(teacher) and "3 ▇▇▇" in _texts(teacher)
+    _button(teacher, "_room.round2.b1.try1").click()
+    teacher.run()
+    _fresh_version()
+    for s, option in zip(students, (1, 1, 2), strict=True):
+        s.run()
+        _button(s, f"_room.vote.b1.try1.{option}").click()
+        s.run()
+        assert_ok(s)
+    _button(teacher, "_room.reveal.b1.try1").click()
+    teacher.run()
+    assert_ok(teacher)
+    assert i18n.t("en", "b1.try1.why") in _texts(teacher)
+    _fresh_version()
+    students[1].run()
+    assert i18n.t("zh", "b1.try1.why") in _texts(students[1])
+    # a student cannot vote once revealed: no buttons
+    assert not any(b.key and b.key.startswith("_room.vote.") for b in students[1].button)
+    data = RoomStore(database_url()).results_csv(code, teacher.session_state[room._SECRET])
+    rows = list(csv.DictReader(io.StringIO(data)))
+    counts = {(r["round"], r["option"]): int(r["count"]) for r in rows if r["question"] == "b1.try1"}
+    assert counts[("1", "1")] == 3 and counts[("2", "1")] == 2 and counts[("2", "2")] == 1
+    assert teacher.get("download_button"), "the teacher's results button"
+
+
+def test_outside_a_room_try_this_is_as_before(monkeypatch):
+    opened = []
+    monkeypatch.setattr(room, "store", lambda: opened.append(1))
+    at = _app({"lang": "en"})
+    assert not opened
+    assert {"b1.try1.en", "b1.try2.en", "b1.try3.en"} <= {r.key for r in at.radio}
+    assert not any(b.key and b.key.startswith("_room.") for b in at.button)

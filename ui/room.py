@@ -1,0 +1,673 @@
+"""A class room in the app (issue 42 §1-3): the teacher's room, the students' screens that follow
+the teacher, and the class's votes on the "Try this" questions. The storage is ``room.store``; this
+module is its Streamlit side, called from a few hooks (app.py, ui/classroom.py's bar, ui/frame.py's
+``try_this``, the home page's join box).
+
+Who is who rests on secrets kept by the browser, never on the URL:
+- the teacher's secret (from ``create_room``) is a cookie of the teacher's browser,
+  ``anatomy_teacher_<CODE>``, set by a tiny script (Streamlit reads cookies, ``st.context.cookies``,
+  but cannot set them) and kept in the session; a link, ``present=1`` included, carries only the code;
+- a student is an anonymous random id per browser (the cookie ``anatomy_student``).
+
+Outside a room (no ``room=`` in the URL and none in the session) nothing here opens the store.
+
+Following is cheap: a student's page polls ``position_version`` from a fragment every POLL_S, read
+through ``st.cache_data(ttl=...)``, so a process with 100 students in one room reads it ~2 times a
+second; the whole position is read only when the version changed.
+"""
+from __future__ import annotations
+
+import html
+import re
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import streamlit as st
+
+from room.store import (
+    BadCode, EndedRoom, NotTeacher, Position, RoomError, RoomStore, UnknownQuestion, UnknownRoom,
+    database_url, new_student_id, normalise_code,
+)
+from ui.chart import PRESENTING
+from ui.course import existing_lessons
+from ui.frame import lang, sentences, tr, tr_items
+
+ROOM = "room"                        # URL parameter: room=<CODE>, or room=new in presenter mode
+NEW = "new"
+TEACHER_COOKIE = "anatomy_teacher_"  # + code: the teacher's secret (never in the URL)
+STUDENT_COOKIE = "anatomy_student"   # the browser's anonymous student id
+COOKIE_DAYS = 1                      # a day's lectures: the room itself ends after 12 idle hours
+POLL_S = 1.0                         # a student's page asks for the teacher's position this often
+VERSION_TTL_S = 0.5                  # one read of the version per process this often, for every student
+BEAT_S = 20.0                        # a student's "still here" (store.Limits.presence_s is 60 s)
+PRESENCE_S = 3.0                     # the teacher's "N in the room, M following" and answered count
+# URL parameters that are each person's own, not the lesson's state the class follows.
+OWN = frozenset({"lang", "device", "present", "step", ROOM})
+
+_CODE = "_room.code"                 # the room this session is in
+_SECRET = "_room.secret"             # the teacher's secret: set only in the teacher's session
+_STUDENT = "_room.student"           # this browser's student id
+_FOLLOW = "_room.following"          # a student follows the teacher (False: looking around)
+_SEEN = "_room.seen"                 # the last position version this session acted on
+_FOLLOWED = "_room.followed"         # (lesson, query, section) of the teacher's position last followed
+_AT = "_room.at"                     # (lesson, query) of the page the student landed on by following
+_LANDING = "_room.landing"           # this run lands on the teacher's page: remember it as _AT
+_SCROLL = "_room.scroll"             # a section to scroll to and mark, once the page has run
+_MOVED = "_room.moved"               # the teacher's position last written
+_ERROR = "_room.error"               # a refusal to show once: its catalogue key (and fields)
+_COOKIE = "_room.cookie"             # a cookie to write in this run: (name, value, max_age)
+_BEAT = "_room.beat"                 # when this student's page last said it was there
+_JOIN_TEXT = "_room.join_text"       # the home page's code box
+_QR = "_room.qr"                     # the teacher asked for the join code on screen
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+# ---- the store: one per process --------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str) -> RoomStore:
+    return RoomStore(url)
+
+
+def store() -> RoomStore:
+    # Keyed on the URL: tests point ANATOMY_DATA_DIR at a folder of their own.
+    return _store(database_url())
+
+
+@st.cache_data(ttl=VERSION_TTL_S, max_entries=1000, show_spinner=False)
+def _version(url: str, code: str) -> int:
+    """The room's position version, read once per process every VERSION_TTL_S for every student."""
+    return _store(url).position_version(code)
+
+
+@st.cache_data(max_entries=1000, show_spinner=False)
+def _position(url: str, code: str, version: int) -> Position:
+    return _store(url).position(code)
+
+
+def version(code: str) -> int:
+    return _version(database_url(), code)
+
+
+# ---- who is this session ---------------------------------------------------------------------
+
+def code() -> str | None:
+    return st.session_state.get(_CODE)
+
+
+def in_room() -> bool:
+    return _CODE in st.session_state
+
+
+def teaching() -> bool:
+    return in_room() and _SECRET in st.session_state
+
+
+def _student_id() -> str:
+    if _STUDENT not in st.session_state:
+        kept = _cookie(STUDENT_COOKIE)
+        if kept and _TOKEN.fullmatch(kept):
+            st.session_state[_STUDENT] = kept
+        else:
+            st.session_state[_STUDENT] = new_student_id()
+            st.session_state[_COOKIE] = (STUDENT_COOKIE, st.session_state[_STUDENT], 30 * 86400)
+    return st.session_state[_STUDENT]
+
+
+def _cookie(name: str) -> str | None:
+    try:
+        value = st.context.cookies.get(name)
+    except Exception:         # no browser behind the session
+        return None
+    return value if isinstance(value, str) else None    # AppTest's context is a stand-in
+
+
+def _client() -> str:
+    """Who is counted for rate limits: the client's address (only a digest of it is stored)."""
+    try:
+        address = st.context.ip_address
+    except Exception:
+        address = None
+    return address if isinstance(address, str) and address else "local"
+
+
+def _key(error: RoomError) -> str:
+    """The catalogue key of a refusal: each kind has its own under "room.error"."""
+    return error.key if error.key.startswith("room.error.") else "room.error.other"
+
+
+def _fail(error: RoomError) -> None:
+    st.session_state[_ERROR] = (_key(error), {})
+
+
+def _leave() -> None:
+    for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR):
+        st.session_state.pop(key, None)
+    if ROOM in st.query_params:
+        del st.query_params[ROOM]
+
+
+def _set_cookie_script(name: str, value: str, max_age: int) -> str:
+    # Both are ours: a code's letters and a token_urlsafe secret. Checked anyway: nothing else is written.
+    assert re.fullmatch(r"[A-Za-z0-9_]{1,40}", name) and re.fullmatch(r"[A-Za-z0-9_-]{0,64}", value)
+    return (f'<script>document.cookie = "{name}={value}; path=/; max-age={int(max_age)}; SameSite=Strict"'
+            ' + (location.protocol === "https:" ? "; Secure" : "");</script>')
+
+
+# ---- joining: app.py calls start() before presenter mode reads the URL -----------------------
+
+def start() -> None:
+    """Enter the room the URL names (a link, the join box, ``room=new``); keep the room in the URL
+    on every run (a page switch keeps only bound parameters). Nothing at all outside a room."""
+    raw = st.query_params.get(ROOM)
+    if raw is not None and raw != code():
+        _enter(raw)
+    if in_room():
+        if st.query_params.get(ROOM) != code():
+            st.query_params[ROOM] = code()
+        if not teaching():
+            # A student sees the normal page, whatever the link said (the teacher's link has present=1).
+            st.session_state[PRESENTING] = False
+    cookie = st.session_state.pop(_COOKIE, None)
+    if cookie:
+        st.html(_set_cookie_script(*cookie), unsafe_allow_javascript=True)
+
+
+def _enter(raw: str) -> None:
+    try:
+        if raw.strip().lower() == NEW:
+            if st.query_params.get("present") == "1" or st.session_state.get(PRESENTING):
+                create()
+            else:
+                _leave()
+                st.session_state[_ERROR] = ("room.start_in_present", {})
+            return
+        room_code = normalise_code(raw)       # junk is refused here, before the store is opened
+        secret = st.session_state.get(_SECRET) if code() == room_code else None
+        secret = secret or _cookie(TEACHER_COOKIE + room_code)
+        if secret:
+            try:
+                store().results_csv(room_code, secret)     # the teacher's secret, checked
+                _leave()
+                st.session_state.update({_CODE: room_code, _SECRET: secret})
+                return
+            except NotTeacher:
+                pass                                       # a stale cookie: a student then
+        joined = store().join(room_code, _student_id(), client_key=_client())
+        _leave()
+        st.session_state.update({_CODE: joined, _FOLLOW: True})
+    except RoomError as e:
+        _leave()
+        _fail(e)
+
+
+def create() -> None:
+    """The teacher starts a room: its code in the URL, its secret in this browser's cookie."""
+    try:
+        new = store().create_room(client_key=_client())
+    except RoomError as e:
+        _fail(e)
+        return
+    _leave()
+    st.session_state.update({_CODE: new.code, _SECRET: new.teacher_secret, _QR: True})
+    st.session_state[_COOKIE] = (TEACHER_COOKIE + new.code, new.teacher_secret, COOKIE_DAYS * 86400)
+    st.query_params[ROOM] = new.code
+
+
+def join_box() -> None:
+    """The home page's "Join the class": a code typed from the projector."""
+    if in_room():
+        return
+    with st.form("_room.join_form", border=True):
+        st.markdown(f"**{tr('room.join_title')}**")
+        st.text_input(tr("room.join_label"), key=_JOIN_TEXT, max_chars=40, help=tr("room.join_help"))
+        st.form_submit_button(tr("room.join_button"), on_click=_join_typed)
+
+
+def _join_typed() -> None:
+    text = st.session_state.get(_JOIN_TEXT) or ""
+    try:
+        normalise_code(text)
+    except BadCode as e:
+        _fail(e)
+        return
+    st.query_params[ROOM] = text      # start() joins in the run this callback opens
+
+
+# ---- the page's own lesson state ------------------------------------------------------------
+
+def _lesson_name(page) -> str:
+    return page.url_path or "home"
+
+
+def _lesson_query() -> dict[str, str | list[str]]:
+    """This page's URL state a class follows: every parameter but each person's own (OWN)."""
+    out = {}
+    for key in st.query_params.keys():
+        if key not in OWN:
+            values = st.query_params.get_all(key)
+            out[key] = values[0] if len(values) == 1 else values
+    return out
+
+
+def _ns(url_path: str) -> str | None:
+    return next((lesson.ns for lesson in existing_lessons() if lesson.url_path == url_path), None)
+
+
+# ---- the teacher: the strip on the presenter's bar, the position written --------------------
+
+def teacher_bar(current, slide: int) -> None:
+    """On the presenter's bar (ui/classroom.py), or in the sidebar outside presenter mode:
+    "Start a class", or the room's code, who is there, the join code, the results and the end."""
+    presenting = bool(st.session_state.get(PRESENTING))
+    if presenting and _ERROR in st.session_state:      # on every slide (follow()'s place is slide 1)
+        key, fields = st.session_state.pop(_ERROR)
+        st.error(tr(key, **fields), icon=":material/groups:")
+    if not in_room():
+        if presenting:
+            st.button(tr("room.start"), key="_room.start", on_click=create, icon=":material/groups:")
+        return
+    if not teaching():
+        return
+    _move(current, slide)
+    room_code = code()
+    with st.container(horizontal=True, key="room-teacher", vertical_alignment="center"):
+        _presence(room_code)
+        st.toggle(tr("room.show_join"), key=_QR)
+        try:
+            csv = store().results_csv(room_code, st.session_state[_SECRET])
+        except RoomError as e:
+            _fail(e)
+            csv = ""
+        st.download_button(tr("room.csv"), csv, file_name=f"class-{room_code}.csv", mime="text/csv",
+                           on_click="ignore", key="_room.csv", icon=":material/download:")
+        st.button(tr("room.end"), key="_room.end", on_click=_end, icon=":material/logout:")
+    if st.session_state.get(_QR) or (presenting and slide == 1):
+        st.html(join_card(room_code, join_link(room_code)))
+
+
+@st.fragment(run_every=PRESENCE_S)
+def _presence(room_code: str) -> None:
+    try:
+        who = store().presence(room_code)
+        current = store().current_question(room_code)
+    except RoomError as e:
+        st.caption(tr(_key(e)))
+        return
+    text = sentences(tr("room.code", code=room_code), tr("room.presence", n=who.in_room, m=who.following))
+    if current is not None and current.state == "open":
+        text = sentences(text, tr("room.q.current", round=current.round, n=current.answered))
+    st.markdown(f":material/groups: {text}")
+
+
+def _end() -> None:
+    room_code, secret = code(), st.session_state.get(_SECRET)
+    try:
+        store().end_room(room_code, secret)
+    except RoomError as e:
+        _fail(e)
+        return
+    _leave()
+    st.session_state[_COOKIE] = (TEACHER_COOKIE + room_code, "", 0)
+    st.session_state[_ERROR] = ("room.ended_now", {})
+
+
+def _move(current, slide: int) -> None:
+    """Write the teacher's position when it changed: the lesson, the slide, the lesson's URL state."""
+    here = (_lesson_name(current), str(slide), _lesson_query())
+    if st.session_state.get(_MOVED) == here:
+        return
+    try:
+        store().move(code(), st.session_state[_SECRET], *here)
+        st.session_state[_MOVED] = here
+    except RoomError as e:
+        _fail(e)
+        if isinstance(e, (EndedRoom, UnknownRoom, NotTeacher)):
+            _leave()
+
+
+def join_link(room_code: str) -> str:
+    """The address students open: this server's root with ``?room=<CODE>``.
+
+    Example: 'http://10.0.0.5:8501/attention?present=1' -> 'http://10.0.0.5:8501/?room=K7P2QX'
+    """
+    try:
+        url = st.context.url
+    except Exception:
+        url = ""
+    url = url if isinstance(url, str) else ""
+    parts = urlsplit(url)
+    path = parts.path
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    if last and any(lesson.url_path == last for lesson in existing_lessons()):
+        path = path.rstrip("/")[: -len(last)]
+    path = path if path.endswith("/") else path + "/"
+    return urlunsplit((parts.scheme, parts.netloc, path, f"{ROOM}={room_code}", ""))
+
+
+def qr_svg(text: str) -> str:
+    """A QR code of ``text`` as an SVG data URI, drawn here (segno, offline), no size of its own.
+    An <img> of it: st.html's sanitiser keeps no inline <svg>, and an image runs nothing.
+
+    Example: qr_svg("http://10.0.0.5:8501/?room=K7P2QX") -> 'data:image/svg+xml;charset=utf-8,%3Csvg...'
+    """
+    import segno   # noqa: PLC0415 (only a teacher's page draws one)
+
+    return segno.make(text, error="m").svg_data_uri(scale=1, border=2, omitsize=True, dark="#000", light="#fff")
+
+
+def join_card(room_code: str, link: str) -> str:
+    """The projector's join card: the code in large letters, the link, a QR code of the link
+    (~40 % of the screen's height: readable from the back row). Fixed at the top right."""
+    return f"""<div class="anatomy-room-join" style="position:fixed; top:0.8rem; right:0.8rem; z-index:999989;
+ background:white; border-radius:1rem; padding:0.8rem 1rem; box-shadow:0 2px 14px rgba(0,0,0,0.25);
+ text-align:center; color:#31333f; max-width:44vw;">
+<div style="font-size:1rem;">{html.escape(tr('room.join_at'))}</div>
+<div class="anatomy-room-code" style="font-size:3rem; font-weight:700; letter-spacing:0.2em;
+ font-family:monospace;">{html.escape(room_code)}</div>
+<img class="anatomy-room-qr" alt="QR" src="{html.escape(qr_svg(link))}"
+ style="display:block; width:min(40vh, 40vw); height:auto; margin:0.3rem auto; image-rendering:pixelated;">
+<div class="anatomy-room-link" style="font-size:1rem; font-family:monospace; word-break:break-all;">{html.escape(link)}</div>
+</div>"""
+
+
+# ---- the student: following ------------------------------------------------------------------
+
+def follow(current, order: list) -> None:
+    """Before the page runs: refusals to show, and for a student the banner, the poll, and a move
+    to the teacher's lesson when the teacher's position changed."""
+    error = st.session_state.pop(_ERROR, None)
+    if error:
+        key, fields = error
+        st.error(tr(key, **fields), icon=":material/groups:")
+    if not in_room() or teaching():
+        return
+    room_code = code()
+    try:
+        now = version(room_code)
+    except RoomError as e:
+        _leave()
+        _fail(e)
+        st.rerun()
+    if now != st.session_state.get(_SEEN):
+        st.session_state[_SEEN] = now
+        if st.session_state.get(_FOLLOW):
+            _go(_position(database_url(), room_code, now), current, order)
+    _banner(room_code)
+    scroll = st.session_state.pop(_SCROLL, None)
+    if scroll:
+        st.html(scroll_script(*scroll), unsafe_allow_javascript=True)
+    _poll(room_code)
+
+
+def _go(pos: Position, current, order: list) -> None:
+    """To the teacher's position: another lesson or other values, by a page switch (the lesson's
+    controls then read the teacher's values from the URL); another slide of the same page, by a scroll."""
+    if not pos.lesson:
+        return                          # the teacher has not shown anything yet
+    target = next((p for p in order if _lesson_name(p) == pos.lesson), None)
+    if target is None:
+        return
+    st.session_state[_SCROLL] = (pos.section, pos.version)
+    followed = (pos.lesson, pos.query)
+    same = st.session_state.get(_FOLLOWED, (None, None, None))[:2] == followed
+    st.session_state[_FOLLOWED] = (pos.lesson, pos.query, pos.section)
+    if same and _lesson_name(current) == pos.lesson:
+        return
+    # The controls take the teacher's values: their state goes, so each reads its value from the URL.
+    ns = _ns(pos.lesson)
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and (key in pos.query or (ns and key.startswith(f"{ns}.") and "try" not in key)):
+            del st.session_state[key]
+    st.session_state[_LANDING] = True
+    params = {**pos.query, "lang": lang(), ROOM: code()}
+    st.switch_page(target, query_params=params)
+
+
+def _banner(room_code: str) -> None:
+    with st.container(key="room-banner"):
+        if st.session_state.get(_FOLLOW):
+            st.caption(f":material/groups: {tr('room.following', code=room_code)}")
+            return
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.info(tr("room.paused", code=room_code), icon=":material/explore:")
+            st.button(tr("room.back"), key="_room.back", on_click=_back, type="primary")
+            st.button(tr("room.leave"), key="_room.leave", on_click=_leave)
+
+
+def _back() -> None:
+    st.session_state[_FOLLOW] = True
+    for key in (_SEEN, _FOLLOWED, _AT):
+        st.session_state.pop(key, None)
+    _beat(force=True)
+
+
+def _beat(force: bool = False) -> None:
+    if not force and time.monotonic() - st.session_state.get(_BEAT, -1e9) < BEAT_S:
+        return
+    st.session_state[_BEAT] = time.monotonic()
+    try:
+        store().heartbeat(code(), _student_id(), bool(st.session_state.get(_FOLLOW)))
+    except RoomError:
+        pass                            # the poll says so if the room has gone
+
+
+@st.fragment(run_every=POLL_S)
+def _poll(room_code: str) -> None:
+    """A student's page asks the cached version; a change reruns the page (or only scrolls)."""
+    if code() != room_code:
+        return
+    _beat()
+    try:
+        now = version(room_code)
+    except RoomError:
+        st.rerun(scope="app")          # follow() says why and leaves
+    if now == st.session_state.get(_SEEN):
+        return
+    followed = st.session_state.get(_FOLLOWED)
+    if st.session_state.get(_FOLLOW) and followed:
+        pos = _position(database_url(), room_code, now)
+        if (pos.lesson, pos.query) == followed[:2] and pos.section != followed[2]:
+            # Only the slide changed: scroll there without running the page again.
+            st.session_state[_SEEN] = now
+            st.session_state[_FOLLOWED] = (pos.lesson, pos.query, pos.section)
+            st.html(scroll_script(pos.section, now), unsafe_allow_javascript=True)
+            return
+    st.rerun(scope="app")
+
+
+def after_page(current) -> None:
+    """After the page ran: the teacher's position (the lesson's controls may have changed the URL);
+    a student who moved a control or opened another lesson stops following."""
+    if not in_room():
+        return
+    if teaching():
+        from ui.classroom import step  # noqa: PLC0415 (ui.classroom imports this module)
+
+        _move(current, step() if st.session_state.get(PRESENTING) else 1)
+        return
+    here = (_lesson_name(current), _lesson_query())
+    if st.session_state.pop(_LANDING, False):
+        st.session_state[_AT] = here
+    elif st.session_state.get(_FOLLOW) and st.session_state.get(_AT) not in (None, here):
+        st.session_state[_FOLLOW] = False
+        _beat(force=True)
+        st.rerun()                      # the banner says so at once
+
+
+def scroll_script(section: str, press: int) -> str:
+    """Scroll to the teacher's slide ``section`` (its number, as ui/classroom.js counts them) on
+    the student's normal page, and mark it. A fixed script: only two numbers are put into it."""
+    n = int(section) if str(section).isdigit() else 1
+    return f"""<script>/* {int(press)} */
+(() => {{
+  const want = {n};
+  const BLOCK = '[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]';
+  const HEAD = ':scope > [data-testid="stHeading"] :is(h2, h3), :scope > [data-testid="stHtml"] .anatomy-slide';
+  const isHead = (el) => el.matches('[data-testid="stElementContainer"]') && !!el.querySelector(HEAD);
+  const find = () => {{
+    const block = document.querySelector(BLOCK);
+    if (!block) return null;
+    if (want <= 1) return block;
+    let k = 1;
+    for (const el of block.children) {{
+      const inner = el.matches('[data-testid="stLayoutWrapper"]')
+        ? el.querySelector(':scope > [data-testid="stVerticalBlock"]') : null;
+      const kids = inner ? Array.from(inner.children) : [];
+      const heads = kids.filter(isHead);
+      if (isHead(el) || (heads.length === 1 && kids[0] === heads[0])) {{ if (++k === want) return el; continue; }}
+      for (const h of heads) if (++k === want) return h;
+    }}
+    return null;
+  }};
+  let tries = 0;
+  const look = () => {{
+    const app = document.querySelector('[data-testid="stApp"]');
+    let el = app && app.getAttribute("data-test-script-state") !== "running" ? find() : null;
+    if (!el) {{ if (++tries < 100) setTimeout(look, 100); return; }}
+    while (el.nextElementSibling && el.getBoundingClientRect().height === 0) el = el.nextElementSibling;
+    for (const old of document.querySelectorAll(".anatomy-followed")) {{
+      old.classList.remove("anatomy-followed"); old.style.boxShadow = "";
+    }}
+    if (want > 1) {{
+      el.classList.add("anatomy-followed");
+      el.style.boxShadow = "-6px 0 0 0 #ff4b4b";
+    }}
+    el.scrollIntoView({{block: "start", behavior: "instant"}});
+    document.body.dataset.anatomyFollowed = String(want);
+  }};
+  look();
+}})();
+</script>"""
+
+
+# ---- the class's votes: ui.frame.try_this calls class_question in a room ---------------------
+
+VOTE_CSS = """<style>
+[class*="st-key-room-vote-"] button { min-height: 48px; font-size: 1.1rem; width: 100%; justify-content: flex-start; }
+</style>"""
+
+
+def class_question(ns: str, name: str, answer: int) -> bool:
+    """Draw the question ``{ns}.{name}`` as the class's question when this session is in a room
+    (the teacher's controls, or a student's buttons); False outside a room: try_this draws its own."""
+    if not in_room():
+        return False
+    base = f"{ns}.{name}"
+    options = tr_items(f"{base}.options")
+    try:
+        question = store().question(code(), ns, base)
+    except UnknownQuestion:
+        question = None
+    except RoomError as e:
+        _fail(e)
+        return False
+    with st.container(border=True):
+        st.markdown(f"**{tr(f'{base}.q')}**")
+        if teaching():
+            _teacher_question(ns, base, answer, options, question)
+        else:
+            _student_question(ns, base, answer, options, question)
+    return True
+
+
+def _letter(i: int) -> str:
+    return "ABCDEFGHIJ"[i]
+
+
+def _teacher_question(ns: str, base: str, answer: int, options: list[str], q) -> None:
+    st.markdown("\n".join(f"{_letter(i)}. {text}" for i, text in enumerate(options)))
+    args = (ns, base, len(options))
+    if q is None:
+        st.button(tr("room.q.open"), key=f"_room.open.{base}", on_click=_teacher_act, args=("open", *args),
+                  type="primary", icon=":material/how_to_vote:")
+        return
+    state = tr({"open": "room.q.state_open", "closed": "room.q.state_closed", "revealed": "room.q.state_revealed"}[q.state])
+    st.markdown(sentences(tr("room.q.round", round=q.round), tr("room.q.answered", n=q.answered), state))
+    with st.container(horizontal=True):
+        if q.state == "open":
+            st.button(tr("room.q.close"), key=f"_room.close.{base}", on_click=_teacher_act, args=("close", *args))
+        if q.state == "closed":
+            st.button(tr("room.q.reopen"), key=f"_room.reopen.{base}", on_click=_teacher_act, args=("open", *args))
+        if q.round == 1 and q.state != "revealed":
+            st.button(tr("room.q.round2"), key=f"_room.round2.{base}", on_click=_teacher_act, args=("round2", *args))
+        if q.state != "revealed":
+            st.button(tr("room.q.reveal"), key=f"_room.reveal.{base}", on_click=_teacher_act,
+                      args=("reveal", *args), type="primary")
+    shown = q.state == "revealed" or st.toggle(tr("room.q.show"), key=f"_room.show.{base}")
+    if shown:
+        try:
+            tally = store().tally(code(), ns, base, secret=st.session_state[_SECRET])
+        except RoomError as e:
+            st.warning(tr(_key(e)))
+        else:
+            distribution(options, tally.counts, answer if q.state == "revealed" else None)
+    if q.state == "revealed":
+        st.markdown(f"**{tr('room.q.answer', option=options[answer])}** {tr(f'{base}.why')}")
+
+
+def _teacher_act(action: str, ns: str, base: str, n_options: int) -> None:
+    s, secret = store(), st.session_state.get(_SECRET)
+    try:
+        if action == "open":
+            s.open_question(code(), secret, ns, base, n_options=n_options)
+        elif action == "close":
+            s.close_round(code(), secret, ns, base)
+        elif action == "round2":
+            s.start_round_2(code(), secret, ns, base)
+        elif action == "reveal":
+            s.reveal(code(), secret, ns, base)
+    except RoomError as e:
+        _fail(e)
+
+
+def distribution(options: list[str], counts: dict[int, tuple[int, ...]], answer: int | None) -> None:
+    """The rounds' distributions side by side: a row per option, a column per round."""
+    rounds = sorted(counts)
+    head = f"| {tr('room.q.option')} | " + " | ".join(tr("room.q.round", round=r) for r in rounds) + " |"
+    rule = "|---|" + "---:|" * len(rounds)
+    rows = []
+    for i, text in enumerate(options):
+        mark = " ✓" if i == answer else ""
+        cells = " | ".join(f"{counts[r][i]} {'▇' * min(counts[r][i], 30)}" for r in rounds)
+        rows.append(f"| {_letter(i)}. {text}{mark} | {cells} |")
+    st.markdown("\n".join([head, rule, *rows]))
+
+
+def _student_question(ns: str, base: str, answer: int, options: list[str], q) -> None:
+    if q is None:
+        st.caption(tr("room.q.waiting"))
+        return
+    try:
+        mine = store().my_votes(code(), _student_id(), ns, base)
+    except RoomError:
+        mine = {}
+    picked = mine.get(q.round)
+    if q.state == "open":
+        st.caption(tr("room.q.pick", round=q.round))
+        st.html(VOTE_CSS)
+        with st.container(key=f"room-vote-{base.replace('.', '-')}"):
+            for i, text in enumerate(options):
+                st.button(f"{_letter(i)}. {text}", key=f"_room.vote.{base}.{i}", on_click=_vote,
+                          args=(ns, base, q.round, i), type="primary" if picked == i else "secondary",
+                          width="stretch")
+    if picked is not None:
+        st.markdown(tr("room.q.yours", option=f"{_letter(picked)}. {options[picked]}"))
+    if q.state == "closed":
+        st.info(tr("room.q.closed"))
+    if q.state == "revealed":
+        try:
+            tally = store().tally(code(), ns, base)
+        except RoomError:
+            tally = None
+        if tally is not None:
+            distribution(options, tally.counts, answer)
+        st.markdown(f"**{tr('room.q.answer', option=options[answer])}** {tr(f'{base}.why')}")
+
+
+def _vote(ns: str, base: str, round_: int, option: int) -> None:
+    try:
+        store().vote(code(), _student_id(), ns, base, round=round_, option=option)
+    except RoomError as e:
+        _fail(e)
