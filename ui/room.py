@@ -25,8 +25,17 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 
 from room.store import (
-    BadCode, EndedRoom, NotTeacher, Position, RoomError, RoomStore, UnknownQuestion, UnknownRoom,
-    database_url, new_student_id, normalise_code,
+    BadCode,
+    EndedRoom,
+    NotTeacher,
+    Position,
+    RoomError,
+    RoomStore,
+    UnknownQuestion,
+    UnknownRoom,
+    database_url,
+    new_student_id,
+    normalise_code,
 )
 from ui.chart import PRESENTING
 from ui.course import existing_lessons
@@ -352,7 +361,7 @@ def qr_svg(text: str) -> str:
 
     Example: qr_svg("http://10.0.0.5:8501/?room=K7P2QX") -> 'data:image/svg+xml;charset=utf-8,%3Csvg...'
     """
-    import segno   # noqa: PLC0415 (only a teacher's page draws one)
+    import segno  # noqa: PLC0415 (only a teacher's page draws one)
 
     return segno.make(text, error="m").svg_data_uri(scale=1, border=2, omitsize=True, dark="#000", light="#fff")
 
