@@ -45,8 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from core.lab.lora_finetune import SONG_FILE, SONG_STATS, encode_poems  # noqa: E402
 from core.lab.moe_lab import expert_stats, loss_windows, mean_loss  # noqa: E402
-from core.models.model import load_course_model, sha256_file  # noqa: E402
-from core.models.moe_model import VOCAB_FILE, MoEConfig, MoEModel  # noqa: E402
+from core.models.model import VOCAB_FILE, load_course_model, sha256_file  # noqa: E402
+from core.models.moe_model import MoEConfig, MoEModel  # noqa: E402
 from core.parts.moe import Routing  # noqa: E402
 from core.text.tokenizer import CharTokenizer  # noqa: E402
 

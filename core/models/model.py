@@ -202,6 +202,34 @@ def sha256_file(path: Path | str) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
+def load_trained(model_type: type[nn.Module], config_type: type[ModelConfig], folder: Path,
+                 config_file: str, weights_file: str, require_checksum: bool = True
+                 ) -> tuple[nn.Module, CharTokenizer]:
+    """A trained model that reads the course vocabulary (the course model, the MoE model) from
+    ``folder``: its config, the vocabulary, then the weights, checked against the sha256 in the
+    config and read with safetensors (plain tensors, no pickled objects can run code) as float32.
+    Without ``require_checksum`` a config that names no checksum is taken unchecked.
+
+    Raises what reading raises (OSError, ValueError, KeyError, ...); each loader says how to
+    rebuild its model.
+    """
+    from safetensors.torch import load_file
+
+    meta = json.loads((folder / config_file).read_text(encoding="utf-8"))
+    config = config_type.from_dict(meta["config"])
+    tokenizer = CharTokenizer.from_json((folder / VOCAB_FILE).read_text(encoding="utf-8"))
+    weights_path = folder / weights_file
+    expected = meta["weights_sha256"] if require_checksum else meta.get("weights_sha256")
+    if (require_checksum or expected) and sha256_file(weights_path) != expected:
+        raise ValueError(f"{weights_path.name} does not match the checksum in {config_file}")
+    state = load_file(str(weights_path))
+    if len(tokenizer) != config.vocab_size:
+        raise ValueError(f"vocabulary has {len(tokenizer)} entries, config says {config.vocab_size}")
+    model = model_type(config)
+    model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+    return model, tokenizer
+
+
 def load_course_tokenizer(assets: Path | str | None = None) -> CharTokenizer:
     """The course model's character vocabulary alone (no weights): ids 0-3 are <pad> <bos> <eos>
     <unk>, then the characters of the corpus. The same id is the same row of the embedding table.
@@ -217,27 +245,13 @@ def load_course_tokenizer(assets: Path | str | None = None) -> CharTokenizer:
 
 def load_course_model(device: str | torch.device = "cpu", assets: Path | str | None = None
                       ) -> tuple[LlamaDecoder, CharTokenizer]:
-    """The trained course model (eval mode, float32) and its tokenizer, from assets/.
-
-    Weights are read with safetensors: plain tensors, no pickled objects can run code.
-    """
+    """The trained course model (eval mode, float32) and its tokenizer, from assets/
+    (``load_trained``; a config without a checksum is taken as it is)."""
     folder = Path(assets) if assets is not None else ASSETS
     hint = f"Rebuild it with `{REBUILD}` (see assets/CORPUS.md)."
     try:
-        from safetensors.torch import load_file
-
-        meta = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-        config = ModelConfig.from_dict(meta["config"])
-        tokenizer = CharTokenizer.from_json((folder / VOCAB_FILE).read_text(encoding="utf-8"))
-        weights_path = folder / WEIGHTS_FILE
-        expected = meta.get("weights_sha256")
-        if expected and sha256_file(weights_path) != expected:
-            raise ValueError(f"{weights_path.name} does not match the checksum in {CONFIG_FILE}")
-        state = load_file(str(weights_path))
-        if len(tokenizer) != config.vocab_size:
-            raise ValueError(f"vocabulary has {len(tokenizer)} entries, config says {config.vocab_size}")
-        model = LlamaDecoder(config)
-        model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+        model, tokenizer = load_trained(LlamaDecoder, ModelConfig, folder, CONFIG_FILE, WEIGHTS_FILE,
+                                        require_checksum=False)
     except CourseModelUnavailable:
         raise
     except Exception as err:  # missing file, bad JSON, truncated tensors, wrong shapes

@@ -18,13 +18,12 @@ the output projection are the dense model's parts, shared by every token.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from core.models.model import ASSETS, Block, LlamaDecoder, ModelConfig, sha256_file
+from core.models.model import ASSETS, Block, LlamaDecoder, ModelConfig, load_trained
 from core.parts.kv_cache import KVCache
 from core.parts.moe import MoE, MoEResult, Routing
 from core.parts.trace import Trace, record
@@ -36,7 +35,6 @@ LOSS_FILE = "moe_model_loss.json"
 EXPERTS_FILE = "moe_model_experts.json"
 # Trained the same way without the load-balancing loss: its router collapses onto few experts.
 NO_AUX_PREFIX = "moe_model_noaux"
-VOCAB_FILE = "course_model_vocab.json"   # the dense course model's vocabulary, shared
 REBUILD = "python scripts/train_moe_model.py"
 
 # Inference routing: Mixtral's softmax top-2 with no capacity limit, so every token is
@@ -101,19 +99,8 @@ def load_moe_model(device: str | torch.device = "cpu", assets: Path | str | None
     folder = Path(assets) if assets is not None else ASSETS
     hint = f"Rebuild it with `{REBUILD}` (see assets/CORPUS.md)."
     try:
-        from safetensors.torch import load_file
-
-        meta = json.loads((folder / f"{prefix}_config.json").read_text(encoding="utf-8"))
-        config = MoEConfig.from_dict(meta["config"])
-        tokenizer = CharTokenizer.from_json((folder / VOCAB_FILE).read_text(encoding="utf-8"))
-        weights_path = folder / f"{prefix}.safetensors"
-        if sha256_file(weights_path) != meta["weights_sha256"]:
-            raise ValueError(f"{weights_path.name} does not match the checksum in {prefix}_config.json")
-        state = load_file(str(weights_path))
-        if len(tokenizer) != config.vocab_size:
-            raise ValueError(f"vocabulary has {len(tokenizer)} entries, config says {config.vocab_size}")
-        model = MoEModel(config)
-        model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+        model, tokenizer = load_trained(MoEModel, MoEConfig, folder, f"{prefix}_config.json",
+                                        f"{prefix}.safetensors")     # the vocabulary is the course model's
     except Exception as err:  # missing file, bad JSON, truncated tensors, wrong shapes
         raise MoEModelUnavailable(f"The MoE model {prefix} in {folder} cannot be loaded ({err}). {hint}") from err
     return model.to(device).eval(), tokenizer
