@@ -30,6 +30,7 @@ export ANATOMY_MODEL_CACHE="${ANATOMY_MODEL_CACHE:-$PWD/assets/cache}"
 # Built here, once, before the tests (a test that needs it would otherwise build it inside its own time).
 [ -f "$ANATOMY_MODEL_CACHE/smollm2-135m-instruct.safetensors" ] || .venv/bin/python -m core.models.gguf_llama 2>/dev/null || true
 .venv/bin/python -m ruff check .
+node --test tests/js/   # the chart component's JavaScript (ui/chart.js, ui/chart/*.js), Node's own runner
 # One pytest process. Two at once (the server and browser tests beside the AppTests, issue 40) took
 # 42.5 min for the browser half against 23 min for the rest (one process took 45-51 min on CI), and under
 # that load a presenter key press was lost (test_stepping_across_lessons timed out in both such

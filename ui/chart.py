@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -34,7 +35,53 @@ NAME = "anatomy_chart"
 PRESENTING = "_classroom.present"   # ui.classroom._ON: this session presents (kept apart: no import cycle)
 ROOT = Path(__file__).resolve().parent.parent
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-_JS = (Path(__file__).parent / "chart.js").read_text(encoding="utf-8")
+
+
+# ---- The component's JavaScript: ui/chart.js and the ES modules it imports (ui/chart/*.js), joined
+# into the one module Streamlit runs (components.v2 hands ``js=`` text to the browser as a blob: URL
+# and imports it, and a module there cannot import a relative path). Joined once, at import: the
+# modules are the source and have their own tests (tests/js/, node --test); the page fetches nothing
+# more. The modules keep to what joining needs: imports of ``{ names }`` from "./x.js" only, every
+# top-level name once in all of them, only the entry (ui/chart.js) with an ``export default``.
+_IMPORT = re.compile(r'^import \{([^}]*)\} from "(\./[\w/.-]+\.js)";[ \t]*\n', re.M)
+_EXPORT = re.compile(r"^export (?=(?:async )?function|const |let |class )", re.M)
+_TOP_NAME = re.compile(r"^(?:export )?(?:async )?(?:function\*?|const|let|class)\s+(\w+)", re.M)
+
+
+def bundle_js(entry: Path) -> str:
+    """``entry`` and the modules it imports, each once, those imported first, as one ES module."""
+    entry = entry.resolve()
+    order: list[tuple[Path, str]] = []
+
+    def visit(path: Path, chain: tuple[Path, ...]) -> None:
+        if path in chain:
+            raise ValueError(f"import cycle: {' -> '.join(p.name for p in (*chain, path))}")
+        if any(path == done for done, _ in order):
+            return
+        text = path.read_text(encoding="utf-8")
+        for m in _IMPORT.finditer(text):
+            visit((path.parent / m.group(2)).resolve(), (*chain, path))
+        order.append((path, text))
+
+    visit(entry, ())
+    parts, owner = [], {}
+    for path, text in order:
+        body = _IMPORT.sub("", text)
+        if path != entry:
+            body = _EXPORT.sub("", body)
+        left = [line for line in body.splitlines() if re.match(r"(import|export)\b", line)
+                and not (path == entry and line.startswith("export default function"))]
+        if left:
+            raise ValueError(f"{path.name}: an import or export the bundle cannot join: {left[0]!r}")
+        for name in _TOP_NAME.findall(body):
+            if name in owner:
+                raise ValueError(f"{name} is declared in {owner[name]} and {path.name}")
+            owner[name] = path.name
+        parts.append(f"// ---- {path.relative_to(ROOT).as_posix()}\n{body}")
+    return "\n".join(parts)
+
+
+_JS = bundle_js(Path(__file__).parent / "chart.js")
 _CSS = """.anatomy-chart { width: 100%; }
 .anatomy-live { display: flex; align-items: center; gap: 0.75rem; margin: 0 0 0.25rem; font-size: 0.95rem; }
 .anatomy-live label { flex: 0 0 auto; max-width: 45%; }
