@@ -276,7 +276,13 @@ export default function (component) {
   nextLesson.disabled = !data.has_next;
   const exit = button(L.exit, "", () => setTriggerValue("action", "off"));
   exit.className = "anatomy-exit";
-  root.append(prevLesson, prev, where, next, nextLesson, copyButton(L), exit);
+  root.append(prevLesson, prev, where, next, nextLesson, copyButton(L));
+  if (data.can_start_room) {   // issue 42: a class room (ui/room.py), from the bar: no room on the slide
+    const start = button(L.start_room, "", () => setTriggerValue("action", "room"));
+    start.className = "anatomy-start-room";
+    root.append(start);
+  }
+  root.append(exit);
   for (const b of root.querySelectorAll("button")) {
     b.style.cssText = "padding:0.25rem 0.6rem; border-radius:0.5rem; border:1px solid rgba(49,51,63,0.25);"
       + " background:white; cursor:pointer; font:inherit;";

@@ -90,10 +90,10 @@ def bar(current, order: list) -> None:
         "present": tr("classroom.present"), "exit": tr("classroom.exit"), "prev": tr("classroom.prev"),
         "next": tr("classroom.next"), "prev_lesson": tr("classroom.prev_lesson"),
         "next_lesson": tr("classroom.next_lesson"), "keys": tr("classroom.keys"), "step_of": tr("classroom.step_of"),
-        "overview": tr("classroom.overview"),
+        "overview": tr("classroom.overview"), "start_room": tr("room.start"),
     }
     data = {"present": on, "step": step(), "lesson": current.title, "page": current.url_path, "labels": labels,
-            "has_prev": at > 0, "has_next": at < len(order) - 1}
+            "has_prev": at > 0, "has_next": at < len(order) - 1, "can_start_room": on and not room.in_room()}
     mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
     where = st.container() if on else st.sidebar
     with where:
@@ -108,7 +108,10 @@ def bar(current, order: list) -> None:
 
 def _act(action: str, at: int, order: list) -> None:
     """What the bar or the keyboard asked for: "on", "off", "step:<n>", "lesson:<+1|-1>"."""
-    if action == "on":
+    if action == "room" and presenting():        # "Start a class" on the presenter's bar (ui/room.py)
+        room.create()
+        st.rerun()
+    elif action == "on":
         st.session_state[_ON] = True
         st.query_params[PRESENT] = "1"
         st.query_params[STEP] = "1"

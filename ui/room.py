@@ -273,9 +273,7 @@ def teacher_bar(current, slide: int) -> None:
     if presenting and _ERROR in st.session_state:      # on every slide (follow()'s place is slide 1)
         key, fields = st.session_state.pop(_ERROR)
         st.error(tr(key, **fields), icon=":material/groups:")
-    if not in_room():
-        if presenting:
-            st.button(tr("room.start"), key="_room.start", on_click=create, icon=":material/groups:")
+    if not in_room():     # "Start a class" is a button of the presenter's bar (ui/classroom.js)
         return
     if not teaching():
         return

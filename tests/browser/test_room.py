@@ -64,3 +64,20 @@ def test_teacher_and_student(chromium_browser, server_url):
     teacher.get_by_text(t("room.q.current", round=1, n=1)).wait_for(timeout=WAIT_MS)
     teacher_ctx.close()
     student_ctx.close()
+
+
+def test_start_a_class_from_the_presenters_bar(chromium_browser, server_url):
+    """"Start a class" is a button of the presenter's bar (not a widget on the slide, which took a
+    slide's height from its figures); pressed, the page is in a new room and shows how to join."""
+    ctx = chromium_browser.new_context(viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.goto(f"{server_url}/attention?lang=en&present=1")
+    start = page.locator(".anatomy-classroom .anatomy-start-room")
+    start.wait_for(timeout=WAIT_MS)
+    assert start.inner_text() == i18n.t("en", "room.start")
+    start.click()
+    code = _code(page)
+    page.locator(".anatomy-room-join").wait_for(timeout=WAIT_MS)
+    assert page.locator(".anatomy-classroom .anatomy-start-room").count() == 0     # in a room now
+    assert f"anatomy_teacher_{code}" in {c["name"] for c in ctx.cookies()}
+    ctx.close()
