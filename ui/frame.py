@@ -441,7 +441,7 @@ def try_this(ns: str, questions: Sequence[tuple[str, int]]) -> None:
     st.caption(tr("common.try_this_help"))
     record = first_answers()
     answers = st.session_state.setdefault(ANSWERS, {})
-    from ui.room import class_question    # noqa: PLC0415 (issue 42; ui.room imports this module)
+    from ui.room import class_question  # noqa: PLC0415 (issue 42; ui.room imports this module)
 
     for name, answer in questions:
         if class_question(ns, name, answer):          # in a class room: the class votes (ui/room.py)
