@@ -122,8 +122,13 @@ class Block(nn.Module):
         a = self.attn(h, mask=mask, trace=trace, rope_base=self.rope_base,
                       cache=cache, positions=positions,
                       head_mask=head_mask, head_fill=head_fill)      # (B, N, D), attn.out
-        x = x + a
-        record(trace, "resid_mid", x)
+        return self.feed_forward(x + a, trace, **ffn_args)
+
+    def feed_forward(self, x: torch.Tensor, trace: Trace | None = None, **ffn_args) -> torch.Tensor:
+        """The block's second half, x + FFN(RMSNorm(x)), on the stream after the attention's add
+        (resid_mid). Position by position: activation patching (core/lab/patching.py) enters a
+        block here to replace what its attention wrote."""
+        record(trace, "resid_mid", x)                                # (B, N, D)
         h = self.ffn_norm(x)                                         # (B, N, D)
         record(trace, "ffn_norm", h)
         x = x + self.ffn_out(h, trace, **ffn_args)                   # (B, N, D)
@@ -162,18 +167,37 @@ class LlamaDecoder(nn.Module):
         ablation); ``head_fill`` (L, H, d_head): what a switched-off head writes instead (its
         mean output, say), zeros when None. Without a mask every head runs as it is.
         ``ffn_args`` go to every block's feed-forward (the MoE model's routing)."""
-        b, n = ids.shape
-        past = 0 if cache is None else cache.length
+        x = self.embed(ids)                                                  # (B, N, D)
+        record(trace, "embed", x)
+        x = self.run_blocks(x, 0, cache=cache, trace=trace, head_mask=head_mask, head_fill=head_fill,
+                            **ffn_args)
+        x = self.final_norm(x)                                               # (B, N, D)
+        record(trace, "final_norm", x)
+        logits = self.output(x)                                              # (B, N, V)
+        record(trace, "logits", logits)
+        return logits
+
+    def run_blocks(self, x: torch.Tensor, start: int = 0, stop: int | None = None,
+                   cache: KVCache | None = None, trace: Trace | None = None,
+                   head_mask: torch.Tensor | None = None, head_fill: torch.Tensor | None = None,
+                   **ffn_args) -> torch.Tensor:
+        """blocks[start:stop] on the residual stream x (B, N, D) entering block ``start`` -> the
+        stream leaving block stop - 1 (B, N, D). ``forward`` runs them all; activation patching
+        (core/lab/patching.py) resumes from a block with an edited stream. The new positions
+        continue after what block ``start``'s cache holds; ``head_mask``/``head_fill`` are
+        indexed by block, as in ``forward``."""
+        stop = len(self.blocks) if stop is None else stop
+        if start >= stop:
+            return x                                                         # no block to run
+        n = x.shape[1]
+        past = 0 if cache is None else cache.layers[start].length
         if past + n > self.config.max_seq_len:
             raise ValueError(f"{past + n} positions exceed max_seq_len={self.config.max_seq_len}")
         # Positions continue after the cache, so RoPE turns a new token by its true position.
-        positions = torch.arange(past, past + n, device=ids.device)          # (N,)
-        mask = causal_mask_after(n, past, ids.device)                        # (N, S)
-
-        x = self.embed(ids)                                                  # (B, N, D)
-        record(trace, "embed", x)
-        for i, block in enumerate(self.blocks):
-            x = block(
+        positions = torch.arange(past, past + n, device=x.device)            # (N,)
+        mask = causal_mask_after(n, past, x.device)                          # (N, S)
+        for i in range(start, stop):
+            x = self.blocks[i](
                 x, mask, positions,
                 trace=None if trace is None else trace.child(f"blocks.{i}"),
                 cache=None if cache is None else cache.layers[i],
@@ -181,11 +205,7 @@ class LlamaDecoder(nn.Module):
                 head_fill=None if head_fill is None else head_fill[i],     # (H, d_head)
                 **ffn_args,
             )                                                                # (B, N, D)
-        x = self.final_norm(x)                                               # (B, N, D)
-        record(trace, "final_norm", x)
-        logits = self.output(x)                                              # (B, N, V)
-        record(trace, "logits", logits)
-        return logits
+        return x
 
 
 class CourseModelUnavailable(RuntimeError):
