@@ -70,8 +70,8 @@ LABELS = {
     "ffn.gate": "SiLU<br>(W₁h)", "ffn.up": "W₃h", "ffn_out": "W₂<br>(g⊙u)", "resid_post": "x +<br>ffn",
 }
 CODE = {"resid_pre": (Block.forward,), "attn_norm": (rms_norm,), "attn.out": (MultiHeadAttention.attend,),
-        "resid_mid": (Block.forward,), "ffn_norm": (rms_norm,), "ffn_out": (Block.ffn_out, SwiGLU.forward),
-        "resid_post": (Block.forward,), "ffn.gate": (SwiGLU.forward, silu), "ffn.up": (SwiGLU.forward,)}
+        "resid_mid": (Block.forward, Block.feed_forward), "ffn_norm": (rms_norm,), "ffn_out": (Block.ffn_out, SwiGLU.forward),
+        "resid_post": (Block.feed_forward,), "ffn.gate": (SwiGLU.forward, silu), "ffn.up": (SwiGLU.forward,)}
 
 header(NS)
 dev = device()
