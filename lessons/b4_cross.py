@@ -6,7 +6,6 @@ from core.lab.attention_lab import word_tokens
 from core.lab.date_lab import random_cross_attention
 from core.models.encdec import cross_attend, cross_kv
 from core.parts.mha import MultiHeadAttention
-from core.text.clean import clean_text
 from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
 from ui.date_model import date_model, reading
 from ui.frame import (
@@ -48,8 +47,10 @@ loaded = date_model(dev)
 
 
 def use_example(text: str) -> None:
-    # A button's callback runs before the script: the box is then made with this value.
+    # A button's callback runs before the script: the box is then made with this value (and,
+    # as text_box is told by "{key}_set", without a default beside it).
     st.session_state[DATE_KEY] = text
+    st.session_state[f"{DATE_KEY}_set"] = True
 
 
 def example_buttons() -> None:
@@ -63,16 +64,10 @@ def example_buttons() -> None:
 
 
 def date_box() -> str:
-    """``text_box`` without a default argument: a box given a default and also set by a button
-    makes Streamlit warn, so the default is put into the session's state once, before it."""
-    st.session_state.setdefault(DATE_KEY, DEFAULT_DATE)
-    cleaned = clean_text(st.text_input(tr(f"{NS}.date_label"), key=DATE_KEY, bind="query-params"), MAX_DATE)
-    if cleaned.empty:
-        st.info(tr("common.empty_input"))
-        return DEFAULT_DATE
-    if cleaned.truncated:
-        st.warning(tr("common.truncated", limit=MAX_DATE, n=cleaned.original_len))
-    return cleaned.text
+    """The date to read: the frame's ``text_box`` (an over-long date is cut in the box and the
+    address too, as every other box), the default date when it is empty."""
+    cleaned = text_box(DATE_KEY, DEFAULT_DATE, MAX_DATE, tr(f"{NS}.date_label"))
+    return DEFAULT_DATE if cleaned.empty else cleaned.text
 
 
 def date_controls(n_layers: int, n_heads: int):

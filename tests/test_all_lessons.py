@@ -290,6 +290,10 @@ def test_every_text_box_says_what_it_did_with_bad_text(lesson):
     if not boxes:
         pytest.skip("no text box")
     _says_what_it_did(at, boxes, LINKED, "en")
+    for key, (limit, _) in boxes.items():          # a linked text is cut in the box and the address too
+        assert len(at.session_state[key]) <= limit, (key, len(at.session_state[key]), limit)
+        linked = at.query_params.get(key, "")                       # str, or list[str] if repeated
+        assert all(len(v) <= limit for v in (linked if isinstance(linked, list) else [linked])), key
     for i, text in enumerate(TEXTS):
         lang = "zh" if i % 2 else "en"
         at.segmented_control(key=LANG_KEY).set_value(lang)
