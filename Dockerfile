@@ -16,7 +16,11 @@ COPY . .
 ENV ANATOMY_MODEL_CACHE=/app/model-cache
 RUN python -c "from ui.chart import publish_plotly_js, ROOT; publish_plotly_js(ROOT / 'static')" \
     && python -m core.models.gguf_llama \
-    && useradd --create-home --uid 10001 anatomy
+    && useradd --create-home --uid 10001 anatomy \
+    && mkdir -p /app/data && chown anatomy /app/data
+# One container alone keeps its class rooms in SQLite here (mount a volume to keep them across
+# containers); compose.yaml gives the replicas PostgreSQL instead (ANATOMY_DATABASE_URL).
+ENV ANATOMY_DATA_DIR=/app/data
 USER anatomy
 ENV STREAMLIT_SERVER_PORT=8501 STREAMLIT_SERVER_ADDRESS=0.0.0.0 STREAMLIT_SERVER_HEADLESS=true
 EXPOSE 8501
