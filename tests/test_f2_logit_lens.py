@@ -17,25 +17,17 @@ from core.lab.logit_lens import (
     settles_at,
     writes,
 )
-from core.models.model import LlamaDecoder, ModelConfig
+from core.models.model import LlamaDecoder
 from core.parts.trace import Trace
 from core.text.tokenizer import CharTokenizer
+from tests.toy_model import toy_decoder
 
 TEXT = "abcabdcab"
 
 
 def _toy(tied: bool, seed: int = 0) -> tuple[LlamaDecoder, CharTokenizer]:
     """A 3-block decoder with random weights from a local generator (norm gains near 1)."""
-    tok = CharTokenizer.from_text("abcdef")
-    c = ModelConfig(vocab_size=len(tok), d_model=16, n_layers=3, n_heads=4, n_kv_heads=2, ffn_hidden=24,
-                    max_seq_len=32, tied_embeddings=tied)
-    model = LlamaDecoder(c)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            noise = torch.randn(p.shape, generator=g)
-            p.copy_(1 + 0.2 * noise if name.endswith("norm.weight") else 0.5 * noise)
-    return model.eval().requires_grad_(False), tok
+    return toy_decoder("abcdef", tied=tied, seed=seed)
 
 
 def _run(model, tok, text=TEXT):

@@ -12,9 +12,10 @@ import pytest
 import torch
 
 from core.lab import patching as P
-from core.models.model import CourseModelUnavailable, LlamaDecoder, ModelConfig, load_course_model
+from core.models.model import CourseModelUnavailable, LlamaDecoder, load_course_model
 from core.text.tokenizer import CharTokenizer
 from tests.real_util import real
+from tests.toy_model import toy_decoder
 
 # --- The naive reference ---------------------------------------------------------------------------
 
@@ -106,16 +107,7 @@ def naive_for(model, runs: P.Runs, site, layer, position, head=None) -> float:
 
 def _toy(seed: int = 0) -> tuple[LlamaDecoder, CharTokenizer]:
     """A 3-block decoder with random weights (norm gains near 1), GQA, tied embeddings."""
-    tok = CharTokenizer.from_text("abcdefxyz ")
-    c = ModelConfig(vocab_size=len(tok), d_model=16, n_layers=3, n_heads=4, n_kv_heads=2, ffn_hidden=24,
-                    max_seq_len=32, tied_embeddings=True)
-    model = LlamaDecoder(c)
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            noise = torch.randn(p.shape, generator=g)
-            p.copy_(1 + 0.2 * noise if name.endswith("norm.weight") else 0.5 * noise)
-    return model.eval().requires_grad_(False), tok
+    return toy_decoder("abcdefxyz ", tied=True, seed=seed)
 
 
 def _toy_runs(noising=False):
