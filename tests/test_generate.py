@@ -168,3 +168,50 @@ def test_at_temperature_equals_sampling_from_the_logits(t, k, p):
     torch.testing.assert_close(at_temperature(torch.softmax(logits, -1), t, k, p), sampling_probs(logits, t, k, p))
     probs = at_temperature(torch.softmax(torch.tensor([2.0, 1.0, 0.0]), -1), 2.0)
     torch.testing.assert_close(probs, torch.tensor([0.506, 0.307, 0.186]), atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("temperature, top_k, top_p", [(0.0, None, None), (1.5, None, None), (1.0, 5, 0.9)])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_forced_token_branches_the_same_generation(temperature, top_k, top_p, use_cache):
+    """D1's branch: the same loop with a token forced at one step. Before that step it is the
+    original run token for token, at it the forced token, and the same seed repeats it."""
+    m = model()
+    settings = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=5, use_cache=use_cache)
+
+    def run(forced=None):
+        gen = Generation(m, TOK, "ab", 10, **settings, forced=forced)
+        steps = []
+        while not gen.done:
+            steps.append(gen.step())
+        return gen.new_ids, steps
+
+    original, _ = run()
+    at = 3
+    other = next(t for t in range(4, len(TOK)) if t != original[at])      # not a special, not the drawn one
+    branch, steps = run({at: other})
+    assert branch[:at] == original[:at] and branch[at] == other
+    assert [s.forced for s in steps] == [i == at for i in range(len(steps))]
+    assert steps[at].chosen == other and not steps[at - 1].forced
+    assert run({at: other})[0] == branch                                  # seeded: it repeats
+    from core.models.generate import parting_step
+    assert parting_step(original, branch) == at
+    assert run({at: original[at]})[0] == original                         # forcing what it drew changes nothing
+
+
+def test_a_forced_stop_token_ends_the_branch_and_a_bad_id_is_refused():
+    m = model()
+    gen = Generation(m, TOK, "ab", 10, forced={2: TOK.eos_id})
+    while not gen.done:
+        gen.step()
+    assert len(gen.new_ids) == 3 and gen.new_ids[-1] == TOK.eos_id
+    with pytest.raises(ValueError):
+        Generation(m, TOK, "ab", 10, forced={0: len(TOK)})
+    with pytest.raises(ValueError):
+        Generation(m, TOK, "ab", 10, forced={0: -1})
+
+
+def test_parting_step_docstring_example():
+    from core.models.generate import parting_step
+    assert parting_step([5, 6, 7], [5, 9, 7]) == 1
+    assert parting_step([5, 6], [5, 6, 2]) is None
+    assert parting_step([], [1]) is None and parting_step([1], [2]) == 0

@@ -9,11 +9,14 @@ Dimension legend
 Each step turns the last position's logits into a distribution (temperature, top-k,
 top-p), draws the next token from it with a generator owned by this generation (so a
 seed replays exactly and no global random state is touched), and appends the token.
-The same ``Generation`` drives the D1 probability bars and the D2 cache lesson.
+A token can be forced at a step ("what if it had written *this*?"): the same loop, the draw
+made and then replaced, so the run before that step is the original run and the random
+stream after it stays in step with the original's.
+The same ``Generation`` drives the D1 probability bars, D1's branches and the D2 cache lesson.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -150,6 +153,7 @@ class Step:
     chosen_token: str
     cache_length: int          # positions in the KV cache after this step (0 without a cache)
     finished: bool             # EOS drawn or max_new_tokens reached
+    forced: bool = False       # the token was put in by the caller (``Generation(forced=...)``), not drawn
 
     @property
     def rank(self) -> int:
@@ -174,13 +178,22 @@ class Generation:
         gen = Generation(model, tok, "君不见，黄河之水", max_new_tokens=10)
         while not gen.done:
             step = gen.step()
+
+    ``forced``: {step index: token id}, tokens written at those steps whatever the draw says
+    (index 0 is the first new token). The draw is still made there, so the generator's stream
+    is the original run's: with the same seed, a branch differs from its original run only
+    by what the forced token changes in the context.
     """
 
     def __init__(self, model: torch.nn.Module, tokenizer: CharTokenizer, prompt: str,
                  max_new_tokens: int, temperature: float = 0.0, top_k: int | None = None,
                  top_p: float | None = None, seed: int = 0, use_cache: bool = True, show: int = 10,
-                 bos: bool = False, *, ids: Sequence[int] | None = None, stop: Iterable[int] = ()):
+                 bos: bool = False, *, ids: Sequence[int] | None = None, stop: Iterable[int] = (),
+                 forced: Mapping[int, int] | None = None):
         self.model, self.tokenizer = model, tokenizer
+        self.forced = {int(i): int(t) for i, t in (forced or {}).items()}
+        if any(not 0 <= t < model.config.vocab_size for t in self.forced.values()):
+            raise ValueError(f"a forced token is not in the vocabulary of {model.config.vocab_size}")
         if ids is None:
             self.prompt = prepare_prompt(tokenizer, prompt, max_new_tokens, model.config.max_seq_len, bos)
         else:   # token ids made by the caller (SmolLM2's chat template): fed as they are
@@ -214,9 +227,11 @@ class Generation:
         model_probs = torch.softmax(logits.float(), dim=-1)             # (V,)
         probs = sampling_probs(logits, self.temperature, self.top_k, self.top_p)  # (V,)
         if self.temperature <= 0:
-            chosen = int(probs.argmax())
+            drawn = int(probs.argmax())
         else:
-            chosen = int(torch.multinomial(probs, 1, generator=self.rng))
+            drawn = int(torch.multinomial(probs, 1, generator=self.rng))
+        index = len(self.new_ids)
+        chosen = self.forced.get(index, drawn)           # a branch: the caller's token at this step
 
         shown = torch.topk(model_probs, min(self.show, model_probs.numel())).indices.tolist()
         toks = self.tokenizer.tokens(shown)
@@ -229,7 +244,17 @@ class Generation:
             index=len(self.new_ids) - 1, fed=fed, model_probs=model_probs, probs=probs, top=top,
             chosen=chosen, chosen_token=self.tokenizer.tokens([chosen])[0],
             cache_length=0 if self.cache is None else self.cache.length, finished=self.done,
+            forced=index in self.forced,
         )
+
+
+def parting_step(a: Sequence[int], b: Sequence[int]) -> int | None:
+    """The first index where two generations differ (a run and its branch part there), or None
+    when one is the start of the other.
+
+    Example: parting_step([5, 6, 7], [5, 9, 7]) -> 1; parting_step([5, 6], [5, 6, 2]) -> None
+    """
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
 
 
 def generate(model: torch.nn.Module, tokenizer: CharTokenizer, prompt: str, max_new_tokens: int,
