@@ -8,7 +8,7 @@ import ui.frame as frame
 def _ctx(monkeypatch):
     sent: list[str] = []
     ctx = SimpleNamespace(_enqueue=sent.append)
-    monkeypatch.setattr(frame, "get_script_run_ctx", lambda: ctx)
+    monkeypatch.setattr(frame.internals, "script_context", lambda: ctx)
     return ctx, sent
 
 

@@ -29,7 +29,8 @@ import streamlit as st
 from _plotly_utils.utils import to_typed_array_spec
 from plotly.io.json import to_json_plotly
 from streamlit import config
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from ui.streamlit_internals import main_script_path
 
 NAME = "anatomy_chart"
 PRESENTING = "_classroom.present"   # ui.classroom._ON: this session presents (kept apart: no import cycle)
@@ -93,8 +94,7 @@ _CSS = """.anatomy-chart { width: 100%; }
 
 def static_dir() -> Path:
     """The folder the server serves at /app/static/: ``static/`` beside the main script."""
-    ctx = get_script_run_ctx()
-    return _static_dir_of(ctx.main_script_path if ctx and ctx.main_script_path else str(ROOT / "app.py"))
+    return _static_dir_of(main_script_path() or str(ROOT / "app.py"))
 
 
 @functools.lru_cache(maxsize=16)

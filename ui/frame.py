@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 import torch
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import i18n
 from core.text.clean import CleanText, clean_text
+from ui import streamlit_internals as internals
 from ui.chart import PRESENTING, chart
 
 LANG_KEY = "lang"
@@ -328,25 +328,25 @@ def at_once(limit_s: float = 0.1):
     shows), and ``send_now()`` lets go at once. Messages are held on this script run's own
     context (one per session and run): no other student's page is touched. A stop or rerun
     request (Streamlit checks for one on each message) is honoured when they are sent."""
-    ctx = get_script_run_ctx()
-    if ctx is None or isinstance(ctx._enqueue, _Held):
+    ctx = internals.script_context()
+    if ctx is None or isinstance(internals.message_sender(ctx), _Held):
         yield
         return
-    held = _Held(ctx._enqueue, limit_s)
-    ctx._enqueue = held
+    held = _Held(internals.message_sender(ctx), limit_s)
+    internals.hold_messages(ctx, held)
     try:
         yield
     finally:
-        ctx._enqueue = held.send
+        internals.hold_messages(ctx, held.send)
         held.release()
 
 
 def send_now() -> None:
     """Inside ``at_once``: send what is held, and send the rest as usual (before a progress bar)."""
-    ctx = get_script_run_ctx()
-    if ctx is not None and isinstance(ctx._enqueue, _Held):
-        held = ctx._enqueue
-        ctx._enqueue = held.send
+    ctx = internals.script_context()
+    if ctx is not None and isinstance(internals.message_sender(ctx), _Held):
+        held = internals.message_sender(ctx)
+        internals.hold_messages(ctx, held.send)
         held.release()
 
 
@@ -502,12 +502,7 @@ def _cut(key: str, limit: int) -> None:
 def _address_holds(key: str, value: str) -> None:
     """Put ``value`` in the address under the bound widget ``key`` (Streamlit's own correction of a
     bound value: ``st.query_params`` refuses a bound key)."""
-    ctx = get_script_run_ctx()
-    if ctx is None:
-        return
-    with ctx.session_state.query_params() as qp:
-        if qp.get_all(key) != [value]:
-            qp.set_corrected_value(key, value, "string_value")
+    internals.correct_url_value(key, value)
 
 
 def text_box(key: str, default: str, limit: int, label: str, area: bool = False,
@@ -570,8 +565,7 @@ def choice(label: str, options: Sequence, key: str, labels: dict, widget: str = 
         labels = dict(zip(options, labels, strict=True))
     default = options[0] if default is None else default
     by_text = {str(option): option for option in options}
-    ctx = get_script_run_ctx()
-    history = ctx is not None and ctx.is_history_navigation
+    history = internals.is_history_navigation()
     if key not in st.session_state or history:
         st.session_state[key] = by_text.get(st.query_params.get(key), default)
     elif st.session_state[key] not in options:       # the options changed under it
@@ -604,11 +598,7 @@ def _forget_url_value(key: str) -> None:
     ``st.session_state``: the clamp lost to the URL (B5: the address still said 40 when the range
     had shrunk to 0-31). The address is not changed; Streamlit rewrites it from the value the
     widget ends up with. Back and forward (history navigation) still follow the address."""
-    ctx = get_script_run_ctx()
-    if ctx is None or ctx.is_history_navigation:
-        return
-    with ctx.session_state.query_params() as qp:
-        qp._initial_query_params.pop(key, None)
+    internals.forget_url_value(key)
 
 
 def ranged_slider(label: str, lo: int, hi: int, default: int | tuple[int, int], key: str, **kwargs):

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import streamlit
 
+from ui.streamlit_internals import gzip_middleware
+
 ST_STATIC = (Path(streamlit.__file__).parent / "static").resolve()
 # Streamlit's hashed file names never change content; plotly.js is asked for with ?v=<version>.
 _CACHE_CONTROL = {"/static/": b"public, max-age=31536000, immutable", "/app/static/": b"public, max-age=86400"}
@@ -122,12 +124,10 @@ async def _send_html_with_base(app, scope, receive, send, base_url: str) -> None
 def install(app_static: Path) -> bool:
     """Wrap Streamlit's gzip middleware (once a process); False if it is not there."""
     global _installed
-    try:
-        from streamlit.web.server.starlette import starlette_gzip_middleware as sgm
-        middleware = sgm.SelectiveGZipMiddleware
-        route_path = sgm._route_path
-    except (ImportError, AttributeError):
+    found = gzip_middleware()
+    if found is None:
         return False
+    middleware, route_path, base_url = found
     with _lock:
         if _installed:
             return True
@@ -139,7 +139,7 @@ def install(app_static: Path) -> bool:
     async def __call__(self, scope, receive, send):
         if scope.get("type") == "http" and scope.get("method") == "GET":
             route = route_path(scope)
-            base = "/" + (self._base_url or "").strip("/")
+            base = "/" + base_url(self).strip("/")
             if base != "/" and route.startswith(base + "/"):
                 route = route[len(base):]
             headers = dict(scope.get("headers") or [])
@@ -148,7 +148,7 @@ def install(app_static: Path) -> bool:
                 plain = [(k, v) for k, v in scope.get("headers") or []
                          if k not in (b"accept-encoding", b"if-none-match", b"if-modified-since")]
                 await _send_html_with_base(original.__get__(self), {**scope, "headers": plain},
-                                           receive, send, self._base_url or "")
+                                           receive, send, base_url(self))
                 return
             if route.startswith(prefixes):
                 if b"gzip" in headers.get(b"accept-encoding", b"") and b"range" not in headers:

@@ -1,0 +1,93 @@
+"""What the app relies on in Streamlit's private API (ui/streamlit_internals.py), on the installed
+Streamlit. Each test names the helper whose behaviour it checks: when an upgrade breaks one, the
+failure says which of our features goes with it (at_once, the URL-bound widgets, the static files)."""
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import streamlit
+from streamlit.testing.v1 import AppTest
+
+from ui import streamlit_internals as internals
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_streamlit_these_names_were_checked_on_is_the_pinned_one():
+    pinned = re.search(r"^streamlit==(\S+)", (ROOT / "requirements.txt").read_text(), re.M).group(1)
+    assert streamlit.__version__ == pinned == "1.67.0"
+
+
+def _held_script():
+    import streamlit as st
+
+    from ui import streamlit_internals as internals
+
+    ctx = internals.script_context()
+    sent = internals.message_sender(ctx)
+    held: list = []
+    internals.hold_messages(ctx, held.append)
+    st.write("held one")
+    st.write("held two")
+    internals.hold_messages(ctx, sent)
+    st.write(f"held {len(held)}; no context outside: {internals.main_script_path() is not None}")
+    for msg in held:                      # what was held goes now, in order
+        sent(msg)
+
+
+def test_message_sender_is_where_every_element_goes():
+    """ui.frame.at_once holds a fragment's elements by standing in for the run's sender."""
+    at = AppTest.from_function(_held_script, default_timeout=30).run()
+    assert not at.exception
+    texts = [m.value for m in at.markdown]
+    assert "held 2; no context outside: True" in texts
+    assert texts.index("held one") > texts.index("held 2; no context outside: True")   # sent later
+    assert "held two" in texts
+
+
+def _url_script():
+    import streamlit as st
+
+    from ui import streamlit_internals as internals
+
+    internals.forget_url_value("seeded")
+    st.slider("seeded", 0, 10, 3, key="seeded", bind="query-params")
+    st.text_input("word", key="word", bind="query-params")
+    internals.correct_url_value("word", "fixed")
+    st.write(f"history {internals.is_history_navigation()}")
+
+
+def test_url_values_can_be_corrected_and_forgotten():
+    """ui.frame's text boxes write their cut text back (correct_url_value); ranged sliders are not
+    re-seeded from the address after their bounds change (forget_url_value)."""
+    at = AppTest.from_function(_url_script, default_timeout=30)
+    at.query_params["seeded"] = "8"
+    at.run()
+    assert not at.exception
+    assert at.slider(key="seeded").value == 3             # the address's 8 was forgotten, not used
+    assert at.query_params["word"] == ["fixed"] or at.query_params["word"] == "fixed"
+    assert [m.value for m in at.markdown] == ["history False"]
+
+
+def test_outside_a_script_run_the_helpers_do_nothing():
+    assert internals.script_context() is None
+    assert internals.main_script_path() is None
+    assert internals.is_history_navigation() is False
+    internals.correct_url_value("x", "1")                # no run: nothing to correct, no error
+    internals.forget_url_value("x")
+
+
+def test_the_gzip_middleware_is_where_ui_static_gzip_wraps_it():
+    found = internals.gzip_middleware()
+    assert found is not None, "Streamlit's SelectiveGZipMiddleware or _route_path moved: static files go uncompressed"
+    middleware, route_path, base_url = found
+
+    async def app(scope, receive, send):
+        pass
+
+    assert base_url(middleware(app, base_url="course")) == "course"
+    assert base_url(middleware(app)) == ""
+    assert route_path({"type": "http", "path": "/static/js/a.js", "root_path": ""}) == "/static/js/a.js"
+    assert asyncio.iscoroutinefunction(middleware.__call__)

@@ -1,0 +1,97 @@
+"""Every use of Streamlit's private API, in one place (Streamlit 1.67.0, pinned in requirements.txt).
+
+Streamlit's public API covers almost everything the app does. Five things it does not, and each is
+done here, on a name Streamlit does not promise to keep; `tests/test_streamlit_internals.py` checks
+each behaviour below on the installed Streamlit and fails, naming the function, when an upgrade
+changes one of them.
+
+- ``script_context()``: the running script's context (session, page, message sender). Public
+  ``st.*`` calls find it themselves; we need it for the four helpers below.
+- ``hold_messages`` / ``message_sender``: a script run sends each element through the context's
+  ``_enqueue``. ``ui.frame.at_once`` puts a stand-in there that holds a fragment's elements and sends
+  them together (one re-render in the browser instead of three or four).
+- ``is_history_navigation()``: whether this run is the browser's back/forward button (a bound widget
+  then follows the address, not its remembered value).
+- ``correct_url_value`` / ``forget_url_value``: Streamlit's own correction of a URL-bound widget's
+  parameter (``st.query_params`` refuses a bound key), and dropping a bound parameter from the values
+  a new widget is seeded with (a slider whose bounds changed is a new widget).
+- ``main_script_path()``: where ``app.py`` is, for the folder served at /app/static/.
+- ``gzip_middleware()``: Streamlit's Starlette middleware class, its route helper and an instance's
+  base URL, which ``ui.static_gzip`` wraps to serve static files compressed once a process.
+
+Not here because they are not Python: the CSS of ``ui.frame`` and the scripts in ``ui/`` select
+Streamlit's elements by their ``data-testid`` attributes; the browser tests (tests/browser/) fail
+when those change.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+
+def script_context():
+    """The running script's context, or None outside a script run (a bare import, a thread)."""
+    return get_script_run_ctx()
+
+
+def message_sender(ctx) -> Callable:
+    """The function this script run sends each of its messages (elements, deltas) through."""
+    return ctx._enqueue
+
+
+def hold_messages(ctx, sender: Callable) -> None:
+    """From now on this run's messages go to ``sender`` (give back ``message_sender``'s to undo)."""
+    ctx._enqueue = sender
+
+
+def is_history_navigation() -> bool:
+    """True when this run is the browser's back or forward button."""
+    ctx = get_script_run_ctx()
+    return ctx is not None and bool(ctx.is_history_navigation)
+
+
+@contextlib.contextmanager
+def _url_params() -> Iterator:
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        yield None
+        return
+    with ctx.session_state.query_params() as qp:
+        yield qp
+
+
+def correct_url_value(key: str, value: str) -> None:
+    """Put ``value`` in the address under the URL-bound widget ``key`` (no-op outside a run)."""
+    with _url_params() as qp:
+        if qp is not None and qp.get_all(key) != [value]:
+            qp.set_corrected_value(key, value, "string_value")
+
+
+def forget_url_value(key: str) -> None:
+    """A widget with ``key`` made later in this run is not seeded from the address the browser sent.
+
+    The address itself is unchanged. Back and forward still follow the address."""
+    if is_history_navigation():
+        return
+    with _url_params() as qp:
+        if qp is not None:
+            qp._initial_query_params.pop(key, None)
+
+
+def main_script_path() -> str | None:
+    """The path of the main script (``app.py``) of the running app, None outside a run."""
+    ctx = get_script_run_ctx()
+    return ctx.main_script_path if ctx is not None and ctx.main_script_path else None
+
+
+def gzip_middleware():
+    """``(middleware class, route_path(scope), base_url(instance))`` of Streamlit's Starlette gzip
+    middleware, or None when this Streamlit does not have it where 1.67 does."""
+    try:
+        from streamlit.web.server.starlette import starlette_gzip_middleware as sgm
+        middleware, route_path = sgm.SelectiveGZipMiddleware, sgm._route_path
+    except (ImportError, AttributeError):
+        return None
+    return middleware, route_path, lambda instance: instance._base_url or ""
