@@ -1,4 +1,5 @@
 """D1 · Autoregressive generation: predict, pick, append, repeat."""
+import functools
 import threading
 import time
 from collections import OrderedDict
@@ -14,10 +15,12 @@ from core.lab.real_generation import (
     text_ids,
 )
 from core.lab.real_tokens import dropped_note, special_runs
-from core.models.generate import Generation, at_temperature, sampling_probs, temperature_sweep
-from ui.d1_real import real_step, real_strip
+from core.models.generate import Generation, at_temperature, parting_step, sampling_probs, temperature_sweep
+from ui.chart import PRESENTING, chart
+from ui.d1_real import bar_clicked, fitting_branch, keep_branch, linked_branch, listed, real_step, real_strip
 from ui.f3_learning import checkpoint_steps, model_at_step
 from ui.frame import (
+    _plotly_words,
     bring_into_view,
     built_figure,
     choice,
@@ -26,7 +29,9 @@ from ui.frame import (
     figure,
     fragment,
     header,
+    lang,
     plain,
+    presenter_figure,
     ranged_slider,
     send_now,
     sentences,
@@ -301,22 +306,39 @@ def shown(text: str, red: bool = False) -> str:
     return "  \n".join(out)
 
 
-def conversation(mode: str, source: str, answer: str, ended: str | None) -> str:
-    """The prompt and what the model wrote after it, as one markdown text."""
+def conversation(mode: str, source: str, answer: str, ended: str | None, marked: str | None = None) -> str:
+    """The prompt and what the model wrote after it, as one markdown text (``marked``: the
+    answer as markdown already, ``answer`` then unused)."""
     end = f" `{ended}`" if ended else ""
+    written = shown(answer, red=True) if marked is None else marked
     if mode == "chat":
         return (f"**{tr(f'{NS}.you')}** {shown(source) or '∅'}  \n"
-                f"**{tr(f'{NS}.assistant')}** {shown(answer, red=True)}{end}")
-    return f"{shown(source)}{shown(answer, red=True)}{end}"
+                f"**{tr(f'{NS}.assistant')}** {written}{end}")
+    return f"{shown(source)}{written}{end}"
 
 
-def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot) -> dict:
+PART = "▶"      # marks the step where a run and its branch part (more than a colour)
+
+
+def parted(tok, ids: list[int], at: int, stop: set[int]) -> tuple[str, str | None]:
+    """What the model wrote, as markdown, with the token at step index ``at`` marked (bold, on a
+    background, after PART), and the stop token it ended with (None if none or the marked one)."""
+    def text(part):
+        return shown(tok.decode([i for i in part if i not in stop]), red=True)
+    token = plain(visible_token(tok.tokens([ids[at]])[0]))
+    ended = tok.tokens([ids[-1]])[0] if ids[-1] in stop and len(ids) - 1 > at else None
+    return f"{text(ids[:at])}:orange-background[**{PART} {token}**]{text(ids[at + 1:])}", ended
+
+
+def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot,
+           forced: tuple = ()) -> dict:
     """One generation, each token shown as it is drawn; returns what the page keeps of it (the
-    ids, not the distributions: a step's bars are computed again when it is looked at)."""
+    ids, not the distributions: a step's bars are computed again when it is looked at).
+    ``forced``: ((step index, token id),): a branch, the same generation with that token written there."""
     temperature, top_k, top_p, seed = settings[2:]
     stop = stop_ids(tok)
     gen = Generation(model, tok, "", max_new, temperature, top_k or None, top_p if top_p < 1 else None, seed,
-                     use_cache=True, show=1, ids=prompt.ids, stop=stop)
+                     use_cache=True, show=1, ids=prompt.ids, stop=stop, forced=dict(forced))
     send_now()                                   # what the fragment held goes now: the bar shows
     total = gen.prompt.max_new_tokens
     bar = st.progress(0.0, text=tr(f"{NS}.writing", n=0, total=total))
@@ -325,7 +347,8 @@ def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new:
         start = time.perf_counter()
         gen.step()                               # the model, the cut, the draw (KV cache: one token fed)
         times.append(time.perf_counter() - start)
-        slot.markdown(conversation(mode, source, tok.decode([i for i in gen.new_ids if i not in stop]), None))
+        text = tok.decode([i for i in gen.new_ids if i not in stop])
+        slot.markdown(shown(text, red=True) if forced else conversation(mode, source, text, None))   # a branch: its answer
         rate = (len(times) - 1) / sum(times[1:]) if len(times) > 1 else 0.0
         bar.progress(len(times) / total, text=tr(f"{NS}.writing", n=len(times), total=total) + f" · {rate:.1f} tok/s")
     bar.empty()
@@ -350,11 +373,12 @@ def _shared_runs() -> tuple[OrderedDict, dict, threading.Lock]:
     return OrderedDict(), {}, threading.Lock()
 
 
-def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot, dev: str) -> dict:
-    """``stream``, once per distinct (settings, length, device) for every session; later asks get
-    the finished run, marked ``shared``."""
+def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot, dev: str,
+                  forced: tuple = ()) -> dict:
+    """``stream``, once per distinct (settings, length, device, forced tokens) for every session;
+    later asks get the finished run, marked ``shared``."""
     done, running, lock = _shared_runs()
-    key = (settings, max_new, dev)
+    key = (settings, max_new, dev, forced)
     with lock:
         found = done.get(key)
         mine = found is None and key not in running
@@ -371,7 +395,7 @@ def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, m
             done.move_to_end(key)
         return {**found, "source": source, "shared": True}
     try:
-        run = stream(model, tok, mode, source, prompt, settings, max_new, slot)
+        run = stream(model, tok, mode, source, prompt, settings, max_new, slot, forced)
         with lock:
             done[key] = run
             while len(done) > SHARED_MAX:
@@ -383,10 +407,12 @@ def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, m
                 running.pop(key).set()
 
 
-def real_bars(d: dict, drawn: bool, title: str, log: bool):
-    """The bars of one step (``d`` from core.lab.real_generation), the drawn token red."""
-    tokens = [visible_token(t) for t in d["tokens"]]
-    model_p, sample_p = list(d["model"]), list(d["sample"])
+def real_bars(d: dict, drawn: bool, title: str, log: bool, step: int | None = None, forced: int | None = None):
+    """The bars of one step (``d`` from core.lab.real_generation), the drawn token red. With
+    ``step`` (a generation on the page), a click on a bar branches there (``ui.d1_real``); the
+    ``forced`` token of a branch at this step is named with PART."""
+    tokens = [(f"{PART} " if i == forced else "") + visible_token(t) for i, t in zip(d["ids"], d["tokens"], strict=True)]
+    model_p, sample_p, ids = list(d["model"]), list(d["sample"]), list(d["ids"])
     chosen = None
     if drawn:
         if d["chosen"] in d["ids"]:
@@ -395,12 +421,97 @@ def real_bars(d: dict, drawn: bool, title: str, log: bool):
             tokens.append(visible_token(d["chosen_token"]))
             model_p.append(d["chosen_model"])
             sample_p.append(d["chosen_sample"])
+            ids.append(d["chosen"])
             chosen = len(tokens) - 1
     names = (tr(f"{NS}.model_prob"), tr(f"{NS}.sample_prob"))
     legend = (tr(f"{NS}.legend_chosen"), tr(f"{NS}.legend_kept"), tr(f"{NS}.legend_cut"), names[1])
-    figure(probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
-                            hover_names=(tr(f"{NS}.token"), *names), legend=legend, log=log, horizontal=True),
-           key=f"{NS}.real_bars")
+    fig = probability_bars(tokens, model_p, sample_p, chosen, title=title, names=names,
+                           hover_names=(tr(f"{NS}.token"), *names), legend=legend, log=log, horizontal=True,
+                           ids=ids if step is not None else None)
+    if step is None:
+        figure(fig, key=f"{NS}.real_bars")
+        return
+    # ui.chart directly, as F1's head map: ui.frame.figure passes no click on.
+    key = f"{NS}.real_bars"
+    chart(presenter_figure(fig) if st.session_state.get(PRESENTING) else fig, key, tr("common.chart_failed"),
+          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
+                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
+          on_select=functools.partial(bar_clicked, key, step, d["chosen"], tuple(d["ids"])))
+
+
+def step_at(step: int, drawn: list[int], settings: tuple, model, tok) -> dict:
+    """The bars' numbers of a generation's ``step`` (from 1): what the model had read, one forward."""
+    temperature, top_k, top_p = settings[2:5]
+    return real_step(settings[1] + tuple(drawn[: step - 1]), temperature, top_k, top_p, drawn[step - 1], REAL_SHOW,
+                     device(), model, tok)
+
+
+def branch_point(drawn: list[int], settings: tuple, d: dict, at: int, model, tok) -> tuple[int, int] | None:
+    """The branch (step, token id) this session or its link asks for, if it fits the generation on
+    the page; a link's branch waits for Generate; one that does not fit is dropped, and said so."""
+    branch, malformed = linked_branch()
+    if malformed:
+        st.info(tr(f"{NS}.branch_bad_link"))
+    if branch is None or not drawn:
+        keep_branch(branch)                           # a link's branch waits for its generation
+        if branch is not None:
+            st.caption(tr(f"{NS}.branch_pending", step=branch[0]))
+        return branch if drawn else None
+    step, token = branch
+    numbers = d if step == at else (step_at(step, drawn, settings, model, tok) if 1 <= step <= len(drawn) else None)
+    if not fitting_branch(branch, drawn, numbers and numbers["ids"]):
+        st.info(tr(f"{NS}.branch_unfit", step=step, token=token, show=REAL_SHOW))
+        keep_branch(None)
+        return None
+    keep_branch(branch)
+    return branch
+
+
+BRANCH_NONE = -1    # the list's "no branch" (token ids are >= 0)
+
+
+def branch_controls(d: dict, at: int, branch: tuple[int, int] | None) -> None:
+    """"What if it had written this?": a click on a bar, or this list (the keyboard's way), makes
+    the step's token another one; the list shows the branch when it is at this step."""
+    st.markdown(f"**{tr(f'{NS}.branch_heading')}**")
+    options = [BRANCH_NONE] + [i for i in d["ids"] if i != d["chosen"]]
+    labels = {BRANCH_NONE: tr(f"{NS}.branch_none")} | {
+        i: visible_token(t) for i, t in zip(d["ids"], d["tokens"], strict=True)}
+    key = f"{NS}.branch_pick"
+    st.session_state[key] = branch[1] if branch and branch[0] == at else BRANCH_NONE
+    st.selectbox(tr(f"{NS}.branch_label"), options, format_func=labels.__getitem__, key=key,
+                 on_change=listed, args=(key, at, d["chosen"], tuple(d["ids"]), BRANCH_NONE),
+                 help=tr(f"{NS}.branch_help"))
+    elsewhere = tr(f"{NS}.branch_elsewhere", step=branch[0]) if branch and branch[0] != at else ""
+    st.caption(sentences(tr(f"{NS}.branch_how", step=at), elsewhere))
+
+
+def branch_view(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, dev: str,
+                current: dict, branch: tuple[int, int]) -> None:
+    """The run as drawn and its branch side by side, the step where they part marked. The branch
+    is the same generation with one token forced (core.models.generate.Generation(forced=...)),
+    written once for every student who asks for it."""
+    step, token = branch
+    left, right = st.columns(2)
+    left.markdown(f"**{tr(f'{NS}.branch_original')}**")
+    right.markdown(f"**{tr(f'{NS}.branch_forced', step=step, token=plain(visible_token(tok.tokens([token])[0])))}**")
+    slot_left, slot_right = left.empty(), right.empty()
+    with right:
+        run = shared_stream(model, tok, mode, source, prompt, settings, max_new, slot_right, dev,
+                            forced=((step - 1, token),))
+    original, forked = current["new_ids"], run["new_ids"]
+    part = parting_step(original, forked)
+    part = step - 1 if part is None else part             # the forced token differs: they part there
+    stop = stop_ids(tok)
+    for slot, ids in ((slot_left, original), (slot_right, forked)):
+        text, ended = parted(tok, ids, part, stop)
+        slot.markdown(text + (f" `{ended}`" if ended else ""))
+    numbers = step_at(part + 1, original, settings, model, tok)
+    by_id = dict(zip(numbers["ids"], numbers["model"], strict=True))
+    st.caption(tr(f"{NS}.branch_caption", step=part + 1, pos=len(settings[1]) + part, mark=PART,
+                  drawn=plain(visible_token(numbers["chosen_token"])), p_drawn=numbers["chosen_model"],
+                  forced=plain(visible_token(tok.tokens([forked[part]])[0])), p_forced=by_id.get(forked[part], 0.0),
+                  n=len(original), m=len(forked)))
 
 
 @fragment
@@ -467,8 +578,9 @@ def real_body(model, tok):
     with st.spinner(tr(f"{NS}.reading")):        # a new prefix: one forward of the model (<= 1 s)
         d = real_step(before, temperature, top_k, top_p, drawn[at - 1] if drawn else None, REAL_SHOW, dev, model, tok)
         strip_p = real_strip(before, tuple(d["ids"][:STRIP_SHOW]), STRIP, top_k, top_p, dev, model)
+    branch = branch_point(drawn, settings, d, at, model, tok)
     if drawn:
-        real_bars(d, True, tr(f"{NS}.bars_title", pos=pos), log)
+        real_bars(d, True, tr(f"{NS}.bars_title", pos=pos), log, at, branch[1] if branch and branch[0] == at else None)
         if temperature <= 0:
             why = tr(f"{NS}.why_greedy", token=plain(visible_token(d["chosen_token"])), p=d["chosen_model"])
         else:
@@ -476,6 +588,9 @@ def real_body(model, tok):
                      rank=d["rank"], kept=d["kept"], best=plain(visible_token(d["best_token"])))
         st.markdown(why if temperature > 0 else sentences(why, tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]),
                                                           tr(f"{NS}.greedy_note")))
+        branch_controls(d, at, branch)
+        if branch:
+            branch_view(model, tok, mode, source, prompt, settings, max_new, dev, current, branch)
     else:
         real_bars(d, False, tr(f"{NS}.real_bars_next", pos=pos), log)
         st.markdown(sentences(tr(f"{NS}.real_kept", kept=d["kept"], vocab=d["vocab"]),

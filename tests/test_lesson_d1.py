@@ -599,3 +599,123 @@ def test_real_greedy_default_says_only_the_top_token_is_kept(lang):
     at.slider(key="d1.temperature").set_value(1.0).run()
     assert_ok(at)
     assert not any(note in m.value for m in at.markdown)
+
+
+# --- A branch (issue 44 §2): "what if it had written *this*?" ----------------------------------
+BRANCHED = {**REAL, "d1.max_new": "8", "d1.temperature": "1", "d1.seed": "3"}
+
+
+def _columns(at) -> tuple[str, str]:
+    """The run as drawn and its branch: the two markdown texts with the parting mark."""
+    marked = [m.value for m in at.markdown if ":orange-background[**▶" in m.value]
+    assert len(marked) == 2, marked
+    return marked[0], marked[1]
+
+
+def _branch_reference(step: int, token: int):
+    """The run and its branch written by core directly: the same Generation, one token forced."""
+    from core.lab.real_generation import stop_ids, text_ids
+    from core.models.generate import Generation
+    model, tok = _real()
+    ids = text_ids(tok, "Once upon a time, in a small village by the sea,").ids
+    runs = []
+    for forced in (None, {step - 1: token}):
+        gen = Generation(model, tok, "", 8, 1.0, None, None, 3, ids=ids, stop=stop_ids(tok), forced=forced)
+        while not gen.done:
+            gen.step()
+        runs.append(gen.new_ids)
+    return tok, *runs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_real_branch_forces_a_token_and_continues_with_the_same_settings(lang):
+    from ui.frame import plain
+    from viz.generation import visible_token
+    _real()
+    at = open_lesson(PAGE, lang, BRANCHED)
+    assert not any(s.key == "d1.branch_pick" for s in at.selectbox)    # nothing written: nothing to branch
+    at.button(key="d1.generate_btn").click().run()
+    at.slider(key="d1.real_step").set_value(3).run()
+    pick = at.selectbox(key="d1.branch_pick")
+    assert pick.value == -1 and len(pick.options) == 20              # "none" and the 19 bars not drawn
+    bars = figure_by_key(at, "d1.real_bars")
+    ids = list(bars["data"][0]["customdata"])                        # what a click on a bar sends
+    drawn = ids[list(bars["data"][0]["marker"]["color"]).index("#d62728")]
+    token = next(i for i in ids if i != drawn and i > 2)
+    pick.set_value(token).run()
+    assert_ok(at)
+    assert (at.query_params["d1.branch_step"], at.query_params["d1.branch_token"]) == ("3", str(token))
+    tok, original, branch = _branch_reference(3, token)
+    assert branch[:2] == original[:2] and branch[2] == token != original[2]
+    left, right = _columns(at)
+    assert left.split("▶")[0] == right.split("▶")[0]                 # the same text before the parting step
+    assert plain(visible_token(tok.tokens([token])[0])) in right.split("▶")[1].split("]")[0]
+    rest = tok.decode([i for i in branch[3:] if i not in (0, 2)]).strip(" ")
+    assert plain(rest) in right.split("]", 2)[-1].replace(":red[", "")
+    label = f"▶ {visible_token(tok.tokens([token])[0])}"
+    assert label in figure_by_key(at, "d1.real_bars")["data"][0]["y"]   # the forced bar named, not only coloured
+    caption = next(c.value for c in at.caption if "▶" in c.value)
+    assert ("step 3" if lang == "en" else "第 3 步") in caption
+    # The same link, another student: the same two texts (seeded; the branch point in the URL).
+    again = open_lesson(PAGE, lang, {**BRANCHED, "d1.real_step": "3", "d1.branch_step": "3",
+                                     "d1.branch_token": str(token)})
+    assert any(("step 3" if lang == "en" else "第 3 步") in c.value for c in again.caption)   # waits for Generate
+    again.button(key="d1.generate_btn").click().run()
+    assert_ok(again)
+    assert _columns(again) == (left, right)
+    assert again.selectbox(key="d1.branch_pick").value == token
+    # "none" goes back to the run as drawn, and the address forgets the branch.
+    at.selectbox(key="d1.branch_pick").set_value(-1).run()
+    assert_ok(at)
+    assert not any("▶" in m.value for m in at.markdown) and "d1.branch_step" not in at.query_params
+
+
+def test_real_branch_at_another_step_keeps_its_own_step():
+    """Looking at another step leaves the branch where it was; the list there offers to move it."""
+    _real()
+    at = open_lesson(PAGE, "en", {**BRANCHED, "d1.real_step": "2"})
+    at.button(key="d1.generate_btn").click().run()
+    pick = at.selectbox(key="d1.branch_pick")
+    pick.set_value(pick.options[1]).run()
+    at.slider(key="d1.real_step").set_value(5).run()
+    assert_ok(at)
+    assert at.query_params["d1.branch_step"] == "2" and at.selectbox(key="d1.branch_pick").value == -1
+    assert any("step 2" in c.value for c in at.caption) and len(_columns(at)) == 2
+
+
+def test_real_bar_click_branches_and_the_drawn_bar_goes_back(monkeypatch):
+    """A click on a bar sends its token id (customdata): that token is forced at the step; the
+    drawn token's bar, or anything that is not one of the step's ids, does not branch."""
+    from ui import d1_real
+    state, address = {"d1.real_bars": {"select": "701"}}, {}
+    monkeypatch.setattr(d1_real.st, "session_state", state)
+    monkeypatch.setattr(d1_real.st, "query_params", address)
+    d1_real.bar_clicked("d1.real_bars", 3, 3426, (3426, 2388, 701))
+    assert state[d1_real.BRANCH] == (3, 701) and address == {"d1.branch_step": "3", "d1.branch_token": "701"}
+    for junk in ("<b>1</b>", "99999", "²", "", None, "7.5"):
+        state["d1.real_bars"] = {"select": junk}
+        d1_real.bar_clicked("d1.real_bars", 3, 3426, (3426, 2388, 701))
+        assert state[d1_real.BRANCH] == (3, 701)
+    state["d1.real_bars"] = {"select": "3426"}                       # the red bar: back to the run
+    d1_real.bar_clicked("d1.real_bars", 3, 3426, (3426, 2388, 701))
+    assert state[d1_real.BRANCH] is None and address == {}
+
+
+@pytest.mark.parametrize("step, token", [("99", "701"), ("0", "701"), ("3", "49152"), ("3", "999999999"),
+                                         ("x", "701"), ("3", "-1"), ("3", "1e3"), ("٣", "701"), ("3", "🙂"),
+                                         ("3", "<b>1</b>"), ("3", ""), ("3", None), ("3", "@DRAWN")])
+def test_real_branch_bad_link_falls_back_to_no_branch(step, token):
+    _real()
+    params = {**BRANCHED, "d1.branch_step": step}
+    if token == "@DRAWN":       # the token the run drew there: not a branch
+        token = str(_branch_reference(3, 0)[1][2])
+    if token is not None:
+        params["d1.branch_token"] = token
+    at = open_lesson(PAGE, "en", params)
+    assert_ok(at)
+    said = [i.value for i in at.info]            # not two whole numbers: said when the link is read
+    at.button(key="d1.generate_btn").click().run()
+    assert_ok(at)
+    said += [i.value for i in at.info]           # not one of the run's choices: said once it is written
+    assert not any("▶" in m.value for m in at.markdown)
+    assert any("no branch" in s for s in said) and "d1.branch_step" not in at.query_params

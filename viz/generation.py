@@ -19,7 +19,8 @@ def _log_axis(probs: list[float]) -> dict:
 def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: list[float],
                      chosen: int | None, *, title: str | None, names: tuple[str, str],
                      hover_names: tuple[str, str, str], legend: tuple[str, str, str, str],
-                     log: bool = False, height: int = 420, horizontal: bool = False) -> Figure:
+                     log: bool = False, height: int = 420, horizontal: bool = False,
+                     ids: list[int] | None = None) -> Figure:
     """One bar per candidate token, likeliest first: the model's probability, and over it a
     thin bar for the probability the draw actually used (after temperature/top-k/top-p).
     The chosen token's bar is red; tokens the sampler cut (probability 0) are grey. ``log``: a
@@ -31,6 +32,7 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
     named on the axis (``dtick`` 1): plotly drops every other label when it thinks them crowded.
     ``horizontal``: one row a token, likeliest on top (SmolLM2's tokens are words: twenty of them
     side by side did not fit a 1024 px page); its traces hold the tokens in ``y``, the numbers in ``x``.
+    ``ids``: each bar's token id as its ``customdata``, what a click on it sends (D1's branch).
     """
     labels = unique_labels(tokens)  # likeliest first, left to right
     colours = [CHOSEN if i == chosen else (OTHER if s > 0 else CUT) for i, s in enumerate(sample_probs)]
@@ -38,7 +40,7 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
     # .3g, not .3f: after a nearly sure first choice every other bar read "0.000" on hover.
     if horizontal:
         return _bars_across(labels, model_probs, sample_probs, colours, names=names, hover_names=hover_names,
-                            legend=legend, title=title, log=log, height=height)
+                            legend=legend, title=title, log=log, height=height, ids=ids)
     data = [
         {"type": "bar", "x": labels, "y": array(model_probs), "name": names[0], "marker": {"color": colours},
          "showlegend": False, "hovertemplate": f"{tok_name}: %{{x}}<br>{model_name}: %{{y:.3g}}<extra></extra>"},
@@ -46,6 +48,9 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
          "marker": {"color": DRAW}, "showlegend": False,
          "hovertemplate": f"{tok_name}: %{{x}}<br>{sample_name}: %{{y:.3g}}<extra></extra>"},
     ]
+    if ids is not None:
+        for trace in data:
+            trace["customdata"] = list(ids)
     data += _legend_entries(legend, {"x": [labels[0]], "y": [None]})
     yaxis = _log_axis(model_probs) if log else {"range": [0, 1]}
     layout = {"barmode": "overlay", "yaxis": {**yaxis, "title": {"text": model_name}},
@@ -64,7 +69,7 @@ def _legend_entries(legend: tuple[str, str, str, str], empty: dict) -> list[dict
 
 def _bars_across(labels: list[str], model_probs: list[float], sample_probs: list[float], colours: list[str], *,
                  names: tuple[str, str], hover_names: tuple[str, str, str], legend: tuple[str, str, str, str],
-                 title: str | None, log: bool, height: int) -> Figure:
+                 title: str | None, log: bool, height: int, ids: list[int] | None = None) -> Figure:
     """probability_bars with one row a token, likeliest on top."""
     tok_name, model_name, sample_name = hover_names
     data = [
@@ -75,6 +80,9 @@ def _bars_across(labels: list[str], model_probs: list[float], sample_probs: list
          "marker": {"color": DRAW}, "showlegend": False,
          "hovertemplate": f"{tok_name}: %{{y}}<br>{sample_name}: %{{x:.3g}}<extra></extra>"},
     ]
+    if ids is not None:
+        for trace in data:
+            trace["customdata"] = list(ids)
     data += _legend_entries(legend, {"y": [labels[0]], "x": [None]})
     xaxis = _log_axis(model_probs) if log else {"range": [0, 1]}
     # The title stands further from power ticks (10⁻¹) than make's standoff: their exponents
