@@ -59,6 +59,7 @@ IDLE_HOURS = 12.0                 # a day's lectures: a room nobody touched for 
 WRITE = "room_write"              # execution option: this connection's transaction will write (SQLite: BEGIN IMMEDIATE)
 SQLITE_BUSY_MS = 30_000           # a writer waits this long for SQLite's one write lock before failing
 TOUCH_S = 60.0                    # a room's activity time is written at most once a minute by students
+TEACHER_LINK_S = 600.0           # a teacher link for a second device works once, within 10 minutes
 MIGRATION_LOCK = 4_204_242        # PostgreSQL advisory lock: two replicas starting at once upgrade one at a time
 
 
@@ -120,6 +121,10 @@ class RoundClosed(RoomError):
 
 class BadOption(RoomError):
     key, message = "room.error.bad_option", "This question has no such option."
+
+
+class BadTeacherLink(RoomError):
+    key, message = "room.error.teacher_link", "This teacher link was used already, has expired or is not one."
 
 
 class RateLimited(RoomError):
@@ -250,11 +255,21 @@ rate_limits = sa.Table(
 )
 
 
+teacher_links = sa.Table(
+    "teacher_links", metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),   # hex SHA-256 of the link's token
+    sa.Column("room_code", sa.String(CODE_LENGTH), sa.ForeignKey("rooms.code"), nullable=False, index=True),
+    sa.Column("sealed", sa.String(200), nullable=False),       # hex: the teacher's secret XOR a keystream of the token
+    sa.Column("expires_at", sa.Double, nullable=False),
+)
+
+
 # ---- pure helpers -----------------------------------------------------------------------------
 
 _CODE = re.compile(f"[{ALPHABET}]{{{CODE_LENGTH}}}")
 _SPACING = re.compile(r"[\s\-]+")
 _STUDENT = re.compile(r"[A-Za-z0-9_-]{16,64}")
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")           # secrets.token_urlsafe(32)
 _NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,100}")
 
 
@@ -337,6 +352,28 @@ def _secret_matches(room: sa.Row, secret: object) -> bool:
     if room.teacher_hash is None or not isinstance(secret, str) or not secret.isascii() or not 0 < len(secret) <= 200:
         return False
     return hmac.compare_digest(_secret_digest(room.teacher_salt, secret), room.teacher_hash)
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _seal(secret: str, token: str) -> str:
+    """The teacher's secret locked with a teacher link's token (XOR with a keystream drawn from the
+    token): the database keeps this and the token's hash, so neither the database alone nor a link
+    alone gives the secret; both together give it once (the row is deleted when the link is used).
+
+    Example: _unseal(_seal(s, t), t) == s;  _unseal(_seal(s, t), other) != s
+    """
+    data = secret.encode()
+    stream = hashlib.shake_256(b"anatomy-teacher-link:" + token.encode()).digest(len(data))
+    return bytes(a ^ b for a, b in zip(data, stream, strict=True)).hex()
+
+
+def _unseal(sealed: str, token: str) -> str:
+    data = bytes.fromhex(sealed)
+    stream = hashlib.shake_256(b"anatomy-teacher-link:" + token.encode()).digest(len(data))
+    return bytes(a ^ b for a, b in zip(data, stream, strict=True)).decode("ascii", "replace")
 
 
 def _client_bucket(kind: str, client_key: object) -> str:
@@ -548,7 +585,7 @@ class RoomStore:
         """Delete everything of the room; its row stays as a tombstone (an old link says "ended")."""
         ids = sa.select(questions.c.id).where(questions.c.room_code == code).scalar_subquery()
         conn.execute(sa.delete(votes).where(votes.c.question_id.in_(ids)))
-        for table in (questions, participants, positions):
+        for table in (questions, participants, positions, teacher_links):
             conn.execute(sa.delete(table).where(table.c.room_code == code))
         conn.execute(sa.delete(rate_limits).where(rate_limits.c.bucket.startswith(f"vote:{code}:")))
         conn.execute(sa.update(rooms).where(rooms.c.code == code)
@@ -585,6 +622,44 @@ class RoomStore:
             room = self._teacher(conn, code, secret, now)
             self._erase(conn, room.code, now)
 
+    def teacher_link(self, code: str, secret: str) -> str:
+        """A token for the teacher's second device (issue 42 §1: the bar's "teacher link"): given to
+        redeem_teacher_link once within TEACHER_LINK_S, it hands that device the teacher's secret."""
+        now = self.clock()
+        token = secrets.token_urlsafe(32)
+        with self._tx(write=True) as conn:
+            room = self._teacher(conn, code, secret, now)
+            conn.execute(sa.insert(teacher_links).values(token_hash=_token_hash(token), room_code=room.code,
+                                                         sealed=_seal(secret, token), expires_at=now + TEACHER_LINK_S))
+        return token
+
+    def redeem_teacher_link(self, code: str, token: str, client_key: str) -> str:
+        """The teacher's secret for the device that opened a teacher link; the link is spent. A link
+        used, expired, of another room or made up is BadTeacherLink, counted as a failed join of the
+        client (a guesser of links is limited as a guesser of codes)."""
+        bucket = _client_bucket("join", client_key)
+        now = self.clock()
+        with self._tx() as conn:
+            if self._hits(conn, bucket, self.limits.join_window_s, now) >= self.limits.join_failures:
+                raise RateLimited(self._retry_after(self.limits.join_window_s, now))
+        try:
+            code = normalise_code(code)
+            if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+                raise BadTeacherLink()
+            with self._tx(write=True) as conn:
+                room = self._room(conn, code, now, lock="update")
+                link = conn.execute(sa.delete(teacher_links).where(teacher_links.c.token_hash == _token_hash(token),
+                                                                   teacher_links.c.room_code == code)
+                                    .returning(teacher_links.c.sealed, teacher_links.c.expires_at)).first()
+                secret = None if link is None or link.expires_at < now else _unseal(link.sealed, token)
+                if secret is None or not _secret_matches(room, secret):
+                    raise BadTeacherLink()
+        except (BadCode, UnknownRoom, EndedRoom, BadTeacherLink):
+            with self._tx(write=True) as conn:
+                self._hit(conn, bucket, self.limits.join_window_s, now)
+            raise
+        return secret
+
     def purge_idle(self, now: float | None = None) -> int:
         """End every room idle for longer than the idle time (deleting its data), forget old tombstones
         and rate-limit windows; how many rooms ended. create_room runs it; a server may also on a timer."""
@@ -594,6 +669,7 @@ class RoomStore:
                 rooms.c.ended_at.is_(None), rooms.c.active_at < now - self.idle_s).with_for_update()).scalars().all()
             for code in idle:
                 self._erase(conn, code, now)
+            conn.execute(sa.delete(teacher_links).where(teacher_links.c.expires_at < now))
             conn.execute(sa.delete(rooms).where(rooms.c.ended_at < now - 86400 * self.limits.tombstone_days))
             longest = max(self.limits.join_window_s, self.limits.vote_window_s, self.limits.rooms_window_s)
             conn.execute(sa.delete(rate_limits).where(rate_limits.c.window < now - 2 * longest))

@@ -39,7 +39,7 @@ from room.store import (
     normalise_code,
 )
 
-TABLES = {"rooms", "positions", "questions", "votes", "participants", "rate_limits"}
+TABLES = {"rooms", "positions", "questions", "votes", "participants", "rate_limits", "teacher_links"}
 T0 = 1_800_000_000.0
 L, Q = "b1", "b1.try1"          # a lesson and one of its "Try this" questions
 
@@ -157,7 +157,7 @@ def test_upgrade_makes_the_tables_and_leaves_a_database_at_head_alone(url):
     assert set(sa.inspect(engine).get_table_names()) == TABLES | {"alembic_version"}
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), rs.metadata) == []   # migration == room.store's tables
-        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == "0001"
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == "0002"
     store = RoomStore(url, clock=Clock())
     room = store.create_room()
     sid, = joined(store, room.code)
@@ -699,3 +699,47 @@ def test_a_restart_keeps_rooms_and_votes(url, clock):
     assert again.presence(room.code) == rs.Presence(3, 3)
     again.vote(room.code, ids[0], L, Q, 1, 2)               # the students go on where they were
     assert again.question(room.code, L, Q).answered == 3
+
+
+# ---- the teacher's second device ---------------------------------------------------------------
+
+def test_a_teacher_link_works_once_for_its_room_within_ten_minutes(store, clock, url):
+    room, other = store.create_room(), store.create_room()
+    token = store.teacher_link(room.code, room.teacher_secret)
+    assert room.teacher_secret not in everything(url) and token not in everything(url)   # sealed, and only hashed
+    with pytest.raises(rs.BadTeacherLink):                  # another room's code with this room's link
+        store.redeem_teacher_link(other.code, token, "10.0.0.9")
+    assert store.redeem_teacher_link(room.code.lower(), token, "10.0.0.9") == room.teacher_secret
+    with pytest.raises(rs.BadTeacherLink):                  # once
+        store.redeem_teacher_link(room.code, token, "10.0.0.9")
+    late = store.teacher_link(room.code, room.teacher_secret)
+    clock.t += rs.TEACHER_LINK_S + 1
+    with pytest.raises(rs.BadTeacherLink):                  # within ten minutes
+        store.redeem_teacher_link(room.code, late, "10.0.0.9")
+    with pytest.raises(NotTeacher):                         # only the teacher makes one
+        store.teacher_link(room.code, "a" * 43)
+    ended = store.teacher_link(room.code, room.teacher_secret)
+    store.end_room(room.code, room.teacher_secret)
+    assert rows(url, "teacher_links") == []
+    with pytest.raises(EndedRoom):
+        store.redeem_teacher_link(room.code, ended, "10.0.0.9")
+
+
+@pytest.mark.parametrize("token", ["", "x", "a" * 43, "a" * 44, "🙂" * 43, None, 43, "a" * 10_000])
+def test_a_made_up_teacher_link_is_refused_and_counted(url, clock, token):
+    store = RoomStore(url, clock=clock, limits=Limits(join_failures=2))
+    room = store.create_room()
+    for _ in range(2):
+        with pytest.raises(rs.BadTeacherLink):
+            store.redeem_teacher_link(room.code, token, "10.0.0.7")
+    real = store.teacher_link(room.code, room.teacher_secret)
+    with pytest.raises(RateLimited):                        # a guesser of links waits, as a guesser of codes
+        store.redeem_teacher_link(room.code, real, "10.0.0.7")
+    assert store.redeem_teacher_link(room.code, real, "10.0.0.8") == room.teacher_secret
+
+
+def test_a_sealed_secret_opens_only_with_its_token():
+    secret, token = "s" * 43, "t" * 43
+    assert rs._unseal(rs._seal(secret, token), token) == secret
+    assert rs._unseal(rs._seal(secret, token), "u" * 43) != secret
+    assert secret.encode().hex() not in rs._seal(secret, token)

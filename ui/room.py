@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import re
 import time
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
@@ -43,6 +43,7 @@ from ui.frame import lang, sentences, tr, tr_items
 
 ROOM = "room"                        # URL parameter: room=<CODE>, or room=new in presenter mode
 NEW = "new"
+TEACH = "teach"                      # URL parameter of a teacher link (a one-time token), removed at once
 TEACHER_COOKIE = "anatomy_teacher_"  # + code: the teacher's secret (never in the URL)
 STUDENT_COOKIE = "anatomy_student"   # the browser's anonymous student id
 COOKIE_DAYS = 1                      # a day's lectures: the room itself ends after 12 idle hours
@@ -51,7 +52,7 @@ VERSION_TTL_S = 0.5                  # one read of the version per process this 
 BEAT_S = 20.0                        # a student's "still here" (store.Limits.presence_s is 60 s)
 PRESENCE_S = 3.0                     # the teacher's "N in the room, M following" and answered count
 # URL parameters that are each person's own, not the lesson's state the class follows.
-OWN = frozenset({"lang", "device", "present", "step", ROOM})
+OWN = frozenset({"lang", "device", "present", "step", ROOM, TEACH})
 
 _CODE = "_room.code"                 # the room this session is in
 _SECRET = "_room.secret"             # the teacher's secret: set only in the teacher's session
@@ -68,6 +69,8 @@ _COOKIE = "_room.cookie"             # a cookie to write in this run: (name, val
 _BEAT = "_room.beat"                 # when this student's page last said it was there
 _JOIN_TEXT = "_room.join_text"       # the home page's code box
 _QR = "_room.qr"                     # the teacher asked for the join code on screen
+_LINK = "_room.teacher_link"         # the teacher link made on this device (shown in the bar's popover)
+_ARRIVED = "_room.arrived"           # a second device just became teacher: its first page moves nobody
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
@@ -110,7 +113,8 @@ def in_room() -> bool:
 
 
 def teaching() -> bool:
-    return in_room() and _SECRET in st.session_state
+    secret = st.session_state.get(_SECRET)
+    return in_room() and isinstance(secret, str) and bool(secret)
 
 
 def _student_id() -> str:
@@ -148,10 +152,13 @@ def _key(error: RoomError) -> str:
 
 def _fail(error: RoomError) -> None:
     st.session_state[_ERROR] = (_key(error), {})
+    if isinstance(error, (EndedRoom, UnknownRoom)) or (isinstance(error, NotTeacher) and teaching()):
+        _leave()      # the room ended (on another device, or idle) or the secret is not the room's: out
 
 
 def _leave() -> None:
-    for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR):
+    for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR, _LINK,
+                _ARRIVED):
         st.session_state.pop(key, None)
     if ROOM in st.query_params:
         del st.query_params[ROOM]
@@ -170,6 +177,11 @@ def start() -> None:
     """Enter the room the URL names (a link, the join box, ``room=new``); keep the room in the URL
     on every run (a page switch keeps only bound parameters). Nothing at all outside a room."""
     raw = st.query_params.get(ROOM)
+    token = st.query_params.get(TEACH)
+    if token is not None:
+        del st.query_params[TEACH]            # the token leaves the address bar (and its history) at once
+        if raw is not None:
+            _redeem(raw, token)
     if raw is not None and raw != code():
         _enter(raw)
     if in_room():
@@ -209,6 +221,23 @@ def _enter(raw: str) -> None:
     except RoomError as e:
         _leave()
         _fail(e)
+
+
+def _redeem(raw: str, token: str) -> None:
+    """A teacher link opened on a second device: this browser becomes the room's teacher (the
+    secret in its cookie and session). A spent or made-up link says so; the page then joins the
+    room as a student."""
+    try:
+        secret = store().redeem_teacher_link(raw, token, client_key=_client())
+    except RoomError as e:
+        _fail(e)
+        return
+    room_code = normalise_code(raw)
+    _leave()
+    st.session_state.update({_CODE: room_code, _SECRET: secret, _ARRIVED: True})
+    st.session_state[_COOKIE] = (TEACHER_COOKIE + room_code, secret, COOKIE_DAYS * 86400)
+    st.toast(tr("room.teacher_arrived", code=room_code), icon=":material/devices:")
+    st.query_params[ROOM] = room_code
 
 
 def create() -> None:
@@ -278,17 +307,23 @@ def teacher_bar(current, slide: int) -> None:
     if not teaching():
         return
     _move(current, slide)
+    if not teaching():        # the store refused the secret (an ended room, a forged session): out of the room
+        return
     room_code = code()
     with st.container(horizontal=True, key="room-teacher", vertical_alignment="center"):
         _presence(room_code)
         st.toggle(tr("room.show_join"), key=_QR)
         try:
-            csv = store().results_csv(room_code, st.session_state[_SECRET])
+            csv = store().results_csv(room_code, st.session_state.get(_SECRET))
         except RoomError as e:
             _fail(e)
+            if not teaching():
+                st.rerun()            # out of the room: the page says why
             csv = ""
         st.download_button(tr("room.csv"), csv, file_name=f"class-{room_code}.csv", mime="text/csv",
                            on_click="ignore", key="_room.csv", icon=":material/download:")
+        with st.popover(tr("room.teacher_link"), icon=":material/devices:", key="room-teacher-link"):
+            _teacher_link_box(current, slide)
         st.button(tr("room.end"), key="_room.end", on_click=_end, icon=":material/logout:")
     if st.session_state.get(_QR) or (presenting and slide == 1):
         st.html(join_card(room_code, join_link(room_code)))
@@ -299,6 +334,9 @@ def _presence(room_code: str) -> None:
     try:
         who = store().presence(room_code)
         current = store().current_question(room_code)
+    except (EndedRoom, UnknownRoom) as e:
+        _fail(e)
+        st.rerun(scope="app")         # ended on another device, or idle: the page says so and leaves
     except RoomError as e:
         st.caption(tr(_key(e)))
         return
@@ -306,6 +344,39 @@ def _presence(room_code: str) -> None:
     if current is not None and current.state == "open":
         text = sentences(text, tr("room.q.current", round=current.round, n=current.answered))
     st.markdown(f":material/groups: {text}")
+
+
+def _teacher_link_box(current, slide: int) -> None:
+    """The popover's content: what a teacher link is, and one made on request (never drawn
+    on the slide itself: it is in the bar's popover, closed until the teacher opens it)."""
+    st.caption(tr("room.teacher_link_help"))
+    st.button(tr("room.teacher_link_make"), key="_room.make_link", on_click=_make_link,
+              args=(_lesson_name(current), slide), icon=":material/link:")
+    link = st.session_state.get(_LINK)
+    if link:
+        st.code(link, language=None, wrap_lines=True)
+
+
+def _make_link(lesson: str, slide: int) -> None:
+    try:
+        token = store().teacher_link(code(), st.session_state.get(_SECRET))
+    except RoomError as e:
+        _fail(e)
+        return
+    st.session_state[_LINK] = teacher_link(code(), token, lesson, slide, _lesson_query())
+
+
+def teacher_link(room_code: str, token: str, lesson: str, slide: int, query: dict) -> str:
+    """The address a teacher's second device opens: this lesson and slide in presenter mode, in the
+    room, with the one-time token.
+
+    Example: teacher_link('K7P2QX', 'tok', 'attention', 3, {'attn.d_k': '16'})
+             -> 'http://10.0.0.5:8501/attention?attn.d_k=16&present=1&step=3&room=K7P2QX&teach=tok'
+    """
+    root = join_link(room_code).split("?", 1)[0]
+    path = "" if lesson == "home" else quote(lesson)
+    params = {**query, "present": "1", "step": str(slide), ROOM: room_code, TEACH: token}
+    return f"{root}{path}?{urlencode(params, doseq=True)}"
 
 
 def _end() -> None:
@@ -325,13 +396,14 @@ def _move(current, slide: int) -> None:
     here = (_lesson_name(current), str(slide), _lesson_query())
     if st.session_state.get(_MOVED) == here:
         return
+    if st.session_state.pop(_ARRIVED, False):
+        st.session_state[_MOVED] = here     # a second device's first page is the link's: the class stays put
+        return
     try:
-        store().move(code(), st.session_state[_SECRET], *here)
+        store().move(code(), st.session_state.get(_SECRET), *here)
         st.session_state[_MOVED] = here
     except RoomError as e:
         _fail(e)
-        if isinstance(e, (EndedRoom, UnknownRoom, NotTeacher)):
-            _leave()
 
 
 def join_link(room_code: str) -> str:
@@ -400,7 +472,7 @@ def follow(current, order: list) -> None:
     if now != st.session_state.get(_SEEN):
         st.session_state[_SEEN] = now
         if st.session_state.get(_FOLLOW):
-            _go(_position(database_url(), room_code, now), current, order)
+            _go(_position(database_url(), room_code, now), current, order, error)
     _banner(room_code)
     scroll = st.session_state.pop(_SCROLL, None)
     if scroll:
@@ -408,7 +480,7 @@ def follow(current, order: list) -> None:
     _poll(room_code)
 
 
-def _go(pos: Position, current, order: list) -> None:
+def _go(pos: Position, current, order: list, error: tuple | None = None) -> None:
     """To the teacher's position: another lesson or other values, by a page switch (the lesson's
     controls then read the teacher's values from the URL); another slide of the same page, by a scroll."""
     if not pos.lesson:
@@ -428,6 +500,8 @@ def _go(pos: Position, current, order: list) -> None:
         if isinstance(key, str) and (key in pos.query or (ns and key.startswith(f"{ns}.") and "try" not in key)):
             del st.session_state[key]
     st.session_state[_LANDING] = True
+    if error:
+        st.session_state[_ERROR] = error    # shown on the page the switch opens
     params = {**pos.query, "lang": lang(), ROOM: code()}
     st.switch_page(target, query_params=params)
 
@@ -605,7 +679,7 @@ def _teacher_question(ns: str, base: str, answer: int, options: list[str], q) ->
     shown = q.state == "revealed" or st.toggle(tr("room.q.show"), key=f"_room.show.{base}")
     if shown:
         try:
-            tally = store().tally(code(), ns, base, secret=st.session_state[_SECRET])
+            tally = store().tally(code(), ns, base, secret=st.session_state.get(_SECRET))
         except RoomError as e:
             st.warning(tr(_key(e)))
         else:
