@@ -11,6 +11,8 @@ import torch
 from ui import classroom, room
 from ui.course import PARTS, ROOT
 from ui.frame import language_and_device_controls, sanitise_url, tr
+from ui.navigation import draw_navigation
+from ui.theme import theme_css
 
 # The lessons' tensors are tiny: one thread per script run is as fast as two, and it leaves the
 # other core to the next student's run (and, on a laptop, to the browser drawing the figures).
@@ -19,6 +21,8 @@ torch.set_num_threads(1)
 st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", page_icon="🔬", layout="wide")
 
 sanitise_url()
+theme_css()          # text contrast (ui/theme.py)
+nav = st.sidebar.container(key="anatomy-nav")   # the lessons first in the sidebar, filled below
 language_and_device_controls()
 room.start()           # a class room: ?room=<CODE> (ui/room.py), before presenter mode reads the URL
 classroom.start()      # presenter mode: ?present=1 (ui/classroom.py)
@@ -36,7 +40,8 @@ for part, lessons in PARTS:
     if present:
         pages[tr(f"home.part_{part}")] = present
 
-current = st.navigation(pages, position="sidebar", expanded=True)
+current = st.navigation(pages, position="hidden")
+draw_navigation(nav, pages, current)
 # Copy link / presenter mode (its bar, keys and one section at a time), in course order.
 order = [page for group in pages.values() for page in group]
 classroom.bar(current, order)

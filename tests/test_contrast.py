@@ -2,17 +2,20 @@
 
 SC 1.4.3 asks 4.5:1 for text, 3:1 for large text (>= 24 px, or >= 18.66 px bold). Chart text here is
 12-22 px and often not bold, so every chart text is held to 4.5:1; chart marks' 3:1 (SC 1.4.11) is
-tests/test_colour_vision.py's. Streamlit's own theme (captions, widget labels) is not set by our code
-and is measured in the browser by bench/axe_report.py.
+tests/test_colour_vision.py's. Streamlit's captions, code tokens and accent colour are ours too
+(ui/theme.py, .streamlit/config.toml); the rest of its theme is checked in the browser by axe-core
+(tests/browser/test_axe.py).
 """
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.colour import contrast
+from tests.colour import contrast, over, parse
+from ui.theme import CONTRAST_CSS
 from viz import attention, block, encdec, learning, moe, strip, tokens
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,6 +88,38 @@ def test_text_on_its_ground(where, fg, bg):
 def test_css_text(path, written, fg, bg, minimum):
     assert written in (ROOT / path).read_text(encoding="utf-8"), f"{path} no longer says {written!r}: update CSS"
     assert contrast(fg, bg) >= minimum, f"{path}: {fg} on {bg} is {contrast(fg, bg):.2f}:1"
+
+
+# Streamlit's text made darker (ui/theme.py: captions, code tokens) and its accent colour
+# (.streamlit/config.toml), on the grounds it draws them on: the page, the sidebar, a code block.
+GROUNDS = {"page": "#ffffff", "sidebar": "#f8f8f7", "code block": "#f7f7f6"}
+THEME_TEXT = sorted(set(re.findall(r"color: (#[0-9a-f]{6})", CONTRAST_CSS)))
+ACCENT = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))["theme"]["primaryColor"]
+
+
+def _tint(colour: str, alpha: float, ground: str) -> str:
+    """``colour`` at ``alpha`` on ``ground``, as a hex colour.
+
+    Example: _tint("#000000", 0.5, "#ffffff") -> "#808080"
+    """
+    (r, g, b), _ = parse(colour)
+    return "#" + "".join(f"{round(c * 255):02x}" for c in over(f"rgba({r * 255},{g * 255},{b * 255},{alpha})", ground))
+
+
+@pytest.mark.parametrize("colour", THEME_TEXT)
+@pytest.mark.parametrize("ground", GROUNDS, ids=list(GROUNDS))
+def test_theme_text(colour, ground):
+    assert len(THEME_TEXT) >= 9       # the caption's grey and eight kinds of code token
+    assert contrast(colour, GROUNDS[ground]) >= TEXT, f"{colour} on {ground}: {contrast(colour, GROUNDS[ground]):.2f}:1"
+
+
+@pytest.mark.parametrize("ground", ["page", "sidebar"])
+def test_accent_on_its_tint(ground):
+    """A selected pill or segment: the accent on itself at 10 % (axe-core measured Streamlit's default
+    #c53948 there at 4.47:1 on the page and 4.23:1 in the sidebar)."""
+    tint = _tint(ACCENT, 0.1, GROUNDS[ground])
+    assert contrast(ACCENT, tint) >= TEXT, f"{ACCENT} on {tint}: {contrast(ACCENT, tint):.2f}:1"
+    assert contrast("#c53948", _tint("#c53948", 0.1, GROUNDS[ground])) < TEXT    # what it replaced
 
 
 def test_contrast_matches_wcag_examples():

@@ -1,0 +1,34 @@
+"""Text contrast the theme's options cannot set (WCAG 2.1 SC 1.4.3, issue 43).
+
+Streamlit's light theme draws captions (its text at 60 % opacity) and code tokens in greys and light
+hues of 2.2-3.9:1 against their ground (its palette's gray70, blue70, green70, ...), and no theme
+option reaches them. This style sheet draws them in the same hues a step or two darker, each
+>= 4.5:1 on white, on the sidebar and on the code block's ground (tests/test_contrast.py checks every colour in it). The
+accent (primary) colour is a theme option: .streamlit/config.toml.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+# A fixed style sheet (no user text); each selector is more specific than Streamlit's own
+# (`.<its class>`, `.<its class> .token.comment`), whatever order the sheets load in.
+CONTRAST_CSS = """<style>
+[data-testid="stMarkdown"] [data-testid="stCaptionContainer"] { color: #62605d; opacity: 1; }
+[data-testid="stCode"] code :is(.token.comment, .token.prolog, .token.doctype, .token.cdata, .token.punctuation,
+  .token.unchanged) { color: #555867; }
+[data-testid="stCode"] code :is(.token.keyword, .token.tag, .token.function, .token.class-name,
+  .token.selector) { color: #0068c9; }
+[data-testid="stCode"] code :is(.token.attr-name, .token.property, .token.variable) { color: #15799e; }
+[data-testid="stCode"] code :is(.token.boolean, .token.constant, .token.symbol) { color: #158237; }
+[data-testid="stCode"] code :is(.token.number, .token.regex) { color: #246e69; }
+[data-testid="stCode"] code :is(.token.string, .token.char, .token.attr-value, .token.inserted) { color: #177233; }
+[data-testid="stCode"] code :is(.token.operator, .token.entity, .token.decorator, .token.atrule,
+  .token.url) { color: #a84500; }
+[data-testid="stCode"] code :is(.token.important, .token.deleted) { color: #bd4043; }
+</style>"""
+
+
+def theme_css() -> None:
+    """On every page, in the sidebar: a style sheet applies to the whole page from wherever it is,
+    and there it takes no place among a lesson's elements (nor a presenter's slides)."""
+    st.sidebar.html(CONTRAST_CSS)
