@@ -50,7 +50,7 @@ COOKIE_DAYS = 1                      # a day's lectures: the room itself ends af
 POLL_S = 1.0                         # a student's page asks for the teacher's position this often
 VERSION_TTL_S = 0.5                  # one read of the version per process this often, for every student
 BEAT_S = 20.0                        # a student's "still here" (store.Limits.presence_s is 60 s)
-PRESENCE_S = 3.0                     # the teacher's "N in the room, M following" and answered count
+PRESENCE_S = 1.0                     # the teacher's "N in the room, M following" and answered count (one session: cheap)
 # URL parameters that are each person's own, not the lesson's state the class follows.
 OWN = frozenset({"lang", "device", "present", "step", ROOM, TEACH})
 
@@ -68,7 +68,8 @@ _ERROR = "_room.error"               # a refusal to show once: its catalogue key
 _COOKIE = "_room.cookie"             # a cookie to write in this run: (name, value, max_age)
 _BEAT = "_room.beat"                 # when this student's page last said it was there
 _JOIN_TEXT = "_room.join_text"       # the home page's code box
-_QR = "_room.qr"                     # the teacher asked for the join code on screen
+_QR = "_room.qr"                     # the join card is shown (the toggle on the bar)
+_QR_AT = "_room.qr_at"               # (lesson, slide) the toggle was set for: a new slide sets it again
 _LINK = "_room.teacher_link"         # the teacher link made on this device (shown in the bar's popover)
 _ARRIVED = "_room.arrived"           # a second device just became teacher: its first page moves nobody
 
@@ -157,8 +158,8 @@ def _fail(error: RoomError) -> None:
 
 
 def _leave() -> None:
-    for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR, _LINK,
-                _ARRIVED):
+    for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR, _QR_AT,
+                _LINK, _ARRIVED):
         st.session_state.pop(key, None)
     if ROOM in st.query_params:
         del st.query_params[ROOM]
@@ -248,7 +249,7 @@ def create() -> None:
         _fail(e)
         return
     _leave()
-    st.session_state.update({_CODE: new.code, _SECRET: new.teacher_secret, _QR: True})
+    st.session_state.update({_CODE: new.code, _SECRET: new.teacher_secret})
     st.session_state[_COOKIE] = (TEACHER_COOKIE + new.code, new.teacher_secret, COOKIE_DAYS * 86400)
     st.query_params[ROOM] = new.code
 
@@ -310,6 +311,11 @@ def teacher_bar(current, slide: int) -> None:
     if not teaching():        # the store refused the secret (an ended room, a forged session): out of the room
         return
     room_code = code()
+    at = (_lesson_name(current), slide)
+    if st.session_state.get(_QR_AT) != at:
+        # The join card: on the first slide, and on any other when the teacher turns it on there.
+        st.session_state[_QR_AT] = at
+        st.session_state[_QR] = slide == 1
     with st.container(horizontal=True, key="room-teacher", vertical_alignment="center"):
         _presence(room_code)
         st.toggle(tr("room.show_join"), key=_QR)
@@ -325,7 +331,7 @@ def teacher_bar(current, slide: int) -> None:
         with st.popover(tr("room.teacher_link"), icon=":material/devices:", key="room-teacher-link"):
             _teacher_link_box(current, slide)
         st.button(tr("room.end"), key="_room.end", on_click=_end, icon=":material/logout:")
-    if st.session_state.get(_QR) or (presenting and slide == 1):
+    if st.session_state.get(_QR):
         st.html(join_card(room_code, join_link(room_code)))
 
 
@@ -436,18 +442,30 @@ def qr_svg(text: str) -> str:
     return segno.make(text, error="m").svg_data_uri(scale=1, border=2, omitsize=True, dark="#000", light="#fff")
 
 
+JOIN_CSS = """<style>
+.anatomy-room-join { display: flex; flex-wrap: wrap; align-items: center; justify-content: center;
+  gap: 0.4rem 2.5rem; background: white; color: #31333f; border: 1px solid rgba(49, 51, 63, 0.2);
+  border-radius: 1rem; padding: 0.6rem 1.2rem; }
+.anatomy-room-join .anatomy-room-qr { display: block; width: clamp(200px, min(36vh, 80vw), 480px); height: auto;
+  image-rendering: pixelated; }
+.anatomy-room-join .anatomy-room-text { text-align: center; min-width: 0; max-width: 100%; }
+.anatomy-room-join .anatomy-room-code { font-size: clamp(2rem, min(9vh, 12vw), 5.5rem); font-weight: 700;
+  letter-spacing: 0.2em; font-family: monospace; line-height: 1.2; }
+.anatomy-room-join .anatomy-room-link { font-size: 1.1rem; font-family: monospace; word-break: break-all; }
+</style>"""
+
+
 def join_card(room_code: str, link: str) -> str:
-    """The projector's join card: the code in large letters, the link, a QR code of the link
-    (~40 % of the screen's height: readable from the back row). Fixed at the top right."""
-    return f"""<div class="anatomy-room-join" style="position:fixed; top:0.8rem; right:0.8rem; z-index:999989;
- background:white; border-radius:1rem; padding:0.8rem 1rem; box-shadow:0 2px 14px rgba(0,0,0,0.25);
- text-align:center; color:#31333f; max-width:44vw;">
-<div style="font-size:1rem;">{html.escape(tr('room.join_at'))}</div>
-<div class="anatomy-room-code" style="font-size:3rem; font-weight:700; letter-spacing:0.2em;
- font-family:monospace;">{html.escape(room_code)}</div>
-<img class="anatomy-room-qr" alt="QR" src="{html.escape(qr_svg(link))}"
- style="display:block; width:min(40vh, 40vw); height:auto; margin:0.3rem auto; image-rendering:pixelated;">
-<div class="anatomy-room-link" style="font-size:1rem; font-family:monospace; word-break:break-all;">{html.escape(link)}</div>
+    """The projector's join card: the code in large letters, the link, a QR code of the link (about
+    a third of the screen's height: readable from the back row). A block of the page under the
+    teacher's bar, in the flow: the slide's content follows it and is never covered."""
+    return f"""{JOIN_CSS}<div class="anatomy-room-join">
+<img class="anatomy-room-qr" alt="QR" src="{html.escape(qr_svg(link))}">
+<div class="anatomy-room-text">
+<div>{html.escape(tr('room.join_at'))}</div>
+<div class="anatomy-room-code">{html.escape(room_code)}</div>
+<div class="anatomy-room-link">{html.escape(link)}</div>
+</div>
 </div>"""
 
 
