@@ -29,11 +29,22 @@ fi
 export ANATOMY_MODEL_CACHE="${ANATOMY_MODEL_CACHE:-$PWD/assets/cache}"
 # Built here, once, before the tests (a test that needs it would otherwise build it inside its own time).
 [ -f "$ANATOMY_MODEL_CACHE/smollm2-135m-instruct.safetensors" ] || .venv/bin/python -m core.models.gguf_llama 2>/dev/null || true
+# axe-core (npm, pinned in tests/browser/axe.py) for the accessibility gate, tests/browser/test_axe.py:
+# into tests/browser/.axe (ignored), once per machine. npm comes with Node, as node --test below.
+.venv/bin/python -m tests.browser.axe >/dev/null
 .venv/bin/python -m ruff check .
 node --test tests/js/   # the chart component's JavaScript (ui/chart.js, ui/chart/*.js), Node's own runner
-# One pytest process. Two at once (the server and browser tests beside the AppTests, issue 40) took
-# 42.5 min for the browser half against 23 min for the rest (one process took 45-51 min on CI), and under
-# that load a presenter key press was lost (test_stepping_across_lessons timed out in both such
-# runs, and passed alone): the browser tests keep a core of their own until they are made faster.
-# pytest-xdist's --dist loadgroup does not keep a group on one worker with pytest 9.2.
-.venv/bin/python -m pytest "$@"
+# pytest runs on two pytest-xdist workers, one a core (issue 40). The suite is more work than waiting:
+# Chromium's own time, which /usr/bin/time did not count (measured from /proc/*/schedstat), is more than
+# half a browser test's CPU, the app server and pytest the rest. Each worker has its own app server,
+# Chromium, free ports and data folder (tests/browser/conftest.py, tests/conftest.py), and
+# --dist worksteal gives a worker that has run out the tests another has not begun.
+# ANATOMY_TEST_WORKERS=0 runs them in this one process. The tests that time themselves or load the
+# whole machine (tests/conftest.py: ALONE) run after, with nothing beside them. Exit status 5 is
+# pytest's "no tests collected": arguments that name only tests of one phase leave the other empty.
+WORKERS="${ANATOMY_TEST_WORKERS:-2}"
+XDIST=(); [ "$WORKERS" = 0 ] || XDIST=(-n "$WORKERS" --dist worksteal)
+status=0
+.venv/bin/python -m pytest "${XDIST[@]}" --phase shared "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
+.venv/bin/python -m pytest --phase alone "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
+exit $status
