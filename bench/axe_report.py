@@ -1,13 +1,13 @@
 """axe-core's WCAG 2.0/2.1 A and AA violations on every page, in both languages (issue 43).
 
-A measurement, not a gate (yet): one row per page and language with the number of violating
-nodes by impact (critical, serious, moderate, minor), then the rules with the most nodes.
+A measurement beside the gate (tests/browser/test_axe.py fails on serious and critical ones): one
+row per page and language with the number of violating nodes by impact (critical, serious,
+moderate, minor), then the rules with the most nodes.
 
     python -m bench.axe_report                      starts a server of this checkout (as the browser tests do)
     python -m bench.axe_report --url http://127.0.0.1:8501 [--only b1,d4] [--lang zh] [--json out.json]
 
-axe-core is the npm package (MPL-2.0), installed on first use into bench/.axe (git-ignored):
-    npm install --no-save --no-package-lock --prefix bench/.axe axe-core@4.14.1
+axe-core is the npm package (MPL-2.0), its version, rules and install in tests/browser/axe.py.
 Chromium is Debian's (/usr/bin/chromium), at 1440×900, with the browser tests' arguments.
 """
 from __future__ import annotations
@@ -16,30 +16,17 @@ import argparse
 import collections
 import contextlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.browser import axe  # noqa: E402
+from tests.browser.axe import AXE_VERSION, IMPACTS, TAGS, VIEWPORT  # noqa: E402
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, settle  # noqa: E402
 from tests.live_server import live_server  # noqa: E402
 from ui.course import existing_lessons  # noqa: E402
-
-AXE_VERSION = "4.14.1"
-AXE_DIR = ROOT / "bench" / ".axe"
-AXE_JS = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
-TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-IMPACTS = ("critical", "serious", "moderate", "minor")
-VIEWPORT = {"width": 1440, "height": 900}
-
-
-def axe_source() -> str:
-    if not AXE_JS.exists():
-        subprocess.run(["npm", "install", "--no-save", "--no-package-lock", "--no-audit", "--no-fund",
-                        "--prefix", str(AXE_DIR), f"axe-core@{AXE_VERSION}"], check=True)
-    return AXE_JS.read_text(encoding="utf-8")
 
 
 def pages(only: set[str] | None) -> list[tuple[str, str]]:
@@ -48,18 +35,13 @@ def pages(only: set[str] | None) -> list[tuple[str, str]]:
     return [p for p in found if only is None or p[1] in only]
 
 
-def audit(browser, url: str, slug: str, lang: str, source: str) -> list[dict]:
+def audit(browser, url: str, slug: str, lang: str) -> list[dict]:
     """axe's violations on one page, after the script has run and every chart is drawn."""
     page = browser.new_page(viewport=VIEWPORT)
     try:
         page.goto(f"{url}/{slug}?lang={lang}")
         settle(page)
-        page.add_script_tag(content=source)
-        return page.evaluate("""(tags) => axe.run(document, {runOnly: {type: "tag", values: tags},
-                                                           resultTypes: ["violations"]})
-                                   .then(r => r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length,
-                                                                       where: v.nodes.map(n => [n.target.join(" "),
-                                                                           (n.any[0] || {}).message || ""])})))""", TAGS)
+        return axe.violations(page)
     finally:
         page.close()
 
@@ -94,7 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    source = axe_source()
+    axe.install()
     only = set(args.only.split(",")) if args.only else None
     langs = args.lang or ["en", "zh"]
     rows: dict[tuple[str, str], list[dict]] = {}
@@ -103,10 +85,10 @@ def main() -> None:
         p = stack.enter_context(sync_playwright())
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         stack.callback(browser.close)
-        audit(browser, url, "", "en", source)   # the server's first session pays for imports, not a row
+        audit(browser, url, "", "en")   # the server's first session pays for imports, not a row
         for slug, name in pages(only):
             for lang in langs:
-                rows[(name, lang)] = audit(browser, url, slug, lang, source)
+                rows[(name, lang)] = audit(browser, url, slug, lang)
                 print(f"{name} {lang}: " + ", ".join(f"{v['id']}×{v['nodes']}" for v in rows[(name, lang)]),
                       file=sys.stderr, flush=True)
     print(f"axe-core {AXE_VERSION}, tags {', '.join(TAGS)}, {VIEWPORT['width']}×{VIEWPORT['height']}; "

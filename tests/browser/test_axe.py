@@ -1,0 +1,54 @@
+"""No serious or critical accessibility violation on any page (issue 43): axe-core 4.14's rules for
+WCAG 2.0 and 2.1, levels A and AA (tests/browser/axe.py), at 1440x900, on the home page and every
+lesson in both languages, on each lesson's SmolLM2 setting, and in presenter mode on the first
+lesson of each part. One page load each; a failure lists the rules and the elements they found.
+Moderate and minor findings are measured by bench/axe_report.py (the README lists them).
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import axe
+from tests.browser.conftest import settle
+from tests.browser.test_layout import REAL_MODEL
+from ui.course import PARTS
+
+PAGES = [("", "home")] + [(lesson.url_path, lesson.code.lower()) for _, lessons in PARTS
+                          for lesson in lessons if lesson.exists]
+# The first lesson of each part in presenter mode, the parts in English and Chinese by turns.
+FIRST_OF_PART = [(slug, name, ("en", "zh")[i % 2]) for i, (slug, name) in enumerate(
+    next((lesson.url_path, lesson.code.lower()) for lesson in lessons if lesson.exists)
+    for _, lessons in PARTS if any(lesson.exists for lesson in lessons))]
+
+
+def _grave_violations(browser, url: str) -> str:
+    page = browser.new_page(viewport=axe.VIEWPORT)
+    try:
+        page.goto(url)
+        settle(page)
+        found = axe.grave(axe.violations(page))
+    finally:
+        page.close()
+    return axe.describe(found)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name", PAGES, ids=[name for _, name in PAGES])
+def test_page_has_no_serious_violation(chromium_browser, server_url, slug, name, lang):
+    found = _grave_violations(chromium_browser, f"{server_url}/{slug}?lang={lang}")
+    assert not found, f"axe-core {axe.AXE_VERSION} on {name} ({lang}):\n{found}"
+
+
+@pytest.mark.parametrize("slug,name,query", REAL_MODEL, ids=[c[1] for c in REAL_MODEL])
+def test_smollm2_setting_has_no_serious_violation(chromium_browser, server_url, slug, name, query):
+    """The pages as they are with SmolLM2 chosen (its own controls, texts and figures), in English:
+    the chrome around them is the course model's, checked above in both languages."""
+    found = _grave_violations(chromium_browser, f"{server_url}/{slug}?lang=en&{query}")
+    assert not found, f"axe-core {axe.AXE_VERSION} on {name} with SmolLM2:\n{found}"
+
+
+@pytest.mark.parametrize("slug,name,lang", FIRST_OF_PART, ids=[f"{name}-{lang}" for _, name, lang in FIRST_OF_PART])
+def test_presenter_mode_has_no_serious_violation(chromium_browser, server_url, slug, name, lang):
+    """The first slide, in large type with the presenter's bar (ui/classroom.py)."""
+    found = _grave_violations(chromium_browser, f"{server_url}/{slug}?lang={lang}&present=1")
+    assert not found, f"axe-core {axe.AXE_VERSION} on {name} ({lang}), presenter mode:\n{found}"
