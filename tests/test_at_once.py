@@ -2,13 +2,14 @@
 import time
 from types import SimpleNamespace
 
+import ui.batching as batching
 import ui.frame as frame
 
 
 def _ctx(monkeypatch):
     sent: list[str] = []
     ctx = SimpleNamespace(_enqueue=sent.append)
-    monkeypatch.setattr(frame.internals, "script_context", lambda: ctx)
+    monkeypatch.setattr(batching.internals, "script_context", lambda: ctx)
     return ctx, sent
 
 

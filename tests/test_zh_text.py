@@ -89,21 +89,21 @@ def test_no_stray_space_in_chinese():
 
 
 def test_sentences_are_joined_as_the_language_writes_them():
-    """Pages put two catalogue sentences together with ui.frame.sentences, never with " ": in
+    """Pages put two catalogue sentences together with ui.words.sentences (ui.frame gathers it), never with " ": in
     Chinese that space is a gap after 「。」 (D1's 「…随之更新。 目前的…」)."""
     from pathlib import Path
 
-    from ui import frame
+    from ui import words
 
     root = Path(__file__).resolve().parent.parent
     joins = [f"{p.relative_to(root)}:{i}" for folder in ("lessons", "ui") for p in sorted((root / folder).glob("*.py"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r'" " \+ tr\(|\+ " " \+', line)]
     assert not joins, f"sentences joined with a space: {joins}"
-    original = frame.lang
+    original = words.lang
     try:
-        frame.lang = lambda: "zh"
-        assert frame.sentences("一。", "", "二。") == "一。二。"
-        frame.lang = lambda: "en"
-        assert frame.sentences("One.", "", "Two.") == "One. Two."
+        words.lang = lambda: "zh"
+        assert words.sentences("一。", "", "二。") == "一。二。"
+        words.lang = lambda: "en"
+        assert words.sentences("One.", "", "Two.") == "One. Two."
     finally:
-        frame.lang = original
+        words.lang = original

@@ -1,0 +1,73 @@
+"""Charts in a lesson: built once per setting for every session, drawn with their export buttons
+in the page's language, and sized for presenter mode. Part of the lesson frame (ui/frame.py).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import streamlit as st
+
+import i18n
+from ui.chart import PRESENTING, chart
+from ui.words import lang, tr
+
+
+@st.cache_resource(max_entries=256, show_spinner=False)
+def built_figure(key: tuple | str, _build: Callable[[], object]):
+    """The figure ``_build`` draws, built once per ``key`` for every session. ``key`` holds plain
+    values only: the figure's name, every setting it shows, the language. A rerun with nothing
+    changed (another control moved, the next student at the same defaults) does not rebuild it,
+    and its JSON is written once too (ui.chart.figure_json). Shared: only ever read."""
+    return _build()
+
+
+# plotly.js's own words (its toolbar's buttons, its notices), in English in plotly.js: each one's
+# key under PLOTLY_KEYS in the catalogues. Given to the chart as a plotly.js locale.
+PLOTLY_KEYS = "classroom.plotly"
+PLOTLY_WORDS = {
+    "Zoom": "zoom", "Pan": "pan", "Box Select": "box_select", "Lasso Select": "lasso_select",
+    "Zoom in": "zoom_in", "Zoom out": "zoom_out", "Autoscale": "autoscale", "Reset axes": "reset_axes",
+    "Reset view": "reset_view", "Toggle Spike Lines": "spikes", "Show closest data on hover": "closest",
+    "Compare data on hover": "compare", "Double-click to zoom back out": "zoom_back",
+    "Double-click on legend to isolate one trace": "isolate",
+}
+
+
+@functools.cache
+def _plotly_words(language: str) -> dict[str, str]:
+    return {english: i18n.t(language, f"{PLOTLY_KEYS}.{key}") for english, key in PLOTLY_WORDS.items()}
+
+
+# Presenter mode (ui/classroom.py) draws every chart a quarter larger, type and height
+# (ui/chart.js). A taller chart is given this height first, so that at 1280x720, the common
+# projector size, it fits with a slide's title and controls above the presenter's bar
+# (1.25 x 340 = 425 px of the ~670 px above the bar).
+PRESENT_MAX_HEIGHT = 340
+
+
+def presenter_figure(fig, most: int = PRESENT_MAX_HEIGHT):
+    """``fig`` as presenter mode draws it: no taller than ``most`` (PRESENT_MAX_HEIGHT unless a
+    figure alone on its slide asks for more; ui/chart.js still fits it to the room above the bar).
+    A new outer dict with the same data: the figure itself is shared by every session and never changed.
+
+    Example: presenter_figure(Figure(data=[], layout={"height": 600}))["layout"]["height"] -> 340
+    """
+    layout = fig.get("layout") if isinstance(fig, dict) else None
+    if not isinstance(layout, dict) or (layout.get("height") or 420) <= most:
+        return fig
+    return type(fig)(data=fig["data"], layout={**layout, "height": most})
+
+
+def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None,
+           present_height: int = PRESENT_MAX_HEIGHT) -> None:
+    """A chart with a stable key: the next run with the same key updates the same plot in
+    the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK). ``live`` and
+    ``on_commit``: a slider that redraws the chart from frames (ui.live.live_figure).
+    ``present_height``: the most a figure with a slide to itself may take in presenter mode."""
+    if st.session_state.get(PRESENTING):
+        fig = presenter_figure(fig, present_height)
+    chart(fig, key, tr("common.chart_failed"),
+          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
+                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
+          live=live, on_commit=on_commit)
