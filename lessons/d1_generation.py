@@ -66,17 +66,19 @@ loaded = course_model(device()) if real is None else None
 # what it extends.
 @st.cache_resource(max_entries=128, show_spinner=False)
 def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, bos: bool, dev: str,
-               step: int | None = None) -> dict:
+               step: int | None = None, forced: tuple = ()) -> dict:
     """The whole generation up to MAX_NEW tokens, as plain data. Sampling is seeded, so the
     first k steps of this run are exactly a run of k steps: Step only reveals one more.
     Each step also keeps its draw distribution at the STRIP temperatures (same top-k, top-p).
     ``step``: an earlier checkpoint of the course model (F3's, after that many training steps)
-    instead of the final one."""
+    instead of the final one. ``forced``: ((step index, token id),), a branch: the same generation
+    with that token written there (core.models.generate.Generation(forced=...))."""
     model, tok = course_model(dev)
     if step is not None:                 # checked loadable by checkpoint_control
         model = model_at_step(step, dev)
     cut_k, cut_p = top_k or None, top_p if top_p < 1 else None
-    gen = Generation(model, tok, prompt, MAX_NEW, temperature, cut_k, cut_p, seed, use_cache=True, show=SHOW, bos=bos)
+    gen = Generation(model, tok, prompt, MAX_NEW, temperature, cut_k, cut_p, seed, use_cache=True, show=SHOW, bos=bos,
+                     forced=dict(forced))
     steps = []
     while not gen.done:
         s = gen.step()
@@ -160,6 +162,30 @@ def sampling_controls(live: bool = False):
     seed = c4.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
                            help=tr(f"{NS}.seed_help"))
     return temperature, top_k, top_p, int(seed)
+
+
+def course_branch(run: dict, at: int, args: tuple) -> None:
+    """D1's branch on the course model (the list only: the bars are the temperature's live figure).
+    Every step's bars are in the run already; the branch is ``trajectory`` with one token forced."""
+    steps = run["steps"]
+    drawn = [x["chosen"] for x in steps]
+    branch, malformed = linked_branch()
+    if malformed:
+        st.info(tr(f"{NS}.branch_bad_link"))
+    numbers = steps[branch[0] - 1] if branch and 1 <= branch[0] <= len(steps) else None
+    if branch and not fitting_branch(branch, drawn, numbers and numbers["ids"]):
+        st.info(tr(f"{NS}.branch_unfit", step=branch[0], token=branch[1], show=SHOW))
+        branch = None
+    keep_branch(branch)
+    branch_controls(steps[at - 1], at, branch, click=False)
+    if branch is None:
+        return
+    step, token = branch
+    forked = trajectory(*args, forced=((step - 1, token),))
+    tok = course_model(device())[1]
+    slots = branch_columns(tok, branch)[:2]
+    branch_shown(tok, slots, drawn, [x["chosen"] for x in forked["steps"]], step, {run["eos"]},
+                 len(run["prompt_ids"]), numbers["chosen_model"], numbers["model"][numbers["ids"].index(token)])
 
 
 @fragment
@@ -250,6 +276,7 @@ def course_body():
                 why = tr(f"{NS}.why_sampled", token=plain(s["chosen_token"]), p=s["chosen_sample"],
                          rank=s["rank"], kept=s["kept"], best=plain(s["best_token"]))
             st.markdown(sentences(why, tr(f"{NS}.cache_note", fed=s["fed"], cache=s["cache"])))
+            course_branch(run, n_steps, (prompt, temperature, top_k, top_p, seed, bos, device(), ckpt))
         # The same step at three temperatures, side by side (also the page's width: 3 x 10 names).
         slide(tr("classroom.slide.d1_strip"))
         strip = {tr(f"{NS}.strip_panel", t=t): s["strip"][t] for t in STRIP}
@@ -470,7 +497,7 @@ def branch_point(drawn: list[int], settings: tuple, d: dict, at: int, model, tok
 BRANCH_NONE = -1    # the list's "no branch" (token ids are >= 0)
 
 
-def branch_controls(d: dict, at: int, branch: tuple[int, int] | None) -> None:
+def branch_controls(d: dict, at: int, branch: tuple[int, int] | None, click: bool = True) -> None:
     """"What if it had written this?": a click on a bar, or this list (the keyboard's way), makes
     the step's token another one; the list shows the branch when it is at this step."""
     st.markdown(f"**{tr(f'{NS}.branch_heading')}**")
@@ -483,7 +510,30 @@ def branch_controls(d: dict, at: int, branch: tuple[int, int] | None) -> None:
                  on_change=listed, args=(key, at, d["chosen"], tuple(d["ids"]), BRANCH_NONE),
                  help=tr(f"{NS}.branch_help"))
     elsewhere = tr(f"{NS}.branch_elsewhere", step=branch[0]) if branch and branch[0] != at else ""
-    st.caption(sentences(tr(f"{NS}.branch_how", step=at), elsewhere))
+    st.caption(sentences(tr(f"{NS}.branch_how" if click else f"{NS}.branch_how_list", step=at), elsewhere))
+
+
+def branch_columns(tok, branch: tuple[int, int]):
+    """Two columns, the run as drawn and its branch, each named; returns their empty slots."""
+    step, token = branch
+    left, right = st.columns(2)
+    left.markdown(f"**{tr(f'{NS}.branch_original')}**")
+    right.markdown(f"**{tr(f'{NS}.branch_forced', step=step, token=plain(visible_token(tok.tokens([token])[0])))}**")
+    return left.empty(), right.empty(), right
+
+
+def branch_shown(tok, slots, original: list[int], forked: list[int], step: int, stop: set[int], n_prompt: int,
+                 drawn_p: float, forced_p: float) -> None:
+    """Both texts in their slots, the step where they part marked in each, and what happened there."""
+    part = parting_step(original, forked)
+    part = step - 1 if part is None else part             # the forced token differs: they part there
+    for slot, ids in zip(slots, (original, forked), strict=True):
+        text, ended = parted(tok, ids, part, stop)
+        slot.markdown(text + (f" `{ended}`" if ended else ""))
+    st.caption(tr(f"{NS}.branch_caption", step=part + 1, pos=n_prompt + part, mark=PART,
+                  drawn=plain(visible_token(tok.tokens([original[part]])[0])), p_drawn=drawn_p,
+                  forced=plain(visible_token(tok.tokens([forked[part]])[0])), p_forced=forced_p,
+                  n=len(original), m=len(forked)))
 
 
 def branch_view(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, dev: str,
@@ -492,26 +542,14 @@ def branch_view(model, tok, mode: str, source: str, prompt, settings: tuple, max
     is the same generation with one token forced (core.models.generate.Generation(forced=...)),
     written once for every student who asks for it."""
     step, token = branch
-    left, right = st.columns(2)
-    left.markdown(f"**{tr(f'{NS}.branch_original')}**")
-    right.markdown(f"**{tr(f'{NS}.branch_forced', step=step, token=plain(visible_token(tok.tokens([token])[0])))}**")
-    slot_left, slot_right = left.empty(), right.empty()
+    slot_left, slot_right, right = branch_columns(tok, branch)
     with right:
         run = shared_stream(model, tok, mode, source, prompt, settings, max_new, slot_right, dev,
                             forced=((step - 1, token),))
-    original, forked = current["new_ids"], run["new_ids"]
-    part = parting_step(original, forked)
-    part = step - 1 if part is None else part             # the forced token differs: they part there
-    stop = stop_ids(tok)
-    for slot, ids in ((slot_left, original), (slot_right, forked)):
-        text, ended = parted(tok, ids, part, stop)
-        slot.markdown(text + (f" `{ended}`" if ended else ""))
-    numbers = step_at(part + 1, original, settings, model, tok)
+    numbers = step_at(step, current["new_ids"], settings, model, tok)
     by_id = dict(zip(numbers["ids"], numbers["model"], strict=True))
-    st.caption(tr(f"{NS}.branch_caption", step=part + 1, pos=len(settings[1]) + part, mark=PART,
-                  drawn=plain(visible_token(numbers["chosen_token"])), p_drawn=numbers["chosen_model"],
-                  forced=plain(visible_token(tok.tokens([forked[part]])[0])), p_forced=by_id.get(forked[part], 0.0),
-                  n=len(original), m=len(forked)))
+    branch_shown(tok, (slot_left, slot_right), current["new_ids"], run["new_ids"], step, stop_ids(tok),
+                 len(settings[1]), numbers["chosen_model"], by_id.get(token, 0.0))
 
 
 @fragment

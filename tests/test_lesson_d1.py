@@ -719,3 +719,38 @@ def test_real_branch_bad_link_falls_back_to_no_branch(step, token):
     said += [i.value for i in at.info]           # not one of the run's choices: said once it is written
     assert not any("▶" in m.value for m in at.markdown)
     assert any("no branch" in s for s in said) and "d1.branch_step" not in at.query_params
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_course_branch_from_the_list_and_from_a_link(lang):
+    """The course model branches too (by the list: its bars are the live temperature figure): the
+    forced character is written at the step, the text before it is the run's, a link repeats it."""
+    import torch
+
+    from core.models.generate import Generation
+    from ui.model import course_model
+    query = {"d1.steps": "3", "d1.temperature": "1", "d1.seed": "2"}
+    at = open_lesson(PAGE, lang, query)
+    pick = at.selectbox(key="d1.branch_pick")
+    label = pick.options[2]
+    pick.select_index(2).run()
+    assert_ok(at)
+    left, right = _columns(at)
+    assert left.split("▶")[0] == right.split("▶")[0]
+    assert at.query_params["d1.branch_step"] == "3"
+    token = int(at.query_params["d1.branch_token"])
+    model, tok = course_model(torch.device("cpu"))
+    assert tok.tokens([token]) == [label]
+    runs = []
+    for forced in (None, {2: token}):
+        gen = Generation(model, tok, "君不见，黄河之水", 48, 1.0, None, None, 2, show=20, forced=forced)
+        while not gen.done:
+            gen.step()
+        runs.append(gen.new_ids)
+    assert runs[1][:2] == runs[0][:2] and runs[1][2] == token != runs[0][2]
+    assert f"**▶ {tok.tokens([token])[0]}**" in right
+    again = open_lesson(PAGE, lang, {**query, "d1.branch_step": "3", "d1.branch_token": str(token)})
+    assert _columns(again) == (left, right)
+    for bad in ({"d1.branch_step": "49"}, {"d1.branch_token": "x"}, {"d1.branch_token": str(runs[0][2])}):
+        worse = open_lesson(PAGE, lang, {**query, "d1.branch_step": "3", "d1.branch_token": str(token), **bad})
+        assert not any("▶" in m.value for m in worse.markdown) and worse.info
