@@ -139,6 +139,11 @@ def _f3(at):
     assert 4 <= at.slider(key="f3.new").value <= 48
 
 
+def _f4(at):
+    assert at.segmented_control(key="f4.pair").value == "ioi" and at.segmented_control(key="f4.dir").value == "denoise"
+    assert at.slider(key="f4.layer").value == 15 and at.slider(key="f4.pos").value == 9   # out of range: dropped
+
+
 B_OPEN = {"b2": {"b2.ex_open": "true"}, "b3": {"b3.ex_open": "true"}}   # the explorer's controls drawn too
 URL_JUNK = {
     "A1": [({"a1.merges": "abc", "a1.scheme": "<b>", "a1.corpus": "nope", "a1.text": "%%%"}, _a1),
@@ -174,9 +179,11 @@ URL_JUNK = {
     "F2": [({"f2.pos": "1e9", "f2.target": "<b>x</b>", "f2.lm": "gpt-5", "f2.prompt": "",
              "f2.ctext": "💥' OR 1=1 --"}, _f2),
            ({"f2.pos": "-3", "f2.target": "99", "f2.row": "31"}, _f2_out_of_range)],
+    "F4": [({"f4.pair": "<b>x</b>", "f4.dir": "sideways", "f4.layer": "99", "f4.pos": "-3",
+             "f4.clean": "🙂" * 300}, _f4)],
     "F3": [({"f3.read": "abc", "f3.layer": "99", "f3.head": "-1", "f3.new": "1e99", "f3.seed": "nan"}, _f3)],
 }
-ON_SMOLLM2 = {"F1", "F2"}          # their defaults read SmolLM2: the checks need it installed
+ON_SMOLLM2 = {"F1", "F2", "F4"}          # their defaults read SmolLM2: the checks need it installed
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.code for lesson in LESSONS])

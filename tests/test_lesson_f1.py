@@ -226,17 +226,17 @@ def test_home_and_the_course_map_list_part_f(lang):
     from tests.apptest_util import APP
     from ui.course import PARTS
 
-    assert [lesson.code for lesson in dict(PARTS)["F"]] == ["F1", "F2", "F3"]
+    assert [lesson.code for lesson in dict(PARTS)["F"]] == ["F1", "F2", "F3", "F4"]
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["lang"] = lang
     at.run()
     assert_ok(at)
     part = {"en": "F · What a trained model learned", "zh": "F · 训练出的模型学到了什么"}[lang]
     assert part in [s.value for s in at.subheader]
-    names = {"en": ("Heads at work", "The logit lens", "A model learning"),
-             "zh": ("注意力头在做什么", "逐层解码", "模型是怎样学会的")}[lang]
+    names = {"en": ("Heads at work", "The logit lens", "A model learning", "Activation patching"),
+             "zh": ("注意力头在做什么", "逐层解码", "模型是怎样学会的", "激活修补")}[lang]
     shown = " ".join(m.value for m in at.markdown) + " ".join(str(p.proto) for p in at.get("page_link"))
-    assert all(f"{code} · {name}" in shown for code, name in zip(("F1", "F2", "F3"), names, strict=True))
+    assert all(f"{code} · {name}" in shown for code, name in zip(("F1", "F2", "F3", "F4"), names, strict=True))
 
 
 def test_the_random_draws_are_drawn_without_asking_only_at_the_default():

@@ -60,6 +60,7 @@ PARTS: list[tuple[str, list[Lesson]]] = [
         Lesson("F1", "f1_heads.py", "heads-at-work", ":material/psychology:"),
         Lesson("F2", "f2_logit_lens.py", "logit-lens", ":material/layers:"),
         Lesson("F3", "f3_learning.py", "learning", ":material/trending_down:"),
+        Lesson("F4", "f4_patching.py", "patching", ":material/healing:"),
     ]),
 ]
 

@@ -1,0 +1,222 @@
+"""F4 in both languages: the numbers and maps on screen equal core.lab.patching's on SmolLM2 (the
+two runs, the three position maps, the head map, a clicked cell's patched run), every control
+moved (pair, direction, cell), the student's own pair with bad input, and the page without SmolLM2."""
+import numpy as np
+import pytest
+
+import ui.model
+from core.lab import patching as P
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+
+PAGE = "f4_patching.py"
+
+
+@pytest.fixture(scope="module")
+def smol():
+    from tests.real_util import real
+    return real()
+
+
+_CORE: dict = {}
+
+
+def core_maps(smol, name: str, noising: bool = False):
+    """The pair's runs and every map, straight from core (once per pair and direction)."""
+    key = (name, noising)
+    if key not in _CORE:
+        model, tok = smol
+        b = P.PAIRS[name]
+        pair = P.tokenize_pair(tok, b.clean, b.corrupted, b.right, b.wrong)
+        runs = P.run_pair(model, pair, noising)
+        _CORE[key] = (pair, runs, P.sweeps(model, runs), P.head_sweep(model, runs))
+    return _CORE[key]
+
+
+def warm(smol, name: str, noising: bool = False) -> None:
+    """The page's shared maps of a built-in pair computed before the page opens (as a server's
+    first student does), so that a run of the page stays inside AppTest's time limit on a busy
+    machine. What the page shows is still checked against core_maps, computed apart."""
+    from ui import f4_patching
+
+    b = P.PAIRS[name]
+    f4_patching.pair_maps(f4_patching.pair_key(b.clean, b.corrupted, b.right, b.wrong, noising, "cpu"), smol)
+
+
+def _metrics(at) -> list[tuple[str, str]]:
+    return [(m.label, m.value) for m in at.metric]
+
+
+def _check_maps(at, smol, name: str, noising: bool) -> None:
+    """Every map on the page equals core's, cell for cell (float32 on the way)."""
+    pair, runs, sweeps, heads = core_maps(smol, name, noising)
+    resid = trace_array(figure_by_key(at, "f4.resid"), 0, "z")
+    assert resid.shape == (30, len(pair.clean_ids))
+    np.testing.assert_allclose(resid, sweeps["resid_pre"].recovered.numpy(), atol=1e-5)
+    sub = figure_by_key(at, "f4.sub")
+    np.testing.assert_allclose(trace_array(sub, 0, "z"), sweeps["attn_out"].recovered.numpy(), atol=1e-5)
+    np.testing.assert_allclose(trace_array(sub, 1, "z"), sweeps["ffn_out"].recovered.numpy(), atol=1e-5)
+    h = trace_array(figure_by_key(at, "f4.heads"), 0, "z")
+    assert h.shape == (9, 30)                                              # heads down, blocks across
+    np.testing.assert_allclose(h, heads.recovered.numpy().T, atol=1e-5)
+    # The two runs: the metrics are core's plain runs, rounded as shown.
+    clean, corrupted = P.plain(runs.clean, pair), P.plain(runs.corrupted, pair)
+    values = [v for _, v in _metrics(at)]
+    assert values == [f"{clean.logit_diff:+.2f}", f"{100 * clean.p_right:.1f} %", f"{100 * clean.p_wrong:.1f} %",
+                      f"{corrupted.logit_diff:+.2f}", f"{100 * corrupted.p_right:.1f} %",
+                      f"{100 * corrupted.p_wrong:.1f} %"]
+    bars = figure_by_key(at, "f4.runs")
+    np.testing.assert_allclose(trace_array(bars, 0, "x"), [clean.p_right, clean.p_wrong], rtol=1e-5)
+    np.testing.assert_allclose(trace_array(bars, 1, "x"), [corrupted.p_right, corrupted.p_wrong], rtol=1e-5)
+
+
+def _check_cell(at, smol, name: str, noising: bool, layer: int, pos: int) -> None:
+    """The clicked cell's bars are that patched run's top tokens; its recovered fraction is the map's."""
+    model, _ = smol
+    pair, runs, sweeps, _ = core_maps(smol, name, noising)
+    got = P.patched_run(model, runs, "resid_pre", layer, pos)
+    shown = trace_array(figure_by_key(at, "f4.cell"), 0, "x")
+    np.testing.assert_allclose(shown, got.top_probs, rtol=1e-4, atol=1e-6)
+    assert got.recovered == pytest.approx(float(sweeps["resid_pre"].recovered[layer, pos]), abs=1e-4)
+    assert any(f"{got.recovered:.2f}" in c.value and f"{got.logit_diff:+.2f}" in c.value for c in at.caption)
+    box = figure_by_key(at, "f4.resid")["layout"]["shapes"][0]            # the chosen cell outlined
+    assert (box["x0"], box["y0"]) == (pos - 0.5, layer - 0.5)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_f4_ioi_equals_core_and_the_cell_follows(lang, smol):
+    warm(smol, "ioi")
+    at = open_lesson(PAGE, lang)
+    assert at.segmented_control(key="f4.pair").value == "ioi"
+    assert at.segmented_control(key="f4.dir").value == "denoise"
+    _check_maps(at, smol, "ioi", False)
+    pair, runs, sweeps, _ = core_maps(smol, "ioi", False)
+    assert runs.clean_diff == pytest.approx(6.12, abs=0.01) and runs.corrupted_diff == pytest.approx(-5.49, abs=0.01)
+    # The issue's picture: the second name carries it early, the last position late.
+    resid = trace_array(figure_by_key(at, "f4.resid"), 0, "z")
+    assert resid[:7, 9].min() > 0.95 and resid[-3:, 13].min() > 0.9 and np.abs(resid[:, :9]).max() == 0
+    assert (at.slider(key="f4.layer").value, at.slider(key="f4.pos").value) == (15, 9)
+    _check_cell(at, smol, "ioi", False, 15, 9)
+    for layer, pos in ((0, 0), (29, 13), (23, 13)):
+        at.slider(key="f4.layer").set_value(layer)
+        at.slider(key="f4.pos").set_value(pos).run()
+        assert_ok(at)
+        _check_cell(at, smol, "ioi", False, layer, pos)
+    # The F1 comparison: one row a head, the patch's strongest first, with F1's four scores.
+    table = next(m.value for m in at.markdown if m.value.startswith("| "))
+    rows = table.split("\n")[2:]
+    assert len(rows) == 5 and rows[0].startswith("| L23·H3 |")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_f4_pairs_and_noising(lang, smol):
+    """The fact pair, then noising: the maps follow, and both are in the address."""
+    for name, noising in (("fact", False), ("fact", True), ("agreement", True)):
+        warm(smol, name, noising)
+    at = open_lesson(PAGE, lang, {"f4.pair": "fact"})
+    _check_maps(at, smol, "fact", False)
+    resid = trace_array(figure_by_key(at, "f4.resid"), 0, "z")
+    assert resid.shape == (30, 10) and resid[:5, 3].min() > 0.8          # the subject's last token, early
+    at.segmented_control(key="f4.dir").set_value("noise").run()
+    assert_ok(at)
+    assert (at.query_params["f4.dir"], at.query_params["f4.pair"]) == ("noise", "fact")
+    _check_maps(at, smol, "fact", True)
+    resid = trace_array(figure_by_key(at, "f4.resid"), 0, "z")
+    assert np.all(resid[:, 0] == 1.0)                                     # "The": the clean run itself
+    at.segmented_control(key="f4.pair").set_value("agreement").run()
+    assert_ok(at)
+    assert trace_array(figure_by_key(at, "f4.resid"), 0, "z").shape == (30, 5)
+    _check_cell(at, smol, "agreement", True, at.slider(key="f4.layer").value, at.slider(key="f4.pos").value)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_f4_own_pair_and_bad_input(lang, smol):
+    """The student's own pair: lengths that differ show both tokenizations; an answer of several
+    tokens is scored by its first (said); empty, emoji, markup and 5,000 characters give a
+    message, never a traceback; a good pair is patched behind the button."""
+    import i18n
+
+    _, tok = smol
+    warm(smol, "ioi")
+    at = open_lesson(PAGE, lang, {"f4.pair": "own"})
+    assert at.text_input(key="f4.clean").value == P.PAIRS["ioi"].clean
+    assert not [b for b in at.button if b.key == "f4.run"]               # the IOI pair: ready already
+
+    def typed(**boxes):
+        for name, text in boxes.items():
+            at.text_input(key=f"f4.{name}").set_value(text)
+        at.run()
+        assert_ok(at)
+        return [e.value for e in at.error], [i.value for i in at.info], [w.value for w in at.warning]
+
+    errors, _, _ = typed(corrupted="When Mary and John went to the store, Christopher gave a drink to")
+    assert errors == [i18n.t(lang, "f4.error_lengths", clean=14, corrupted=15, limit=P.MAX_TOKENS)]
+    assert any("[ Christopher]" in m.value or "Christopher" in m.value for m in at.markdown)
+    assert not [k for k in ("f4.resid", "f4.cell") if any(k in el.proto.id for el in at.get("bidi_component"))]
+
+    errors, infos, _ = typed(corrupted=P.PAIRS["ioi"].corrupted, right=" Maryanne")
+    pieces = tok.tokens(tok.encode(" Maryanne"))
+    assert len(pieces) > 1 and not errors
+    assert any(pieces[0].strip() in i and str(len(pieces)) in i for i in infos)
+
+    _, infos, _ = typed(right="", clean="")                                # empty: the example text is used
+    assert i18n.t(lang, "common.empty_input") in infos
+    for bad in ("🙂" * 3, "<b>**x**</b> $x$", "x" * 5000, "   "):
+        errors, infos, warnings = typed(clean=bad, corrupted=bad)
+        assert errors or warnings or infos, bad
+    errors, _, warnings = typed(clean="x" * 5000, corrupted="y" * 5000)
+    assert i18n.t(lang, "common.truncated", limit=200, n=5000) in warnings
+    assert errors == [i18n.t(lang, "f4.error_too_long", clean=len(tok.encode("x" * 200)),
+                             corrupted=len(tok.encode("y" * 200)), limit=P.MAX_TOKENS)]
+    _, _, warnings = typed(clean="<b>x</b>", corrupted="<b>x</b>")
+    assert i18n.t(lang, "f4.same_prompts") in warnings
+    errors, _, _ = typed(right=" is", wrong=" is")
+    assert errors == [i18n.t(lang, "f4.error_same_answer", clean=4, corrupted=4, limit=P.MAX_TOKENS)]
+
+    # A good pair of its own: a button, then the maps, equal to core's.
+    clean, corrupted = f"The cat on the mat {lang}", f"The cats on the mat {lang}"
+    typed(clean=clean, corrupted=corrupted, right=" is", wrong=" are")
+    assert at.button(key="f4.run")
+    at.button(key="f4.run").click().run()
+    assert_ok(at)
+    model, _ = smol
+    pair = P.tokenize_pair(tok, clean, corrupted, " is", " are")
+    want = P.sweep(model, P.run_pair(model, pair), "resid_pre").recovered.numpy()
+    np.testing.assert_allclose(trace_array(figure_by_key(at, "f4.resid"), 0, "z"), want, atol=1e-5)
+
+
+def test_a_click_on_the_map_moves_the_cell(monkeypatch):
+    from ui import f4_patching
+
+    state = {"f4.resid": {"select": "21,7"}}
+    monkeypatch.setattr(f4_patching.st, "session_state", state)
+    f4_patching.picked_cell("f4.resid", "f4.layer", "f4.pos")
+    assert (state["f4.layer"], state["f4.pos"]) == (21, 7)
+    for junk in ("<b>,1", "1", "٣,1", None):                               # anything else: nothing moves
+        state["f4.resid"] = {"select": junk}
+        f4_patching.picked_cell("f4.resid", "f4.layer", "f4.pos")
+        assert (state["f4.layer"], state["f4.pos"]) == (21, 7)
+
+
+def test_f4_maps_are_shared_and_small(smol):
+    """A pair's maps are computed once for every session, and what is kept is far under 2 MB."""
+    import pickle
+
+    from ui import f4_patching
+
+    b = P.PAIRS["ioi"]
+    key = f4_patching.pair_key(b.clean, b.corrupted, b.right, b.wrong, False, "cpu")
+    maps = f4_patching.pair_maps(key, smol)
+    assert f4_patching.pair_maps(key, smol) is maps
+    assert len(pickle.dumps(maps)) < 2_000_000
+
+
+def test_f4_without_the_real_model(monkeypatch):
+    """Without the package: the install note and the lesson's own, the questions, no exception."""
+    from core.models import gguf_llama
+    monkeypatch.setattr(ui.model, "real_model_available", lambda: False)
+    monkeypatch.setattr(gguf_llama, "available", lambda: False)
+    at = open_lesson(PAGE, "zh")
+    assert any(gguf_llama.INSTALL in i.value for i in at.info)
+    assert any("SmolLM2" in i.value and "\u4e00" <= i.value[1] for i in at.info)
+    assert not at.get("bidi_component") or not any("f4.resid" in el.proto.id for el in at.get("bidi_component"))
+    assert at.radio                                                         # try this is there

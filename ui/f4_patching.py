@@ -1,0 +1,138 @@
+"""Cached results of lesson F4 (activation patching), computed once per pair and direction for
+every session.
+
+A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: ~2-10 s of a
+core for SmolLM2. The built-in pairs are computed when a student first opens them (then served to
+everyone); a student's own pair only when asked (a button and a progress bar in the page), one
+computation at a time in this process, as F1's random control (``ui.f1_heads``). What is kept is
+what the page shows: a few small float32 arrays and the tokens as text (a few KB a pair), never
+the runs themselves (~10 MB).
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import streamlit as st
+import torch
+
+from core.lab import patching as P
+from ui.f2_lens import token_texts
+
+
+@dataclass(frozen=True)
+class Side:
+    """One plain run, as the page shows it."""
+    logit_diff: float
+    p_right: float
+    p_wrong: float
+    top: list[str]                # (K,) likeliest next tokens, best first
+    top_probs: list[float]        # (K,)
+
+
+@dataclass(frozen=True)
+class Maps:
+    """Everything the page draws for one pair patched in one direction."""
+    clean_tokens: list[str]       # (T,) as readable text
+    corrupted_tokens: list[str]   # (T,)
+    differ: list[int]             # positions where the prompts differ
+    right: str                    # the first token of each answer, as text
+    wrong: str
+    right_pieces: int             # tokens of each answer (only the first is scored)
+    wrong_pieces: int
+    clean: Side
+    corrupted: Side
+    noising: bool
+    recovered: dict[str, np.ndarray]   # site -> (L, T) float32; "head" -> (L, H) at the last position
+    diffs: dict[str, np.ndarray]       # the logit difference of each cell, same shapes
+
+    @property
+    def separable(self) -> bool:
+        """False when both runs give the same logit difference: nothing can be recovered."""
+        return abs(self.clean.logit_diff - self.corrupted.logit_diff) > 1e-6
+
+
+def pair_key(clean: str, corrupted: str, right: str, wrong: str, noising: bool, dev: str) -> tuple:
+    return (clean, corrupted, right, wrong, bool(noising), dev)
+
+
+def side(tok, run: P.Run, pair: P.Pair) -> Side:
+    got = P.plain(run, pair)
+    return Side(got.logit_diff, got.p_right, got.p_wrong, token_texts(tok, got.top_ids), got.top_probs)
+
+
+# --- the maps: computed once per key for every session ------------------------------------------
+_MAPS: collections.OrderedDict = collections.OrderedDict()
+_MAPS_MAX = 64                    # ~4 KB each
+_MAPS_LOCK = threading.Lock()     # guards _MAPS
+_COMPUTING = threading.Lock()     # one pair's sweeps at a time in this process
+
+
+def maps_ready(key: tuple) -> Maps | None:
+    """The maps computed for ``key`` (pair_key), or None when nobody has asked for them yet."""
+    with _MAPS_LOCK:
+        found = _MAPS.get(key)
+        if found is not None:
+            _MAPS.move_to_end(key)
+        return found
+
+
+def pair_maps(key: tuple, _loaded, progress=None) -> Maps:
+    """Every map of the pair ``key``: computed once for every session. ``progress(fraction)`` is
+    called as the sweeps go (the three position maps, then the heads). Raises P.PairError.
+    Read only."""
+    found = maps_ready(key)
+    if found is not None:
+        return found
+    model, tok = _loaded
+    clean, corrupted, right, wrong, noising, _ = key
+    pair = P.tokenize_pair(tok, clean, corrupted, right, wrong)
+    with _COMPUTING:
+        found = maps_ready(key)                      # computed while this one waited
+        if found is not None:
+            return found
+        tell = progress or (lambda f: None)
+        with torch.inference_mode():
+            runs = P.run_pair(model, pair, noising)
+            # The heads are ~270 runs of one position, the position maps ~3 × L × T of several.
+            sweeps = P.sweeps(model, runs, progress=lambda f: tell(0.85 * f))
+            heads = P.head_sweep(model, runs, progress=lambda f: tell(0.85 + 0.15 * f))
+        found = Maps(token_texts(tok, pair.clean_ids), token_texts(tok, pair.corrupted_ids), pair.differ,
+                     token_texts(tok, [pair.right])[0], token_texts(tok, [pair.wrong])[0],
+                     len(pair.right_pieces), len(pair.wrong_pieces),
+                     side(tok, runs.clean, pair), side(tok, runs.corrupted, pair), bool(noising),
+                     {**{s: m.recovered.numpy().astype(np.float32) for s, m in sweeps.items()},
+                      "head": heads.recovered.numpy().astype(np.float32)},
+                     {**{s: m.diffs.numpy().astype(np.float32) for s, m in sweeps.items()},
+                      "head": heads.diffs.numpy().astype(np.float32)})
+    with _MAPS_LOCK:
+        _MAPS[key] = found
+        while len(_MAPS) > _MAPS_MAX:
+            _MAPS.popitem(last=False)
+    return found
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def cell_run(key: tuple, site: str, layer: int, position: int, _loaded) -> dict:
+    """One cell's patched run to the end (a click on the map): its logit difference, recovered
+    fraction and top next tokens. The two plain runs again (two forward passes) and one resume."""
+    model, tok = _loaded
+    clean, corrupted, right, wrong, noising, _ = key
+    pair = P.tokenize_pair(tok, clean, corrupted, right, wrong)
+    with torch.inference_mode():
+        runs = P.run_pair(model, pair, noising)
+        got = P.patched_run(model, runs, site, layer, position)
+    return {"logit_diff": got.logit_diff, "recovered": got.recovered, "top": token_texts(tok, got.top_ids),
+            "top_probs": got.top_probs}
+
+
+def picked_cell(key: str, layer_key: str, pos_key: str) -> None:
+    """A click on the residual map (before the rerun): the clicked cell's customdata, "layer,position",
+    moves the two sliders (and so the address). Anything else moves nothing."""
+    value = st.session_state.get(key)
+    cell = value.get("select") if hasattr(value, "get") else None
+    parts = cell.split(",") if isinstance(cell, str) else []
+    if len(parts) == 2 and all(p.isascii() and p.isdigit() for p in parts):
+        st.session_state[layer_key], st.session_state[pos_key] = int(parts[0]), int(parts[1])

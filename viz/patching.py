@@ -1,0 +1,145 @@
+"""F4's pictures: the recovered fraction of every patched run, as a layers × positions map (the
+causal-tracing figure), the attention and feed-forward maps side by side, and the heads at the
+last position. Pure functions: arrays and translated labels in, a ``viz.common.Figure`` out."""
+from __future__ import annotations
+
+import numpy as np
+
+from viz.attention import token_axis, token_font, word_label_px
+from viz.common import DIVERGING_SCALE, Figure, array, label, make, unique_labels
+
+ROW_PX = 15          # px a layer's row takes: SmolLM2's 30 rows in 450 px
+MAP_PX = 560         # px of plot a full-width map has at least (1024 px window, sidebar open)
+SELECTED = "#2ca02c"  # the clicked cell's outline: green, apart from the red-blue scale
+
+
+def pair_labels(clean: list[str], corrupted: list[str]) -> list[str]:
+    """The positions' axis labels: the clean prompt's tokens, and "clean/corrupted" where the two
+    prompts differ (the position a patch copies something new into), each unique for plotly.
+
+    Example: pair_labels([" John", " gave"], [" Mary", " gave"]) -> [" John/ Mary", " gave"]
+    """
+    return unique_labels([a if a == b else f"{a}/{b}" for a, b in zip(clean, corrupted, strict=True)])
+
+
+def recovered_bar(title: str | None) -> dict:
+    """The recovered fraction's colour bar: 0 (the base run) white, 1 red, below 0 blue."""
+    bar = {"tickvals": [-1.0, 0.0, 0.5, 1.0], "ticktext": ["−1", "0", "0.5", "1"], "thickness": 12,
+           "tickfont": {"size": 12}}
+    if title:
+        bar["title"] = {"text": title, "side": "top", "font": {"size": 12}}
+    return bar
+
+
+def _map_trace(z, x, hover: str, customdata, **place) -> dict:
+    return {"type": "heatmap", "z": z, "x": x, "y0": 0, "dy": 1, "zmin": -1.0, "zmax": 1.0,
+            "colorscale": DIVERGING_SCALE, "xgap": 1, "ygap": 1, "customdata": customdata,
+            "hovertemplate": hover, **place}
+
+
+def recovery_map(values, clean: list[str], corrupted: list[str], *, title: str | None,
+                 axis_titles: tuple[str, str], hover_names: tuple[str, str, str], colorbar_title: str,
+                 selected: tuple[int, int] | None = None) -> Figure:
+    """One site's recovered fraction, ``values`` (L, T): a column per position (its token at the
+    bottom), a row per block (block 0 at the bottom), on a fixed −1..1 scale (white = the base
+    run, red = the clean answer back). Each cell's customdata is "layer,position" (a click picks
+    it, ``ui.chart(on_select=...)``); the ``selected`` (layer, position) is outlined.
+
+    Example: recovery_map(np.zeros((30, 14)), ...)["data"][0]["z"].shape == (30, 14)
+    """
+    z = array(values)                                                        # (L, T)
+    n_layers, n = z.shape
+    font = min(12, token_font(n))
+    x = pair_labels(clean, corrupted)
+    layer_name, pos_name, value_name = hover_names
+    cells = [[f"{i},{j}" for j in range(n)] for i in range(n_layers)]
+    trace = _map_trace(np.where(np.isfinite(z), z, np.nan), x,
+                       f"{layer_name} %{{y}} · {pos_name} %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
+                       cells, colorbar=recovered_bar(colorbar_title))
+    words_px = word_label_px(x, font)
+    if words_px and n * (words_px + 8) <= MAP_PX:
+        words_px = 0.0                                                       # they fit upright
+    shapes = []
+    if selected is not None:
+        layer, pos = selected
+        shapes.append({"type": "rect", "xref": "x", "yref": "y", "x0": pos - 0.5, "x1": pos + 0.5,
+                       "y0": layer - 0.5, "y1": layer + 0.5, "line": {"color": SELECTED, "width": 3}})
+    layout = {"xaxis": {"type": "category", "title": {"text": axis_titles[1]}, **token_axis(n),
+                        "tickfont": {"size": font}, "tickangle": -90 if words_px else 0},
+              "yaxis": {"title": {"text": axis_titles[0]}, "range": [-0.5, n_layers - 0.5], "dtick": 5 if n_layers > 12 else 1,
+                        "showgrid": False, "zeroline": False},
+              "shapes": shapes}
+    height = (90 if title else 30) + 60 + ROW_PX * n_layers + round(words_px)
+    return make([trace], layout, title, max(height, 300))
+
+
+def sublayer_maps(attn, ffn, clean: list[str], corrupted: list[str], *, title: str | None,
+                  panel_titles: tuple[str, str], axis_titles: tuple[str, str],
+                  hover_names: tuple[str, str, str], colorbar_title: str) -> Figure:
+    """What each sub-layer's output carries: the attention map and the feed-forward map, each
+    (L, T), side by side on one scale (one colour bar), positions across and blocks up.
+
+    Example: sublayer_maps(np.zeros((30, 14)), np.zeros((30, 14)), ...) -> two heatmaps, x and x2
+    """
+    a, f = array(attn), array(ffn)
+    n_layers, n = a.shape
+    font = min(11, token_font(2 * n))
+    x = pair_labels(clean, corrupted)
+    layer_name, pos_name, value_name = hover_names
+    data = []
+    for k, (z, name) in enumerate(zip((a, f), panel_titles, strict=True)):
+        axes = {"xaxis": "x" if k == 0 else "x2", "yaxis": "y"}
+        trace = _map_trace(np.where(np.isfinite(z), z, np.nan), x,
+                           f"{name}<br>{layer_name} %{{y}} · {pos_name} %{{x}}<br>{value_name}: %{{z:.3f}}"
+                           "<extra></extra>", None, name=name, showscale=k == 0, **axes)
+        if k == 0:
+            trace["colorbar"] = recovered_bar(colorbar_title)
+        data.append(trace)
+    words_px = word_label_px(x, font)
+    if words_px and n * (words_px + 6) <= MAP_PX / 2:
+        words_px = 0.0
+    axis = {"type": "category", "title": {"text": axis_titles[1]}, **token_axis(n), "tickfont": {"size": font},
+            "tickangle": -90 if words_px else 0}
+    notes = [{"text": f"<b>{label(name)}</b>", "x": (0.22, 0.75)[k], "y": 1.0, "xref": "paper", "yref": "paper",
+              "yanchor": "bottom", "showarrow": False, "font": {"size": 14}} for k, name in enumerate(panel_titles)]
+    layout = {"xaxis": {**axis, "domain": [0.0, 0.46]}, "xaxis2": {**axis, "domain": [0.52, 0.98]},
+              "yaxis": {"title": {"text": axis_titles[0]}, "range": [-0.5, n_layers - 0.5],
+                        "dtick": 5 if n_layers > 12 else 1, "showgrid": False, "zeroline": False},
+              "annotations": notes, "margin": {"t": 100 if title else 40}}
+    height = (110 if title else 50) + 60 + ROW_PX * n_layers + round(words_px)
+    return make(data, layout, title, max(height, 300))
+
+
+def head_patch_map(values, marks: dict[str, list[tuple[int, int]]], *, title: str | None,
+                   axis_titles: tuple[str, str], hover_names: tuple[str, str, str],
+                   colorbar_title: str) -> Figure:
+    """The recovered fraction of each head's patch at the last position, ``values`` (L, H), as an
+    H × L map (layers across, heads down, as ``viz.attention.layer_head_map``), and the heads
+    another measure picked, ``marks`` (legend name -> [(layer, head), ...]), as hollow markers:
+    a marker on a red cell is a head both measures point at.
+
+    Example: head_patch_map(np.zeros((30, 9)), {"induction": [(18, 6)]}, ...) -> z (9, 30), 1 marker trace
+    """
+    v = array(values)                                                        # (L, H)
+    n_layers, n_heads = v.shape
+    z = np.where(np.isfinite(v), v, np.nan).T.astype(np.float32)             # (H, L)
+    layer_name, head_name, value_name = hover_names
+    data = [{"type": "heatmap", "z": z, "x0": 0, "dx": 1, "y0": 0, "dy": 1, "zmin": -1.0, "zmax": 1.0,
+             "colorscale": DIVERGING_SCALE, "xgap": 1, "ygap": 1, "colorbar": recovered_bar(colorbar_title),
+             "hovertemplate": f"{layer_name} %{{x}} · {head_name} %{{y}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
+             "showlegend": False}]
+    symbols = ("circle-open", "square-open", "diamond-open", "x-thin-open")
+    colours = ("#31333F", "#9467bd", "#2ca02c", "#ff7f0e")
+    for k, (name, heads) in enumerate(marks.items()):
+        data.append({"type": "scatter", "mode": "markers", "name": name,
+                     "x": [h[0] for h in heads], "y": [h[1] for h in heads],
+                     "marker": {"symbol": symbols[k % 4], "size": 11, "color": colours[k % 4],
+                                "line": {"width": 2, "color": colours[k % 4]}},
+                     "hovertemplate": f"{name}<br>{layer_name} %{{x}} · {head_name} %{{y}}<extra></extra>"})
+    layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
+                        "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
+              "yaxis": {"title": {"text": axis_titles[1]}, "dtick": 1, "autorange": "reversed",
+                        "range": [n_heads - 0.5, -0.5], "showgrid": False, "zeroline": False},
+              "legend": {"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0}, "margin": {"b": 90}}
+    return make(data, layout, title, 400)
+
