@@ -66,6 +66,15 @@ def _alone(item) -> bool:
     return any(item.nodeid == a or item.nodeid.startswith(a + ("" if a.endswith(".py") else "[")) for a in ALONE)
 
 
+def pytest_ignore_collect(collection_path, config):
+    """--phase alone does not import the modules that hold none of ALONE (its collection is short)."""
+    if config.getoption("--phase") == "alone" and collection_path.suffix == ".py" \
+            and collection_path.name.startswith("test_"):
+        files = {a.split("::")[0] for a in ALONE}
+        return not any(collection_path.as_posix().endswith(f) for f in files)
+    return None
+
+
 def _phase_filter(config, items):
     phase = config.getoption("--phase")
     if phase == "all":
