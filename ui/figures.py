@@ -22,6 +22,25 @@ def built_figure(key: tuple | str, _build: Callable[[], object]):
     return _build()
 
 
+def figure_key(draw: Callable, args: tuple = (), kwargs: dict | None = None) -> tuple:
+    """The cache key of ``draw(*args, **kwargs)``: the function (module and name), then every
+    argument. Nothing is written by hand, so no setting can be left out of it; ``draw`` must be a
+    named function of a module (a lambda or a closure could read a value the key does not hold).
+
+    Example: figure_key(viz.common.make, ([], {}, "T", 300)) -> ("viz.common", "make", ([], {}, "T", 300), ())
+    """
+    if not callable(draw) or getattr(draw, "__name__", "<lambda>") == "<lambda>" or getattr(draw, "__closure__", None):
+        raise TypeError("drawn() takes a named module-level function: every value it reads must be an argument")
+    return (draw.__module__, draw.__qualname__, tuple(args), tuple(sorted((kwargs or {}).items())))
+
+
+def drawn(draw: Callable, *args, **kwargs):
+    """The figure ``draw(*args, **kwargs)`` returns, built once for every session per function and
+    arguments (``figure_key``): pass every setting the figure shows, the translated labels included
+    (so the language is in the key). Shared: only ever read."""
+    return built_figure(figure_key(draw, args, kwargs), functools.partial(draw, *args, **kwargs))
+
+
 # plotly.js's own words (its toolbar's buttons, its notices), in English in plotly.js: each one's
 # key under PLOTLY_KEYS in the catalogues. Given to the chart as a plotly.js locale.
 PLOTLY_KEYS = "classroom.plotly"

@@ -25,7 +25,16 @@ import torch
 import i18n
 from ui.batching import at_once, fragment, send_now  # noqa: F401 (the pages' helpers, gathered here)
 from ui.code import _source, beside_code, code_panel, section_with_controls  # noqa: F401
-from ui.figures import PLOTLY_WORDS, PRESENT_MAX_HEIGHT, _plotly_words, built_figure, figure, presenter_figure  # noqa: F401
+from ui.figures import (  # noqa: F401
+    PLOTLY_WORDS,
+    PRESENT_MAX_HEIGHT,
+    _plotly_words,
+    built_figure,
+    drawn,
+    figure,
+    figure_key,
+    presenter_figure,
+)
 from ui.quiz import common_mistake, first_answers, quiz_score, try_this  # noqa: F401
 from ui.slides import bring_into_view, repeat_control, slide  # noqa: F401
 from ui.url import CAPTION, _non_finite, choice, ranged_slider, sanitise_url, text_box  # noqa: F401
