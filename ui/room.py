@@ -557,6 +557,13 @@ def _poll(room_code: str) -> None:
     """A student's page asks the cached version; a change reruns the page (or only scrolls)."""
     if code() != room_code:
         return
+    at = st.session_state.get(_AT)
+    if st.session_state.get(_FOLLOW) and at and _lesson_query() != at[1]:
+        # A control moved inside one of the lesson's fragments (no whole run, so after_page did not
+        # see it): the student looks around; the whole page runs to show the banner.
+        st.session_state[_FOLLOW] = False
+        _beat(force=True)
+        st.rerun(scope="app")
     _beat()
     try:
         now = version(room_code)

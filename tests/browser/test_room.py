@@ -3,6 +3,8 @@ on a phone joins by the link, follows a slide change within 2 s, and votes on a 
 the teacher opened. Two browser contexts: two browsers, two cookie jars."""
 from __future__ import annotations
 
+import csv
+import io
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -81,3 +83,100 @@ def test_start_a_class_from_the_presenters_bar(chromium_browser, server_url):
     assert page.locator(".anatomy-classroom .anatomy-start-room").count() == 0     # in a room now
     assert f"anatomy_teacher_{code}" in {c["name"] for c in ctx.cookies()}
     ctx.close()
+
+
+def _wait_text(page, text: str) -> None:
+    page.get_by_text(text).first.wait_for(timeout=WAIT_MS)
+
+
+def _press(page, key: str) -> None:
+    """A teacher's button, wherever it is (a question's buttons sit on later slides, hidden)."""
+    page.locator(f".st-key-{key.replace('.', '-')} button").first.dispatch_event("click")
+
+
+def test_a_class_of_three(chromium_browser, server_url, tmp_path):
+    """Issue 42's class: a teacher and three students in browsers of their own (a laptop, a phone at
+    390x844, a laptop in Chinese) join by link and by code, follow, one looks around and comes back,
+    all vote in two rounds, the answer is revealed, and the teacher downloads the CSV."""
+    en = lambda key, **f: i18n.t("en", key, **f)   # noqa: E731
+    zh = lambda key, **f: i18n.t("zh", key, **f)   # noqa: E731
+    contexts = []
+
+    def browser(**kwargs):
+        ctx = chromium_browser.new_context(**kwargs)
+        contexts.append(ctx)
+        return ctx.new_page()
+
+    teacher = browser(viewport={"width": 1280, "height": 720}, accept_downloads=True)
+    teacher.goto(f"{server_url}/attention?lang=en&present=1&room=new")
+    code = _code(teacher)
+    card = teacher.locator(".anatomy-room-join")
+    card.wait_for(timeout=WAIT_MS)
+    settle(teacher)
+    # The join card is in the flow: slide 1's title comes after it, not under it.
+    title = teacher.locator('[data-testid="stMain"] h1').first
+    assert card.bounding_box()["y"] + card.bounding_box()["height"] <= title.bounding_box()["y"]
+    teacher.screenshot(path=str(SHOTS / "room-class-teacher-1280.png"))
+
+    laptop = browser(viewport={"width": 1280, "height": 800})
+    laptop.goto(f"{server_url}/?room={code}&lang=en")                    # by the link
+    phone = browser(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone.goto(f"{server_url}/?lang=en")                                 # by the code, typed
+    phone.get_by_role("textbox", name=en("room.join_label")).fill(f"{code[:3].lower()} {code[3:]}")
+    phone.get_by_role("button", name=en("room.join_button")).click()
+    chinese = browser(viewport={"width": 1024, "height": 768}, locale="zh-CN")
+    chinese.goto(f"{server_url}/?room={code}&lang=zh")
+    students = [(laptop, en), (phone, en), (chinese, zh)]
+    for page, t in students:
+        _wait_text(page, t("room.following", code=code))
+        page.wait_for_function("() => document.body.dataset.anatomyFollowed === '1'", timeout=WAIT_MS)
+    assert chinese.get_by_text(zh("b1.title")).count() >= 1               # the teacher's lesson, own language
+    _wait_text(teacher, en("room.presence", n=3, m=3))
+
+    # The teacher steps to slide 2: every student's page is there.
+    teacher.locator("body").press("ArrowRight")
+    for page, _ in students:
+        page.wait_for_function("() => document.body.dataset.anatomyFollowed === '2'", timeout=WAIT_MS)
+
+    # The laptop student looks around (moves a control), is told, and comes back.
+    slider = laptop.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type=range]').first
+    slider.wait_for(state="attached", timeout=WAIT_MS)
+    slider.focus()
+    slider.press("ArrowRight")
+    _wait_text(laptop, en("room.paused", code=code))
+    laptop.get_by_role("button", name=en("room.back")).click()
+    _wait_text(laptop, en("room.following", code=code))
+    _wait_text(teacher, en("room.presence", n=3, m=3))
+
+    # Two rounds on B1's first question, then the answer.
+    options = {"en": i18n.items("en", "b1.try1.options"), "zh": i18n.items("zh", "b1.try1.options")}
+    rounds = {1: (0, 1, 1), 2: (1, 1, 2)}
+    for round_, picks in rounds.items():
+        _press(teacher, "_room.open.b1.try1" if round_ == 1 else "_room.round2.b1.try1")
+        for (page, t), pick in zip(students, picks, strict=True):
+            button = page.locator(f".st-key-_room-vote-b1-try1-{pick} button")
+            button.wait_for(timeout=WAIT_MS)
+            _wait_text(page, t("room.q.pick", round=round_))
+            assert button.bounding_box()["height"] >= 44
+            button.click()
+            lang = "zh" if t is zh else "en"
+            _wait_text(page, t("room.q.yours", option=f"{'ABC'[pick]}. {options[lang][pick]}"))
+        _wait_text(teacher, en("room.q.current", round=round_, n=3))
+    phone.screenshot(path=str(SHOTS / "room-class-phone-vote-390.png"))
+    _press(teacher, "_room.reveal.b1.try1")
+    for page, t in students:
+        _wait_text(page, t("b1.try1.why"))
+        assert page.locator(".st-key-_room-vote-b1-try1-0").count() == 0   # no vote after the reveal
+    chinese.screenshot(path=str(SHOTS / "room-class-zh-revealed.png"))
+
+    # The teacher's results: counts per round and option, no student ids.
+    with teacher.expect_download(timeout=WAIT_MS) as download:
+        _press(teacher, "_room.csv")
+    path = tmp_path / "results.csv"
+    download.value.save_as(path)
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    counts = {(r["round"], r["option"]): int(r["count"]) for r in rows if r["question"] == "b1.try1"}
+    assert counts == {("1", "0"): 1, ("1", "1"): 2, ("1", "2"): 0, ("2", "0"): 0, ("2", "1"): 2, ("2", "2"): 1}
+    assert set(rows[0]) == {"lesson", "question", "round", "option", "count"}
+    for ctx in contexts:
+        ctx.close()
