@@ -20,6 +20,8 @@ SHOTS = ROOT / "tests" / "screenshots"
 # first page load once took over 30 s. A test that really hangs still fails, after WAIT_MS.
 WAIT_MS = int(float(os.environ.get("ANATOMY_BROWSER_WAIT_S", "120")) * 1000)
 CHANGE_MS = WAIT_MS // 2   # a figure changing after a key press
+# One server a pytest-xdist worker (scripts/test.sh), each with its own log.
+SERVER_LOG = f"server-{os.environ['PYTEST_XDIST_WORKER']}.log" if "PYTEST_XDIST_WORKER" in os.environ else "server.log"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -27,7 +29,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 @pytest.fixture(scope="session")
 def server_url(chromium_browser):
     port = free_port()
-    log = open(ROOT / "tests" / "screenshots" / "server.log", "w") if SHOTS.mkdir(exist_ok=True) is None else None
+    SHOTS.mkdir(exist_ok=True)
+    log = open(SHOTS / SERVER_LOG, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
@@ -44,7 +47,7 @@ def server_url(chromium_browser):
             except OSError:
                 time.sleep(0.5)
         else:
-            raise RuntimeError("streamlit did not start; see tests/screenshots/server.log")
+            raise RuntimeError(f"streamlit did not start; see tests/screenshots/{SERVER_LOG}")
         _warm_up(chromium_browser, url)
         yield url
     finally:
@@ -148,6 +151,26 @@ _DRAWN = """() => document.querySelectorAll('[data-testid="stSkeleton"]').length
     && !document.querySelector('.anatomy-chart[data-fitting]')"""
 
 
+QUIET_MS, SETTLE_MS = 120, 300
+_QUIET = """([quiet, most]) => new Promise((done) => {
+    const start = performance.now();
+    let last = start;
+    const seen = new MutationObserver(() => { last = performance.now(); });
+    seen.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+    const look = () => {
+        const now = performance.now();
+        if (now - last >= quiet || now - start >= most) { seen.disconnect(); done(); } else setTimeout(look, 20);
+    };
+    setTimeout(look, 20);
+})"""
+
+
+def quiet(page, most_ms: int, quiet_ms: int = QUIET_MS) -> None:
+    """Wait until nothing on the page has changed for ``quiet_ms``, or ``most_ms`` have passed: in
+    place of a fixed pause of ``most_ms`` for a page that may still be changing."""
+    page.evaluate(_QUIET, [quiet_ms, most_ms])
+
+
 def settle(page, timeout_ms: int | None = None) -> None:
     """Wait until Streamlit has finished the current script run and drawn its charts.
 
@@ -166,4 +189,47 @@ def settle(page, timeout_ms: int | None = None) -> None:
             page.reload()
             page.wait_for_function(_RAN, timeout=timeout_ms // 2)
     page.wait_for_function(_DRAWN, timeout=timeout_ms)
-    page.wait_for_timeout(300)
+    # Then the page quiet for QUIET_MS (a late relayout, a correction sent back), at most SETTLE_MS
+    # (the fixed pause this was), and still finished and drawn.
+    quiet(page, SETTLE_MS)
+    page.wait_for_function(f"() => ({_RAN})() && ({_DRAWN})()", timeout=timeout_ms)
+
+
+def press_until(page, key: str, done: str, arg=None, tries: int = 3) -> None:
+    """Press ``key`` until the page's ``done(arg)`` holds.
+
+    On a starved machine a key press once did nothing at all (the presenter's → at the end of a
+    lesson: no run, the address unchanged for two minutes). A press is given WAIT_MS / 4; then,
+    once the page is idle again and ``done`` still does not hold, the key is pressed again, with a
+    warning that says so, so that a press lost for good still fails, after ``tries`` presses."""
+    import warnings
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(1, tries + 1):
+        page.keyboard.press(key)
+        try:
+            page.wait_for_function(done, arg=arg, timeout=WAIT_MS if attempt == tries else WAIT_MS // 4)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries:
+                raise
+        settle(page)
+        if page.evaluate(done, arg):
+            return
+        warnings.warn(f"{key} changed nothing on {page.url}; pressed again", stacklevel=2)
+
+
+def steady(page, script: str, arg=None, quiet_ms: int = 250):
+    """``script(arg)``'s value once it has stayed the same for ``quiet_ms`` (a scroll has ended),
+    within WAIT_MS."""
+    last, since = page.evaluate(script, arg), time.monotonic()
+    deadline = since + WAIT_MS / 1000
+    while time.monotonic() - since < quiet_ms / 1000:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{script[:60]}... still changing after {WAIT_MS} ms")
+        page.wait_for_timeout(50)
+        now = page.evaluate(script, arg)
+        if now != last:
+            last, since = now, time.monotonic()
+    return last

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import settle
+from tests.browser.conftest import settle, steady
 
 BOX = """(name) => {
     const gd = Array.from(document.querySelectorAll('.js-plotly-plot'))
@@ -39,9 +39,7 @@ def test_c1_click_a_sublayer(chromium_browser, server_url, lang):
         settle(page)
         for name, part, layer in (("encoder.layers.1.ffn", "encoder.ffn", 1),
                                   ("decoder.layers.0.self_attn_norm", "decoder.self_attn_norm", 0)):
-            page.evaluate(f"({BOX})('{name}')")               # scrolls the diagram into view
-            page.wait_for_timeout(1500)
-            x, y = page.evaluate(f"({BOX})('{name}')")
+            x, y = steady(page, f"({BOX})('{name}')")          # scrolls the diagram into view
             # plotly reports a click on the point it hovers: the pointer rests there first, as a
             # hand does (its hover is worked out on the next animation frame after a move).
             page.mouse.move(x, y)

@@ -14,7 +14,7 @@ import pytest
 
 import i18n
 from tests.apptest_util import decode
-from tests.browser.conftest import SHOTS, WAIT_MS, settle
+from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle
 from ui.course import existing_lessons
 
 VISIBLE_H3 = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] h3'))
@@ -295,14 +295,14 @@ def test_stepping_across_lessons(chromium_browser, server_url, before, after):
         last = _slides(page)
         page.goto(f"{server_url}/{before}?lang=en&present=1&step={last}")
         settle(page)
-        page.keyboard.press("ArrowRight")
+        press_until(page, "ArrowRight", "(p) => location.pathname.endsWith('/' + p)", after)
         page.wait_for_url(f"**/{after}?**", timeout=WAIT_MS)
         _wait_query(page, step="1", present="1")
         page.wait_for_timeout(500)                  # a late correction would move it now
         settle(page)
         assert _query(page)["step"] == "1"
         assert page.locator('[data-testid="stMain"] h1').first.is_visible()
-        page.keyboard.press("ArrowLeft")
+        press_until(page, "ArrowLeft", "(p) => location.pathname.endsWith('/' + p)", before)
         page.wait_for_url(f"**/{before}?**", timeout=WAIT_MS)
         page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{last}'",
                                timeout=WAIT_MS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import settle
+from tests.browser.conftest import settle, steady
 
 # The screen position of cell (layer, head) of the grids' panel ``panel`` (0: previous token ...
 # 2: induction), from plotly's own axes: the cell's centre is at x0 + layer, y0 + head.
@@ -34,9 +34,7 @@ def test_f1_click_a_cell_chooses_that_head(chromium_browser, server_url, lang):
         page.goto(f"{server_url}/heads-at-work?lang={lang}")
         settle(page)
         for panel, layer, head in ((2, 17, 3), (0, 16, 0)):
-            page.evaluate(f"({CELL})([{panel}, {layer}, {head}])")      # scrolls the grids into view
-            page.wait_for_timeout(1500)
-            x, y = page.evaluate(f"({CELL})([{panel}, {layer}, {head}])")
+            x, y = steady(page, f"({CELL})([{panel}, {layer}, {head}])")   # scrolls the grids into view
             page.mouse.move(x, y)                                       # plotly clicks the point it hovers
             page.wait_for_function("(cell) => ((document.querySelector('.hoverlayer') || {}).textContent || '')"
                                    ".includes(cell)", arg=f"{layer},{head}", timeout=30000)
@@ -63,9 +61,7 @@ def test_f1_a_link_to_head_0_opens_at_head_0(chromium_browser, server_url):
     try:
         page.goto(f"{server_url}/heads-at-work?lang=en")
         settle(page)
-        x, y = page.evaluate(f"({CELL})([0, 16, 0])")
-        page.wait_for_timeout(1500)
-        x, y = page.evaluate(f"({CELL})([0, 16, 0])")
+        x, y = steady(page, f"({CELL})([0, 16, 0])")                   # scrolls the grids into view
         page.mouse.move(x, y)
         page.wait_for_function("(cell) => ((document.querySelector('.hoverlayer') || {}).textContent || '')"
                                ".includes(cell)", arg="16,0", timeout=30000)

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.conftest import SHOTS, WAIT_MS, settle
+from tests.browser.conftest import SHOTS, WAIT_MS, quiet, settle, steady
 from ui.course import existing_lessons
 
 SIZES = [(1024, 768), (1440, 900)]
@@ -202,7 +202,7 @@ def _shoot(page, width: int, height: int, shot: str) -> None:
     viewport. Make the window as tall as the lesson (same width, so the same layout)."""
     tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": min(max(tall, height), 16000)})
-    page.wait_for_timeout(500)
+    quiet(page, 500)
     page.screenshot(path=str(SHOTS / f"layout-{shot}.png"))
 
 
@@ -215,7 +215,7 @@ def _raised(page) -> list[str]:
 def _sized(page, width: int, height: int, shot: str, known: tuple[str, ...] = (), least: bool = False) -> list[str]:
     """The checks of one size on the page shown (its charts drawn at this size): what fails."""
     # Charts below the fold are drawn in a task of their own (ui/chart.js): let them finish.
-    page.wait_for_timeout(300)
+    quiet(page, 300)
     problems = _found(page, width, known, least)
     _shoot(page, width, height, shot)
     errors = _raised(page)
@@ -409,7 +409,8 @@ def test_button_brings_its_figure_into_view(chromium_browser, server_url, slug, 
         before = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
         press.click()
         settle(page)
-        page.wait_for_timeout(1200)   # the smooth scroll
+        # the smooth scroll, begun by the page once the figure is drawn: its position still for 0.6 s
+        steady(page, "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop", quiet_ms=600)
         box = page.evaluate(f"""() => {{
             const el = document.querySelector('{css(chart)}');
             const r = el.getBoundingClientRect();
