@@ -333,15 +333,13 @@ def shown(text: str, red: bool = False) -> str:
     return "  \n".join(out)
 
 
-def conversation(mode: str, source: str, answer: str, ended: str | None, marked: str | None = None) -> str:
-    """The prompt and what the model wrote after it, as one markdown text (``marked``: the
-    answer as markdown already, ``answer`` then unused)."""
+def conversation(mode: str, source: str, answer: str, ended: str | None) -> str:
+    """The prompt and what the model wrote after it, as one markdown text."""
     end = f" `{ended}`" if ended else ""
-    written = shown(answer, red=True) if marked is None else marked
     if mode == "chat":
         return (f"**{tr(f'{NS}.you')}** {shown(source) or '∅'}  \n"
-                f"**{tr(f'{NS}.assistant')}** {written}{end}")
-    return f"{shown(source)}{written}{end}"
+                f"**{tr(f'{NS}.assistant')}** {shown(answer, red=True)}{end}")
+    return f"{shown(source)}{shown(answer, red=True)}{end}"
 
 
 PART = "▶"      # marks the step where a run and its branch part (more than a colour)
