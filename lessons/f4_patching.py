@@ -44,8 +44,10 @@ F1_PROBE = (20, 0)                       # F1's default probe (T, seed): its sco
 # Every id's catalogue key, written out (tests/test_i18n.py finds a key by its literal name).
 PAIR_KEYS = {"ioi": f"{NS}.pair_ioi", "fact": f"{NS}.pair_fact", "agreement": f"{NS}.pair_agreement",
              OWN: f"{NS}.pair_own"}
-DIR_KEYS = {"denoise": (f"{NS}.dir_denoise", f"{NS}.dir_why_denoise", f"{NS}.resid_caption_denoise"),
-            "noise": (f"{NS}.dir_noise", f"{NS}.dir_why_noise", f"{NS}.resid_caption_noise")}
+# direction -> (its control's label, why, the residual map's caption, its name in a figure's title)
+DIR_KEYS = {"denoise": (f"{NS}.dir_denoise", f"{NS}.dir_why_denoise", f"{NS}.resid_caption_denoise",
+                        f"{NS}.dir_short_denoise"),
+            "noise": (f"{NS}.dir_noise", f"{NS}.dir_why_noise", f"{NS}.resid_caption_noise", f"{NS}.dir_short_noise")}
 ERROR_KEYS = {"empty": f"{NS}.error_empty", "lengths": f"{NS}.error_lengths", "too_long": f"{NS}.error_too_long",
               "same_answer": f"{NS}.error_same_answer"}
 ANSWER_KEYS = {"right": f"{NS}.right_word", "wrong": f"{NS}.wrong_word"}
@@ -62,14 +64,11 @@ if loaded is None:
 
 def pair_controls():
     """Which pair, and which way the activations are copied. Returns (pair id, noising)."""
-    c1, c2 = st.columns([3, 2])
-    with c1:
-        picked = choice(tr(f"{NS}.pair_label"), PAIR_IDS, f"{NS}.pair",
-                        {p: tr(PAIR_KEYS[p]) for p in PAIR_IDS}, widget="segmented")
-    with c2:
-        direction = choice(tr(f"{NS}.dir_label"), DIRECTIONS, f"{NS}.dir",
-                           {d: tr(DIR_KEYS[d][0]) for d in DIRECTIONS}, widget="segmented",
-                           help=tr(f"{NS}.dir_help"))
+    # One control a row: side by side at 1024 px, both cut their last option short.
+    picked = choice(tr(f"{NS}.pair_label"), PAIR_IDS, f"{NS}.pair", {p: tr(PAIR_KEYS[p]) for p in PAIR_IDS},
+                    widget="segmented")
+    direction = choice(tr(f"{NS}.dir_label"), DIRECTIONS, f"{NS}.dir", {d: tr(DIR_KEYS[d][0]) for d in DIRECTIONS},
+                       widget="segmented", help=tr(f"{NS}.dir_help"))
     st.caption(tr(DIR_KEYS[direction][1]))
     return picked, direction == "noise"
 
@@ -143,11 +142,12 @@ def runs_section(maps, texts: tuple[str, str, str, str]) -> None:
                                                                             corrupted_text)):
         with col:
             st.markdown(f"**{tr(RUN_KEYS[name])}** · {plain(text)}")
-            a, b, c = st.columns(3)
+            # Two numbers a side: three cut "92.3 %" to "92.…" at 1024 px.
+            a, b = st.columns(2)
             a.metric(tr(f"{NS}.metric_diff"), f"{run.logit_diff:+.2f}")
             b.metric(tr(f"{NS}.metric_p", token=plain(maps.right)), f"{100 * run.p_right:.1f} %")
-            c.metric(tr(f"{NS}.metric_p", token=plain(maps.wrong)), f"{100 * run.p_wrong:.1f} %")
-            st.caption(tr(f"{NS}.top_caption", tokens=tr(f"{NS}.sep").join(
+            st.caption(tr(f"{NS}.top_caption", wrong=plain(maps.wrong), p_wrong=100 * run.p_wrong,
+                          tokens=tr(f"{NS}.sep").join(
                 f"“{plain(t)}” {100 * p:.0f} %" for t, p in zip(run.top[:3], run.top_probs[:3], strict=True))))
     right_word, wrong_word = f"“{label(maps.right)}”", f"“{label(maps.wrong)}”"
     fig = built_figure((f"{NS}.runs", texts, lang()), lambda: bars(
@@ -226,6 +226,7 @@ slide(tr(f"{NS}.cell_slide"))
 slot["cell"] = st.container()
 st.subheader(tr(f"{NS}.sub_title"))
 st.markdown(tr(f"{NS}.sub_text"))
+slide(tr("classroom.slide.continued", title=tr(f"{NS}.sub_title")))
 slot["sub"] = st.container()
 st.subheader(tr(f"{NS}.heads_title"))
 st.markdown(tr(f"{NS}.heads_text"))
@@ -267,7 +268,7 @@ def lesson_body():
     resid = maps.recovered["resid_pre"]                                      # (L, T)
     n_layers, n = resid.shape
     dir_keys = DIR_KEYS["noise" if noising else "denoise"]
-    direction = tr(dir_keys[0])
+    direction = tr(dir_keys[3])
     hover = words(f"{NS}.layer_word", f"{NS}.pos_word", f"{NS}.recovered_word")
     with slot["cell_controls"]:
         c1, c2 = st.columns(2)
@@ -302,7 +303,8 @@ def lesson_body():
         attn, ffn = maps.recovered["attn_out"], maps.recovered["ffn_out"]
         figure(built_figure((f"{NS}.sub", key, lang()), lambda: sublayer_maps(
             attn, ffn, maps.clean_tokens, maps.corrupted_tokens, title=tr(f"{NS}.sub_fig", direction=direction),
-            panel_titles=words(f"{NS}.attn_name", f"{NS}.ffn_name"), axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_axis"), hover_names=hover,
+            panel_titles=words(f"{NS}.attn_name", f"{NS}.ffn_name"), axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_word"),
+            hover_names=hover,
             colorbar_title=tr(f"{NS}.recovered_word"))), key=f"{NS}.sub")
         ai, aj, av = strongest(attn, noising)
         fi, fj, fv = strongest(ffn, noising)

@@ -61,9 +61,10 @@ def _check_maps(at, smol, name: str, noising: bool) -> None:
     # The two runs: the metrics are core's plain runs, rounded as shown.
     clean, corrupted = P.plain(runs.clean, pair), P.plain(runs.corrupted, pair)
     values = [v for _, v in _metrics(at)]
-    assert values == [f"{clean.logit_diff:+.2f}", f"{100 * clean.p_right:.1f} %", f"{100 * clean.p_wrong:.1f} %",
-                      f"{corrupted.logit_diff:+.2f}", f"{100 * corrupted.p_right:.1f} %",
-                      f"{100 * corrupted.p_wrong:.1f} %"]
+    assert values == [f"{clean.logit_diff:+.2f}", f"{100 * clean.p_right:.1f} %",
+                      f"{corrupted.logit_diff:+.2f}", f"{100 * corrupted.p_right:.1f} %"]
+    for run in (clean, corrupted):                                         # the wrong answer's, under each
+        assert any(c.value.startswith("P(“") and f"{100 * run.p_wrong:.1f} %" in c.value for c in at.caption)
     bars = figure_by_key(at, "f4.runs")
     np.testing.assert_allclose(trace_array(bars, 0, "x"), [clean.p_right, clean.p_wrong], rtol=1e-5)
     np.testing.assert_allclose(trace_array(bars, 1, "x"), [corrupted.p_right, corrupted.p_wrong], rtol=1e-5)
@@ -115,7 +116,8 @@ def test_f4_pairs_and_noising(lang, smol):
     at = open_lesson(PAGE, lang, {"f4.pair": "fact"})
     _check_maps(at, smol, "fact", False)
     resid = trace_array(figure_by_key(at, "f4.resid"), 0, "z")
-    assert resid.shape == (30, 10) and resid[:5, 3].min() > 0.8          # the subject's last token, early
+    assert resid.shape == (30, 10)
+    assert resid[1:20, 2].min() > 0.6 and resid[-3:, -1].min() > 0.75   # "iffel" early, the last position late
     at.segmented_control(key="f4.dir").set_value("noise").run()
     assert_ok(at)
     assert (at.query_params["f4.dir"], at.query_params["f4.pair"]) == ("noise", "fact")
