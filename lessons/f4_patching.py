@@ -216,7 +216,9 @@ def heads_table(values: np.ndarray, scores: dict[str, np.ndarray], noising: bool
 st.subheader(tr(f"{NS}.pair_title"))
 st.markdown(tr(f"{NS}.pair_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.pair_title")))
-slot = {"controls": st.container(), "runs": st.container()}
+slot = {"controls": st.container()}
+slide(tr(f"{NS}.runs_slide"))                  # presenter mode: the two runs below the controls' slide
+slot["runs"] = st.container()
 st.subheader(tr(f"{NS}.resid_title"))
 st.markdown(tr(f"{NS}.resid_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.resid_title")))
@@ -232,6 +234,7 @@ st.subheader(tr(f"{NS}.heads_title"))
 st.markdown(tr(f"{NS}.heads_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.heads_title")))
 slot["heads"] = st.container()
+slide(tr(f"{NS}.table_slide"))                 # presenter mode: the table under the map fell under the bar
 slot["heads_table"] = st.container()
 
 
