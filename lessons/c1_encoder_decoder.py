@@ -13,10 +13,8 @@ from core.lab.date_lab import (
 )
 from core.models.encdec import DecoderLayer, EncoderLayer, FeedForward, cross_attend, greedy
 from core.text.dates import parse, unknown_characters
-from ui.chart import chart
 from ui.date_model import checkpoint_available, checkpoints, date_model, forced, reading
 from ui.frame import (
-    _plotly_words,
     choice,
     code_panel,
     device,
@@ -252,11 +250,9 @@ def sublayer_sections(text: str):
     labels.update(cross_attn_norm=labels["self_attn_norm"], ffn_norm=labels["self_attn_norm"])
     with slot["diagram"]:
         # ui.chart directly: ui.frame.figure has no click (on_select) to pass on yet.
-        chart(stacks_diagram(name, n_layers, labels), f"{NS}.diagram", tr("common.chart_failed"),
-              export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"),
-                      "file": f"{NS}.diagram", "locale": lang(),
-                      "words": _plotly_words(lang()) if lang() != "en" else None},
-              on_select=clicked_sublayer)
+        # A click on a sub-layer opens it (on_select).
+        figure(stacks_diagram(name, n_layers, labels), f"{NS}.diagram", present_height=None,
+               on_select=clicked_sublayer)
         st.caption(tr(f"{NS}.diagram_caption"))
     v = sublayer_view(text, stack, layer, sub, dev)
     rows = v["rows"]

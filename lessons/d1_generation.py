@@ -16,11 +16,9 @@ from core.lab.real_generation import (
 )
 from core.lab.real_tokens import dropped_note, special_runs
 from core.models.generate import Generation, at_temperature, parting_step, sampling_probs, temperature_sweep
-from ui.chart import PRESENTING, chart
 from ui.d1_real import bar_clicked, fitting_branch, keep_branch, linked_branch, listed, real_step, real_strip
 from ui.f3_learning import checkpoint_steps, model_at_step
 from ui.frame import (
-    _plotly_words,
     bring_into_view,
     built_figure,
     choice,
@@ -29,9 +27,7 @@ from ui.frame import (
     figure,
     fragment,
     header,
-    lang,
     plain,
-    presenter_figure,
     ranged_slider,
     send_now,
     sentences,
@@ -456,12 +452,9 @@ def real_bars(d: dict, drawn: bool, title: str, log: bool, step: int | None = No
     if step is None:
         figure(fig, key=f"{NS}.real_bars")
         return
-    # ui.chart directly, as F1's head map: ui.frame.figure passes no click on.
+    # A click on a bar forces that token at this step (on_select).
     key = f"{NS}.real_bars"
-    chart(presenter_figure(fig) if st.session_state.get(PRESENTING) else fig, key, tr("common.chart_failed"),
-          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
-                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
-          on_select=functools.partial(bar_clicked, key, step, d["chosen"], tuple(d["ids"])))
+    figure(fig, key, on_select=functools.partial(bar_clicked, key, step, d["chosen"], tuple(d["ids"])))
 
 
 def step_at(step: int, drawn: list[int], settings: tuple, model, tok) -> dict:

@@ -18,7 +18,6 @@ from core.lab.head_scores import (
 )
 from core.lab.real_tokens import dropped_note
 from core.parts.attention import scaled_dot_product_attention
-from ui.chart import chart
 from ui.f1_heads import (
     TEXT_TOKENS,
     ablation,
@@ -29,7 +28,6 @@ from ui.f1_heads import (
     text_heads,
 )
 from ui.frame import (
-    _plotly_words,
     beside_code,
     built_figure,
     choice,
@@ -167,11 +165,8 @@ def grids(scores: dict, probe_scores: dict, selected, cols: int, key: str, title
     if selected is None:
         figure(fig, key=key)
         return
-    # ui.chart directly: ui.frame.figure passes no click on (as the explorer's map).
-    chart(fig, key, tr("common.chart_failed"),
-          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
-                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
-          on_select=functools.partial(picked, key))
+    # A click on a cell picks that layer and head (on_select).
+    figure(fig, key, present_height=None, on_select=functools.partial(picked, key))
 
 
 def picked(key: str) -> None:

@@ -17,8 +17,7 @@ import streamlit as st
 from core.lab.head_analysis import PATTERNS, dominant_pattern, head_scores, model_attention, profile, standout_heads
 from core.lab.real_attention import TOKEN_LIMIT, prompt_attention, thumbnails
 from core.lab.real_tokens import dropped_note
-from ui.chart import chart
-from ui.frame import _plotly_words, choice, code_panel, device, figure, lang, ranged_slider, text_box, tr
+from ui.frame import choice, code_panel, device, figure, ranged_slider, text_box, tr
 from ui.model import REAL, course_model, model_switch, real_model
 from viz.attention import head_grid, head_mosaic, heatmap, layer_head_map, score_map, weight_top
 from viz.common import label
@@ -211,14 +210,11 @@ def real_explorer(ns: str, dev: str, loaded) -> None:
 
     values = data["scores"][stat]                                         # (L, H)
     words = (tr("explorer.layer_word"), tr("explorer.head_word"))
-    # ui.chart directly: ui.frame.figure has no click (on_select) to pass on yet (as C1's diagram).
-    chart(layer_head_map(values, selected=(layer, head), title=tr("explorer.map_fig", what=tr(REAL_KEYS[stat][1])),
-                         axis_titles=words, hover_names=(*words, tr("explorer.mean_weight")),
-                         colorbar_title=tr("explorer.mean_weight"), zmax=weight_top(values)),
-          f"{ns}.ex_fig_map", tr("common.chart_failed"),
-          export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"),
-                  "file": f"{ns}.ex_fig_map", "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
-          on_select=functools.partial(_picked, ns))
+    # A click on a cell picks that layer and head (on_select).
+    figure(layer_head_map(values, selected=(layer, head), title=tr("explorer.map_fig", what=tr(REAL_KEYS[stat][1])),
+                          axis_titles=words, hover_names=(*words, tr("explorer.mean_weight")),
+                          colorbar_title=tr("explorer.mean_weight"), zmax=weight_top(values)),
+           f"{ns}.ex_fig_map", present_height=None, on_select=functools.partial(_picked, ns))
     st.caption(tr("explorer.read_map", group=group, group_minus=group - 1, last_layer=n_layers - 1,
                   last_head=n_heads - 1))
 

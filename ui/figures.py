@@ -79,14 +79,16 @@ def presenter_figure(fig, most: int = PRESENT_MAX_HEIGHT):
 
 
 def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None,
-           present_height: int = PRESENT_MAX_HEIGHT) -> None:
+           present_height: int | None = PRESENT_MAX_HEIGHT, on_select: Callable[[], None] | None = None) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK). ``live`` and
     ``on_commit``: a slider that redraws the chart from frames (ui.live.live_figure).
-    ``present_height``: the most a figure with a slide to itself may take in presenter mode."""
-    if st.session_state.get(PRESENTING):
+    ``present_height``: the most a figure with a slide to itself may take in presenter mode (None:
+    its own height). ``on_select``: a callback run before the rerun when a point is clicked; it
+    reads the point's ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram, F1's map)."""
+    if st.session_state.get(PRESENTING) and present_height is not None:
         fig = presenter_figure(fig, present_height)
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
                   "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
-          live=live, on_commit=on_commit)
+          on_select=on_select, live=live, on_commit=on_commit)
