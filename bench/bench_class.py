@@ -464,7 +464,12 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--settle", type=float, default=10.0, help="s to wait after the sessions close before RSS")
     ap.add_argument("--no-warmup", action="store_true", help="skip the visit to every lesson before the class")
     ap.add_argument("--real", action="store_true", help="half the students open their lesson on SmolLM2")
+    ap.add_argument("--room", action="store_true", help="a class room (issue 42): the students follow a teacher "
+                    "through 10 slides and vote (bench/bench_room.py)")
+    ap.add_argument("--step-s", type=float, default=3.0, help="--room: seconds between the teacher's slides")
     args = ap.parse_args(argv)
+    if args.room:
+        return room_main(args)
     mode = "burst (all open within 1 s)" if args.burst else f"opening over {args.ramp:.0f} s"
     if args.url:
         pids = args.pid or pids_listening(urllib.parse.urlsplit(args.url).port or 80)
@@ -481,6 +486,36 @@ def main(argv: list[str] | None = None) -> Report:
         report = run_class(url, pids, args.students, args.seconds, args.burst, args.ramp,
                            settle=args.settle, warm=not args.no_warmup, label=label, warm_urls=warm_urls,
                            real=args.real)
+    print(report.table())
+    return report
+
+
+def room_main(args):
+    """--room: one teacher, --students students in a class room (bench/bench_room.py)."""
+    from bench.bench_room import own_database, run_room  # noqa: PLC0415
+
+    with own_database() as database:
+        if args.url:
+            ctx = contextlib.nullcontext((args.url, args.pid or pids_listening(urllib.parse.urlsplit(args.url).port or 80),
+                                          [args.url]))
+        else:
+            ctx = servers(args.replicas)
+        with ctx as (url, pids, warm_urls):
+            if not args.no_warmup:
+                for each in warm_urls:    # B1 and the home page once, in each language
+                    for page in ("attention", ""):
+                        for lang in ("en", "zh"):
+                            session = Session(each, timeout=120)
+                            try:
+                                session.run(page, f"lang={lang}")
+                            finally:
+                                session.close()
+            where = args.url or f"{args.replicas} replica(s)" + (" behind nginx" if args.replicas > 1 else "")
+            label = (f"class room: 1 teacher, {args.students} students; {where}; database {database}; "
+                     f"server pids {pids}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+                     f"load before {os.getloadavg()[0]:.2f}")
+            report = run_room(url, pids, args.students, args.seconds, ramp=min(args.ramp, 10.0),
+                              step_s=args.step_s, label=label)
     print(report.table())
     return report
 

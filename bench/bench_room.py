@@ -1,0 +1,342 @@
+"""A class room under load (issue 42 §6): one teacher, N students, real websocket clients.
+
+    python -m bench.bench_class --room --students 100 --seconds 60               # one server, SQLite
+    python -m bench.bench_class --room --replicas 2 --students 100               # 2 replicas behind nginx
+    ANATOMY_DATABASE_URL=postgresql://... python -m bench.bench_class --room --replicas 2
+
+The teacher opens B1 in presenter mode with ``room=new``; the students open ``/?room=<CODE>`` (half
+in Chinese) over a few seconds and follow the teacher to B1 as a browser would: each client obeys
+the server's ``auto_rerun`` messages (the page's 1 s poll fragment) as the front end's timer does.
+Then:
+
+1. the teacher steps through 10 slides, one every ``--step-s`` s. A step is a rerun of the teacher's
+   page with ``step=n`` in its query (what the presenter bar's key press makes the page do, less
+   the bar's own early-ended run); a student is "at the slide" when the server sends its page the
+   script that scrolls to slide n (ui.room.scroll_script). Reported: key press -> each student at
+   that slide, p50/p95/max, and how many arrived;
+2. the teacher opens B1's first question (a press of its "Open for the class" button); each student
+   presses one option at a random moment within 10 s. Reported: vote round trip (press -> the
+   run's end, the vote acknowledged) p50/p95, votes acknowledged vs votes in the database, and
+   the time from the last acknowledged vote until the teacher's projector shows the final count;
+3. nobody moves for ``--seconds`` s: the server's CPU (share of one core, and per student per
+   minute) and memory with a class that only follows.
+
+Not here: killing a replica during a vote (issue 42 §6's failover case).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import re
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import sqlalchemy as sa
+import websocket
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+LESSON = "attention"                 # B1: 10 slides, "Try this" b1.try1 with 3 options
+QUESTION = "b1.try1"
+OPTIONS = 3
+SLIDES = 10
+_WANT = re.compile(r"const want = (\d+);")
+
+
+class Client:
+    """One browser tab as the server sees it, reading the websocket all the time (a room's page
+    changes without being asked: polls, switches to the teacher's lesson, reruns)."""
+
+    def __init__(self, base_url: str, name: str, timeout: float = 60.0):
+        url = base_url.replace("http://", "ws://").replace("https://", "wss://").rstrip("/")
+        self.ws = websocket.create_connection(f"{url}/_stcore/stream", subprotocols=["streamlit"], timeout=timeout)
+        self.name = name
+        self.page_hash = ""
+        self.page = ""                               # the page's URL path, as the navigation says
+        self.query = ""
+        self.finished = threading.Condition()
+        self.runs_finished = 0
+        self.widgets: dict[str, str] = {}            # user key (the part after the id's last '-') -> widget id
+        self.slides: list[tuple[int, float]] = []    # (slide, perf_counter) of every scroll script received
+        self.texts: list[tuple[str, float]] = []     # markdown bodies, with their time
+        self.errors: list[str] = []
+        self.auto: dict[str, float] = {}             # fragment id -> interval (s), from auto_rerun
+        self.closed = False
+        self._send_lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._timer, daemon=True).start()
+
+    # -- the front end's part --
+    def rerun(self, query: str | None = None, page: str | None = None, widgets: WidgetStates | None = None,
+              fragment: str = "", auto: bool = False) -> None:
+        """A run of ``page`` (default: the page shown) with ``query`` (default: the page's own)."""
+        msg = BackMsg()
+        state = msg.rerun_script
+        state.query_string = self.query if query is None else query
+        state.page_name = self.page if page is None else page
+        state.page_script_hash = self.page_hash
+        if widgets is not None:
+            state.widget_states.CopyFrom(widgets)
+        if fragment:
+            state.fragment_id = fragment
+        state.is_auto_rerun = auto
+        with self._send_lock:
+            self.ws.send_binary(msg.SerializeToString())
+
+    def press(self, key: str, query: str | None = None) -> None:
+        """A button's press (its trigger), as the front end sends it."""
+        states = WidgetStates()
+        state = states.widgets.add()
+        state.id = self.widgets[key]
+        state.trigger_value = True
+        self.rerun(query, widgets=states)
+
+    def wait_run(self, after: int, timeout: float) -> bool:
+        """Until a run ends after the ``after``-th (True) or the timeout (False)."""
+        with self.finished:
+            return self.finished.wait_for(lambda: self.runs_finished > after, timeout)
+
+    def close(self) -> None:
+        self.closed = True
+        with contextlib.suppress(OSError, websocket.WebSocketException):
+            self.ws.close()
+
+    def _timer(self) -> None:
+        # st.fragment(run_every=...) is a timer of the front end: a fragment rerun every interval
+        # (the server merges a request that arrives during a run into the next run).
+        due: dict[str, float] = {}
+        while not self.closed:
+            time.sleep(0.05)
+            now = time.perf_counter()
+            for fragment, every in list(self.auto.items()):
+                if now >= due.setdefault(fragment, now + every):
+                    due[fragment] = now + every
+                    with contextlib.suppress(OSError, websocket.WebSocketException):
+                        self.rerun(fragment=fragment, auto=True)
+
+    def _read(self) -> None:
+        while not self.closed:
+            try:
+                raw = self.ws.recv()
+            except websocket.WebSocketTimeoutException:
+                continue
+            except (OSError, websocket.WebSocketException) as exc:
+                if not self.closed:
+                    self.errors.append(f"{self.name}: websocket {type(exc).__name__}")
+                return
+            if isinstance(raw, str):
+                continue
+            fwd = ForwardMsg()
+            fwd.ParseFromString(raw)
+            kind = fwd.WhichOneof("type")
+            now = time.perf_counter()
+            if kind == "new_session":
+                self.page_hash = fwd.new_session.page_script_hash or self.page_hash
+            elif kind == "navigation":
+                nav = fwd.navigation
+                self.page_hash = nav.page_script_hash or self.page_hash
+                self.page = next((p.url_pathname for p in nav.app_pages if p.page_script_hash == nav.page_script_hash),
+                                 self.page)
+            elif kind == "page_info_changed":
+                self.query = fwd.page_info_changed.query_string
+            elif kind == "auto_rerun":
+                self.auto[fwd.auto_rerun.fragment_id] = fwd.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                for fragment in fwd.stop_auto_rerun.fragment_ids:
+                    self.auto.pop(fragment, None)
+            elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
+                self._element(fwd.delta.new_element, now)
+            elif kind == "script_finished":
+                with self.finished:
+                    self.runs_finished += 1
+                    self.finished.notify_all()
+
+    def _element(self, element, now: float) -> None:
+        kind = element.WhichOneof("type")
+        if kind == "exception":
+            self.errors.append(f"{self.name}: {element.exception.type}: {element.exception.message}"[:200])
+        elif kind == "alert" and element.alert.format == element.alert.ERROR:
+            self.errors.append(f"{self.name}: {element.alert.body}"[:200])
+        elif kind == "html":
+            found = _WANT.search(element.html.body)
+            if found:
+                self.slides.append((int(found.group(1)), now))
+        elif kind == "markdown":
+            self.texts.append((element.markdown.body, now))
+        inner = getattr(element, kind) if kind else None
+        widget_id = getattr(inner, "id", "") if inner is not None else ""
+        if widget_id:
+            self.widgets[widget_id.rsplit("-", 1)[-1]] = widget_id
+
+
+@dataclass
+class RoomReport:
+    students: int
+    joined: int
+    follow_s: list[float] = field(default_factory=list)   # key press -> a student at that slide
+    missed: int = 0                                        # (student, slide) pairs that never arrived
+    vote_s: list[float] = field(default_factory=list)      # press -> the vote's run ended
+    votes_acked: int = 0
+    votes_counted: int = 0                                 # in the database
+    count_final_s: float | None = None                     # last ack -> the projector's count final
+    idle_s: float = 0.0
+    idle_cpu_s: float = 0.0
+    rss_start: int = 0
+    rss_peak: int = 0
+    errors: list[str] = field(default_factory=list)
+    label: str = ""
+
+    def table(self) -> str:
+        def stats(xs: list[float]) -> str:
+            xs = sorted(xs)
+            if not xs:
+                return "      -        -        -     (n=0)"
+            q = lambda p: xs[min(len(xs) - 1, int(round(p * (len(xs) - 1))))]   # noqa: E731
+            return f"{q(.5) * 1e3:7.0f}  {q(.95) * 1e3:7.0f}  {xs[-1] * 1e3:7.0f}   (n={len(xs)})"
+        mb = 1 / 2**20
+        per_min = self.idle_cpu_s / max(self.joined, 1) / max(self.idle_s / 60, 1e-9)
+        final = "never" if self.count_final_s is None else f"{self.count_final_s * 1e3:.0f} ms"
+        return "\n".join([
+            self.label,
+            f"students joined           {self.joined} of {self.students}",
+            "                            p50 ms   p95 ms   max ms",
+            f"key press -> at the slide {stats(self.follow_s)}   missed {self.missed}",
+            f"vote round trip           {stats(self.vote_s)}",
+            f"votes                     {self.votes_acked} acknowledged, {self.votes_counted} in the database",
+            f"projector's count final   {final} after the last acknowledged vote",
+            f"errors                    {len(self.errors)}" + (f"   e.g. {self.errors[0]}" if self.errors else ""),
+            f"following, nobody moving  server CPU {self.idle_cpu_s:.1f} s in {self.idle_s:.0f} s "
+            f"({self.idle_cpu_s / max(self.idle_s, 1e-9):.0%} of one core; {per_min * 1e3:.1f} ms per student per minute)",
+            f"server RSS (MB)           start {self.rss_start * mb:.0f}, peak {self.rss_peak * mb:.0f}",
+        ])
+
+
+def _votes_in_database(code: str) -> int:
+    from room.store import database_url, questions, votes  # noqa: PLC0415 (the servers' database, by the same environment)
+
+    engine = sa.create_engine(database_url())
+    try:
+        with engine.connect() as conn:
+            return conn.execute(sa.select(sa.func.count()).select_from(votes.join(questions))
+                                .where(questions.c.room_code == code)).scalar_one()
+    finally:
+        engine.dispose()
+
+
+def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float = 60.0, ramp: float = 10.0,
+             step_s: float = 3.0, seed: int = 0, label: str = "") -> RoomReport:
+    from bench.bench_class import Watch  # noqa: PLC0415 (bench_class imports this module for --room)
+
+    rng = random.Random(seed)
+    report = RoomReport(students, 0, label=label)
+    watch = Watch(pids)
+    report.rss_start = watch.samples[-1][2]
+    watch.start()
+    teacher = Client(base_url, "teacher", timeout=120)
+    clients = [teacher]
+    try:
+        teacher.rerun("lang=en&present=1&room=new", page=LESSON)
+        deadline = time.perf_counter() + 120
+        while "room" not in parse_qs(teacher.query) and time.perf_counter() < deadline:
+            time.sleep(0.1)
+        code = parse_qs(teacher.query)["room"][0]
+        teacher.wait_run(0, 120)
+        # The students arrive over `ramp` seconds and follow the teacher to B1.
+        for i in range(students):
+            time.sleep(ramp / max(students, 1))
+            client = Client(base_url, f"student{i}", timeout=120)
+            clients.append(client)
+            client.rerun(f"lang={'zh' if i % 2 else 'en'}&room={code}", page="")
+        pupils = clients[1:]
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline and not all(c.slides for c in pupils):
+            time.sleep(0.2)
+        report.joined = sum(1 for c in pupils if c.slides)
+        time.sleep(2)
+        # 1. Ten slides: 2, 3, ..., 10, then 1.
+        for slide in [*range(2, SLIDES + 1), 1]:
+            press = time.perf_counter()
+            query = re.sub(r"(^|&)step=\d+", "", teacher.query).lstrip("&")
+            teacher.rerun(f"{query}&step={slide}")
+            time.sleep(step_s)
+            for c in pupils:
+                arrived = [t for s, t in c.slides if s == slide and t >= press]
+                if arrived:
+                    report.follow_s.append(arrived[0] - press)
+                else:
+                    report.missed += 1
+        # 2. A vote: the teacher opens B1's first question; everyone votes within 10 s.
+        teacher.press("_room.open.b1.try1")
+        deadline = time.perf_counter() + 30
+        keys = [f"_room.vote.{QUESTION}.{k}" for k in range(OPTIONS)]
+        while time.perf_counter() < deadline and not all(all(k in c.widgets for k in keys) for c in pupils):
+            time.sleep(0.1)
+        acks: list[float] = []
+
+        def vote(c: Client, delay: float) -> None:
+            time.sleep(delay)
+            if keys[0] not in c.widgets:
+                c.errors.append(f"{c.name}: no vote buttons")
+                return
+            before = c.runs_finished
+            start = time.perf_counter()
+            c.press(keys[rng.randrange(OPTIONS)])
+            if c.wait_run(before, 30):
+                end = time.perf_counter()
+                report.vote_s.append(end - start)
+                acks.append(end)
+
+        voters = [threading.Thread(target=vote, args=(c, rng.uniform(0, 10))) for c in pupils]
+        for t in voters:
+            t.start()
+        for t in voters:
+            t.join()
+        report.votes_acked = len(acks)
+        last = max(acks, default=time.perf_counter())
+        wanted = f"Round 1 of the open question: {len(acks)} answered"
+        deadline = time.perf_counter() + 15
+        while time.perf_counter() < deadline:
+            shown = [t for body, t in teacher.texts if wanted in body and t >= last]
+            if shown:
+                report.count_final_s = shown[0] - last
+                break
+            time.sleep(0.1)
+        report.votes_counted = _votes_in_database(code)
+        # 3. Nobody moves: what following costs the server.
+        t0 = time.perf_counter()
+        time.sleep(seconds)
+        t1 = time.perf_counter()
+        watch.sample()
+        report.idle_s = t1 - t0
+        report.idle_cpu_s, report.rss_peak, _ = watch.between(t0, t1)
+    finally:
+        for c in clients:
+            c.close()
+        watch.stop()
+    report.errors = [e for c in clients for e in c.errors]
+    _, report.rss_peak, _ = watch.between(watch.samples[0][0], watch.samples[-1][0])
+    return report
+
+
+@contextlib.contextmanager
+def own_database():
+    """The started servers' class rooms in a temporary SQLite folder, unless a database is named."""
+    if os.environ.get("ANATOMY_DATABASE_URL"):
+        yield os.environ["ANATOMY_DATABASE_URL"]
+        return
+    with tempfile.TemporaryDirectory(prefix="ta-room-bench-") as folder:
+        old = os.environ.get("ANATOMY_DATA_DIR")
+        os.environ["ANATOMY_DATA_DIR"] = folder
+        try:
+            yield str(Path(folder) / "rooms.sqlite3")
+        finally:
+            if old is None:
+                os.environ.pop("ANATOMY_DATA_DIR", None)
+            else:
+                os.environ["ANATOMY_DATA_DIR"] = old
