@@ -265,6 +265,8 @@ def test_joining_is_limited_per_client(own_client, monkeypatch):
     teacher = _teacher()
     code = teacher.session_state[room._CODE]
     guesser = _app({"lang": "en"}, page=None)
+    frozen = time.time()
+    monkeypatch.setattr(room.store(), "clock", lambda: frozen)   # every guess in one minute-long window
     limit = _db().limits.join_failures
     for guess in itertools.islice(("".join(p) for p in itertools.product("23456789", repeat=6)), limit):
         guesser.query_params["room"] = guess
