@@ -150,9 +150,9 @@ def test_f4_own_pair_and_bad_input(lang, smol):
         assert_ok(at)
         return [e.value for e in at.error], [i.value for i in at.info], [w.value for w in at.warning]
 
-    errors, _, _ = typed(corrupted="When Mary and John went to the store, Christopher gave a drink to")
-    assert errors == [i18n.t(lang, "f4.error_lengths", clean=14, corrupted=15, limit=P.MAX_TOKENS)]
-    assert any("[ Christopher]" in m.value or "Christopher" in m.value for m in at.markdown)
+    errors, _, _ = typed(corrupted="When Mary and John went to the store, Bartholomew gave a drink to")
+    assert errors == [i18n.t(lang, "f4.error_lengths", clean=14, corrupted=16, limit=P.MAX_TOKENS)]
+    assert any("[ Barth] [olome] [w]" in m.value for m in at.markdown)   # both tokenizations shown
     assert not [k for k in ("f4.resid", "f4.cell") if any(k in el.proto.id for el in at.get("bidi_component"))]
 
     errors, infos, _ = typed(corrupted=P.PAIRS["ioi"].corrupted, right=" Maryanne")
@@ -165,10 +165,10 @@ def test_f4_own_pair_and_bad_input(lang, smol):
     for bad in ("🙂" * 3, "<b>**x**</b> $x$", "x" * 5000, "   "):
         errors, infos, warnings = typed(clean=bad, corrupted=bad)
         assert errors or warnings or infos, bad
-    errors, _, warnings = typed(clean="x" * 5000, corrupted="y" * 5000)
+    errors, _, warnings = typed(clean="x" * 5000, corrupted="x" * 5000)
     assert i18n.t(lang, "common.truncated", limit=200, n=5000) in warnings
-    assert errors == [i18n.t(lang, "f4.error_too_long", clean=len(tok.encode("x" * 200)),
-                             corrupted=len(tok.encode("y" * 200)), limit=P.MAX_TOKENS)]
+    n = len(tok.encode("x" * 200))                                          # 50 tokens, over MAX_TOKENS
+    assert errors == [i18n.t(lang, "f4.error_too_long", clean=n, corrupted=n, limit=P.MAX_TOKENS)]
     _, _, warnings = typed(clean="<b>x</b>", corrupted="<b>x</b>")
     assert i18n.t(lang, "f4.same_prompts") in warnings
     errors, _, _ = typed(right=" is", wrong=" is")
