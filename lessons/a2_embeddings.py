@@ -1,9 +1,7 @@
 """A2 · Embeddings: ids look up rows of a (V, D) table; a trained table puts related characters close."""
 import streamlit as st
 
-from core.lab import toy
 from core.lab.embedding import (
-    frequent_ids,
     kept_on_map,
     lookup,
     nearest,
@@ -16,6 +14,15 @@ from core.lab.embedding import (
 from core.lab.real_tokens import dropped_note
 from core.models.model import REBUILD
 from ui import real_embeddings
+from ui.a2_embeddings import (
+    FALLBACK_D,
+    course_model,
+    map_points,
+    neighbours_of,
+    prompt_rows,
+    random_rows,
+    weight_table,
+)
 from ui.frame import (
     beside_code,
     built_figure,
@@ -33,7 +40,7 @@ from ui.frame import (
     tr,
     try_this,
 )
-from ui.model import REAL, course_model_or_reason, model_switch, real_model
+from ui.model import REAL, model_switch, real_model
 from viz.common import label
 from viz.embeddings import matrix, neighbours, pca_map, word_map
 
@@ -42,7 +49,6 @@ DEFAULT_TEXT = "君不见，黄河之水天上来"
 DEFAULT_CHAR = "春"   # its nearest rows of E: 新 微 国 花 风 颜 边 愁 柳 (a loose spring family)
 TABLES = ["embed", "output"]   # the model's input embedding, and the rows of its output projection
 TABLE_TEXT = {"embed": f"{NS}.opt_embed", "output": f"{NS}.opt_output"}   # ids in the URL, names on the page
-FALLBACK_D = 64
 DEFAULT_WORD = "king"
 DEFAULT_WORDS = ("king queen man woman prince princess Paris France Rome Italy Tokyo Japan "
                  "cat dog kitten puppy apple banana tangerine")   # tangerine: 3 tokens, their mean
@@ -52,61 +58,6 @@ WORDS_LIMIT = 300          # characters of the word list
 header(NS)
 lm = model_switch(NS)
 real = real_model(device()) if lm == REAL else None   # (model, tokenizer), or None after a note
-
-
-def course_model():
-    """(model, tokenizer, None) or (None, None, why not): ui.model's copy, shared by every student and
-    every lesson (this page once loaded a second copy of its own, 5.4 MB)."""
-    return course_model_or_reason("cpu")
-
-
-def weight_table(name: str):
-    model = course_model()[0]
-    layer = model.output if name == "output" else model.embed
-    return layer.weight.detach()                                   # (V, D)
-
-
-@st.cache_data(max_entries=64)
-def prompt_rows(name: str, text: str, dev: str) -> dict:
-    """X = E[ids] for the prompt, from the trained table ``name``."""
-    model, tok, _ = course_model()
-    ids = tok.encode(text)                                          # (N,)
-    x = lookup(weight_table(name).to(dev), ids)                     # (N, D)
-    return {"ids": ids, "tokens": tok.tokens(ids), "x": x.cpu().numpy()}
-
-
-@st.cache_data(max_entries=64)
-def random_rows(text: str, seed: int, dev: str) -> dict:
-    tokens, x = toy.embed_text(text, FALLBACK_D, seed, dev)        # (N, D)
-    return {"tokens": tokens, "x": x.cpu().numpy()}
-
-
-@st.cache_data(max_entries=256)
-def neighbours_of(name: str, row: int, k: int, top: int, dev: str) -> tuple[list[int], list[str], list[float]]:
-    table = weight_table(name).to(dev)                              # (V, D)
-    found, sims = nearest(table, row, k, frequent_ids(len(table), top).to(dev))
-    return found.tolist(), course_model()[1].tokens(found.tolist()), sims.cpu().tolist()
-
-
-@st.cache_data(max_entries=16)
-def table_map(name: str, top: int) -> dict:
-    """The 2-D PCA of the ``top`` most frequent characters' rows (fitted once per choice)."""
-    table = weight_table(name)                                      # (V, D)
-    ids = frequent_ids(len(table), top)                             # (C,)
-    pca = pca_2d(table[ids])
-    return {"tokens": course_model()[1].tokens(ids.tolist()), "pca": pca}
-
-
-@st.cache_data(max_entries=256)
-def map_points(name: str, top: int, ids: tuple[int, ...], near: tuple[int, ...]) -> dict:
-    """The map of the frequent rows, with the rows ``ids`` (prompt, then the chosen character)
-    and the chosen one's nearest rows ``near`` placed on it, and how many of those the map kept."""
-    tmap = table_map(name, top)
-    pca = tmap["pca"]
-    placed = pca.project(lookup(weight_table(name), list(ids)))                     # (n, 2)
-    nearby = pca.project(lookup(weight_table(name), list(near)))                    # (k, 2)
-    return {"tokens": tmap["tokens"], "coords": pca.coords.numpy(), "explained": pca.explained.tolist(),
-            "placed": placed.numpy(), "near": nearby.numpy(), "kept": kept_on_map(pca.coords, placed[-1], nearby)}
 
 
 def text_controls(tables: bool):

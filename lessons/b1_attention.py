@@ -5,11 +5,11 @@ import math
 import streamlit as st
 
 from core.lab import toy
-from core.lab.attention_lab import cell_arithmetic, course_attention_steps, scaling_by_width
-from core.lab.real_attention import model_attention_steps, prompt_ids
+from core.lab.attention_lab import cell_arithmetic, scaling_by_width
+from core.lab.real_attention import prompt_ids
 from core.lab.real_tokens import dropped_note
-from core.parts.attention import entropy_by_width, scaled_dot_product_attention, scaling_experiment
-from core.parts.masks import causal_mask
+from core.parts.attention import scaled_dot_product_attention
+from ui.b1_attention import ENTROPY_KEYS, HIST_N, REAL_TOKENS, TRAINED, WIDTHS, D, scale_demo, steps_demo
 from ui.classroom import presenting
 from ui.explorer import explorer
 from ui.frame import (
@@ -35,15 +35,9 @@ from viz.attention import batch_grid, heatmap, histogram, lines, steps_grid, wei
 
 NS = "b1"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
-WIDTHS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-HIST_N = 256                 # random queries and keys of the histogram (256 x 256 scores)
-ENTROPY_KEYS = 64            # keys per row in the entropy curve (the caption's maximum is ln of it)
 SOURCES = ["random", "course", "smollm2"]   # ids in the URL (b1.source=smollm2); "course" links still work
 REAL_TEXT = "The cat sat on the mat because it was tired."   # SmolLM2 reads English: its example
-REAL_TOKENS = 48             # tokens SmolLM2 reads here at most: every one named on the six panels
-TRAINED = ("course", "smollm2")
 BATCH = ["黄河之水天上来", "奔流到海不复回", "人生得意须尽欢"]   # three lines of one length: a batch of B = 3
-D = 32                       # width of the random embedding (the course model's is its config's d_model)
 PANELS = [f"{NS}.panel_q", f"{NS}.panel_k", f"{NS}.panel_v", f"{NS}.panel_scores", f"{NS}.panel_weights",
           f"{NS}.panel_output"]
 
@@ -101,14 +95,6 @@ def hist_frames(seed: int) -> list:
             for w, s in zip(WIDTHS, scaling_by_width(WIDTHS, HIST_N, seed), strict=True)]
 
 
-@st.cache_data(max_entries=64)
-def scale_demo(width: int, seed: int) -> dict:
-    qs, ks = toy.unit_vectors(HIST_N, width, seed)
-    stats = scaling_experiment(qs, ks)
-    curve = entropy_by_width(WIDTHS, n=ENTROPY_KEYS, seed=seed)
-    return {name: t.numpy() for name, t in {**stats, **{f"curve_{k}": c for k, c in curve.items()}}.items()}
-
-
 # The page's fixed parts (prose, the code) are laid out once; each fragment below refills only
 # its own slots, so a slider move re-sends its figures, not the page. The text and the seed
 # change both sections: they rerun the page.
@@ -130,30 +116,6 @@ st.subheader(tr(f"{NS}.batch_title"))
 st.markdown(tr(f"{NS}.batch_text"))
 slide(tr("classroom.slide.continued", title=tr(f"{NS}.batch_title")))
 slot["batch"] = beside_code(toy.batch_attention, height=420)
-
-
-@st.cache_data(max_entries=64)
-def steps_demo(text: str, source: str, d_k: int, d_v: int, layer: int, head: int, seed: int, dev: str) -> dict:
-    """Every step of one attention call as numpy: random weights, or a trained model's real Q, K, V
-    (the course model's, or SmolLM2's cut to REAL_TOKENS tokens; with the causal mask, ``masked``
-    True where a query may not look). ``n_ids``: the tokens of the text before a cut."""
-    mask = None
-    if source == "course":
-        model, tok = course_model(dev)
-        steps = course_attention_steps(model, tok, text, layer, head, dev)
-    elif source == "smollm2":
-        model, tok = real_model(dev)
-        steps, n_ids = model_attention_steps(model, tok, text, layer, head, dev, limit=REAL_TOKENS)
-    else:
-        steps = toy.attention_steps(text, D, d_k, seed, dev, d_v=d_v)
-    if source in TRAINED:
-        mask = causal_mask(len(steps.tokens))              # (N, N): the mask the kernel was given
-    a = steps.attn
-    return {"tokens": steps.tokens, "steps": steps, "mask": mask,
-            "masked": None if mask is None else ~mask.cpu().numpy(),
-            "n_ids": n_ids if source == "smollm2" else len(steps.tokens),
-            **{name: t.cpu().numpy() for name, t in {"q": steps.q, "k": steps.k, "v": steps.v, "scores": a.scores,
-                                                     "weights": a.weights, "output": a.output}.items()}}
 
 
 def trained(source: str):

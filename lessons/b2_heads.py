@@ -1,12 +1,11 @@
 """B2 · Multi-head attention."""
 import numpy as np
 import streamlit as st
-import torch
 
-from core.lab import toy
-from core.lab.attention_lab import parameter_counts, run_heads, seeded_mha
+from core.lab.attention_lab import parameter_counts, seeded_mha
 from core.lab.real_tokens import dropped_note
 from core.parts.mha import MultiHeadAttention, merge_heads, split_heads
+from ui.b2_heads import heads_demo
 from ui.explorer import REAL_PROMPT, explorer, traced, traced_real
 from ui.frame import (
     beside_code,
@@ -59,25 +58,6 @@ def text_controls():
                                bind="query-params", help=tr("common.seed_help"))
     typed = not text.empty and text.text != DEFAULT_TEXT
     return (text.text if not text.empty else DEFAULT_TEXT), typed, int(h), int(d), int(seed)
-
-
-@st.cache_data(max_entries=64)
-def heads_demo(text: str, d_model: int, n_heads: int, seed: int, dev: str) -> dict:
-    tokens, x = toy.embed_text(text, d_model, seed, dev)                    # (N, D)
-    x = x.unsqueeze(0)                                                       # (1, N, D): a batch of one
-    _, trace = run_heads(x, n_heads, seed)
-    q = trace["attn.q"][0]                                                   # (H, N, d_head)
-    return {
-        "w_q": seeded_mha(d_model, n_heads, seed, dev).w_q.weight.detach().T.cpu().numpy(),   # (D, D): x @ W_q
-        "q": q.cpu().numpy(),
-        "q_flat": merge_heads(q.unsqueeze(0))[0].cpu().numpy(),             # (N, D) = X W_q, before the cut
-        "tokens": tokens,
-        "weights": trace["attn.weights"][0].cpu().numpy(),                   # (H, N, N)
-        "concat": trace["attn.concat"][0].cpu().numpy(),                     # (N, D)
-        "shapes": {"x": tuple(x.shape), **{name: tuple(t.shape) for name, t in trace.tensors.items()}},
-        "round_trip": bool(torch.equal(merge_heads(split_heads(x, n_heads)), x)),
-        "params": parameter_counts(d_model, n_heads),
-    }
 
 
 def shape(t: tuple) -> str:

@@ -6,7 +6,6 @@ from core.lab.attention_lab import (
     change_token,
     future_leak,
     future_leaks,
-    mask_check,
     masked_attention,
     padded_attention,
     phrases,
@@ -15,6 +14,7 @@ from core.lab.attention_lab import (
 from core.parts.attention import scaled_dot_product_attention
 from core.parts.masks import causal_mask, padding_mask
 from core.text.tokenizer import PAD
+from ui.b3_masks import LEAK_HEADS, D, batch, leak, single
 from ui.classroom import presenting
 from ui.explorer import explorer
 from ui.frame import (
@@ -40,8 +40,6 @@ NS = "b3"
 DEFAULT_TEXT = "君不见，黄河之水天上来"
 PAD_EXAMPLE = ["君不见", "黄河之水天上来", "奔流到海"]
 LIMIT = 24
-D = 32
-LEAK_HEADS = 2
 PAD_SHOWN = "pad"            # the padding token as the figures write it, on every axis and in the mask
 
 header(NS)
@@ -62,25 +60,6 @@ def text_controls():
 
 def width_controls():
     return st.slider("d_k", 1, 64, 8, key=f"{NS}.d_k", bind="query-params")
-
-
-@st.cache_data(max_entries=64)
-def single(text: str, d_k: int, seed: int, causal: bool, dev: str) -> dict:
-    tokens, mask, att = masked_attention(text, d_k, seed, causal, D, dev)
-    return {"tokens": tokens, "mask": mask.cpu().numpy(), "seen": with_mask(att.scores, mask).cpu().numpy(),
-            "weights": att.weights.cpu().numpy(), "check": mask_check(att.weights, mask)}
-
-
-@st.cache_data(max_entries=64)
-def batch(texts: tuple[str, ...], d_k: int, seed: int, causal: bool, dev: str) -> dict:
-    tokens, mask, att = padded_attention(list(texts), d_k, seed, causal, D, dev)
-    return {"tokens": tokens, "mask": mask.cpu().numpy(), "weights": att.weights.cpu().numpy(),
-            "check": mask_check(att.weights, mask)}
-
-
-@st.cache_data(max_entries=64)
-def leak(text: str, position: int, seed: int, dev: str) -> dict:
-    return {k: v.cpu().numpy() for k, v in future_leak(text, position, LEAK_HEADS, seed, D, dev).items()}
 
 
 def padded_texts(text: str) -> list[str]:

@@ -2,12 +2,12 @@
 import numpy as np
 import streamlit as st
 
-from core.lab.attention_lab import word_tokens
 from core.lab.date_lab import random_cross_attention
 from core.models.encdec import cross_attend, cross_kv
 from core.parts.mha import MultiHeadAttention
-from core.text.dates import STYLE_EXAMPLES, parse, unknown_characters
-from ui.date_model import date_model, reading
+from core.text.dates import STYLE_EXAMPLES, unknown_characters
+from ui.b4_cross import MAX_TOKENS, D, cross_demo, trained_view
+from ui.date_model import date_model
 from ui.frame import (
     choice,
     code_panel,
@@ -38,8 +38,6 @@ MAX_DATE = 31                 # the model has 32 positions: the text and its <eo
 DEFAULT_TARGET = "The water of the Yellow River comes from the sky"
 DEFAULT_SOURCE = "黄河之水天上来"
 HEADS = [1, 2, 4, 8]
-MAX_TOKENS = 24
-D = 32
 
 header(NS)
 dev = device()
@@ -98,36 +96,6 @@ def text_controls():
                                bind="query-params", help=tr("common.seed_help"))
     return (target.text if not target.empty else DEFAULT_TARGET,
             source.text if not source.empty else DEFAULT_SOURCE, int(h), int(seed))
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def trained_view(text: str, dev: str) -> dict:
-    """The model's reading of ``text``: cross-attention of every layer, and how well each head
-    lines up with the fields of the date when the text is one."""
-    import torch
-
-    from core.lab.date_lab import alignment_scores
-
-    r = reading(text, dev)
-    n_layers = sum(1 for k in r["tensors"] if k.startswith("decoder.layers.") and k.endswith(".cross_attn.weights"))
-    weights = np.stack([r["tensors"][f"decoder.layers.{i}.cross_attn.weights"] for i in range(n_layers)])  # (L, H, N, S)
-    parsed = parse(text)
-    scores = None
-    if parsed is not None and len(r["output"]) == 10:
-        scores = alignment_scores(torch.from_numpy(weights), parsed).numpy()                       # (L, H)
-    return {"source": r["source"], "fed": r["fed"], "written": r["written"], "output": r["output"], "weights": weights,
-            "scores": scores, "iso": None if parsed is None else parsed.iso}
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def cross_demo(target: str, source: str, n_heads: int, seed: int, dev: str) -> dict:
-    tgt, src = word_tokens(target), word_tokens(source)
-    cut = len(tgt) > MAX_TOKENS or len(src) > MAX_TOKENS
-    tgt, src = tgt[:MAX_TOKENS] or ["∅"], src[:MAX_TOKENS] or ["∅"]
-    trace = random_cross_attention(tgt, src, n_heads, seed, D, dev)
-    return {"target": tgt, "source": src, "cut": cut,
-            "weights": trace["attn.weights"][0].cpu().numpy(),                  # (H, N_target, N_source)
-            "shapes": {name: tuple(t.shape) for name, t in trace.tensors.items()}}
 
 
 def shape(t: tuple) -> str:

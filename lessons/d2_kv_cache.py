@@ -5,14 +5,15 @@ import streamlit as st
 import torch
 
 from core.calc import configs, roofline
-from core.calc.flops import decode_flops, measure_decoding
+from core.calc.flops import measure_decoding
 from core.calc.kv_cache import DTYPE_BYTES, kv_cache_bytes
 from core.calc.params import count_params
-from core.lab.cache_steps import CacheStep, cache_histories, cache_history, watch_cache
+from core.lab.cache_steps import CacheStep, cache_histories, cache_history
 from core.lab.d_real_kv import cache_nbytes, measured_cache
 from core.models.generate import Generation
 from core.parts.kv_cache import LayerKV
 from ui.classroom import presenting
+from ui.d2_kv_cache import NEW_TOKENS, REAL_TEXT, flop_curves, real_cache, replay, shared_timings
 from ui.frame import (
     beside_code,
     bring_into_view,
@@ -44,14 +45,12 @@ DEFAULT_PROMPT = "君不见，黄河之水"
 # course model does not complete so (it read 人生得意 only after the line 朝如青丝暮成雪。); and that
 # line in front, where it does.
 EXAMPLES = [DEFAULT_PROMPT, "将进酒：人生得", "君不见，高堂明镜悲白发，朝如青丝暮成雪。人生得"]
-NEW_TOKENS = 16
 STEPS = list(range(NEW_TOKENS))   # the live step slider's values (a run that ends early has fewer)
 MEASURED = [16, 32, 64, 96, 128, 160, 192, 224, 256]
 # SmolLM2 is ~1,000× the course model's work a token: fewer lengths, a shorter window, two repeats
 # keep its measurement to seconds (the counted curve still goes to 256 for both).
 MEASURED_ON = {COURSE: MEASURED, REAL: [16, 64, 128, 256]}
 TIMING = {COURSE: {}, REAL: {"window": 4, "repeats": 2}}
-REAL_TEXT = "The key and value of a past token never change, so the model keeps them in its cache."
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 CONTEXTS = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
 DTYPES = list(DTYPE_BYTES)
@@ -65,40 +64,6 @@ def gib_text(gib: float) -> str:
     return f"{gib:,.0f}" if gib >= 100 else f"{gib:.3g}"
 
 loaded = course_model(dev)
-
-
-@st.cache_resource(show_spinner=False)
-def shared_timings() -> dict:
-    """The live measurements, {(model, device): seconds}: one press serves every student of the
-    process (the same machine measured the same model)."""
-    return {}
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def real_cache(dev: str) -> dict:
-    """SmolLM2's KV cache after REAL_TEXT, weighed (core.lab.d_real_kv.measured_cache)."""
-    model, tok = real_model(dev)
-    return measured_cache(model, tok.encode(REAL_TEXT))
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def replay(prompt: str, dev: str) -> dict:
-    """Greedy decoding of NEW_TOKENS tokens with the cache, every step's q, k, v and weights kept."""
-    model, tok = course_model(dev)
-    gen = Generation(model, tok, prompt, NEW_TOKENS)
-    steps = watch_cache(gen)
-    return {"steps": [{"fed": s.fed, "chosen": s.chosen, "q": s.q.numpy(), "k": s.k.numpy(), "v": s.v.numpy(),
-                       "weights": s.weights.numpy()} for s in steps],
-            "prompt": tok.tokens(gen.prompt.ids), "chosen": tok.tokens([s.chosen for s in steps]),
-            "dropped": gen.prompt.dropped, "unknown": gen.prompt.unknown}
-
-
-@st.cache_data(max_entries=4, show_spinner=False)
-def flop_curves(name: str, max_len: int) -> dict:
-    cfg = configs.get(name)
-    lengths = list(range(8, max_len + 1, 8))
-    return {"x": lengths, "cached": [decode_flops(cfg, n) for n in lengths],
-            "recomputed": [decode_flops(cfg, n, cache=False) for n in lengths]}
 
 
 def step_controls(n_layers: int, n_heads: int):

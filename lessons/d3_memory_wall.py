@@ -14,6 +14,7 @@ from core.calc.kv_cache import kv_cache_bytes
 from core.calc.params import count_params
 from core.calc.timing import copy_seconds, decode_against_bandwidth
 from ui.classroom import presenting
+from ui.d3_memory_wall import shared_measures
 from ui.frame import (
     beside_code,
     built_figure,
@@ -68,12 +69,6 @@ def real_format_bytes() -> dict[str, dict[str, float]]:
     shipped = roofline.gguf_weight_bytes(cfg)["total"]
     out["gguf"] = {"bytes": shipped, "bits": 8 * shipped / n}
     return out
-
-
-@st.cache_resource(show_spinner=False)
-def shared_measures() -> dict:
-    """{device: decode_against_bandwidth(...)}: one press serves every student of the process."""
-    return {}
 
 
 def workload_controls():

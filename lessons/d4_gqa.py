@@ -5,9 +5,9 @@ from core.calc import configs
 from core.calc.kv_cache import cache_bytes_by_kv_heads, kv_cache_bytes, kv_groups, kv_head_choices
 from core.calc.kv_sharing import used_by
 from core.lab.d_real_kv import group_attention, projection_shapes
-from core.lab.head_analysis import model_attention
 from core.lab.real_tokens import dropped_note
 from core.parts.mha import MultiHeadAttention, repeat_kv
+from ui.d4_gqa import REAL_TOKENS, course_attention, real_attention
 from ui.frame import (
     choice,
     code_panel,
@@ -31,7 +31,6 @@ DEFAULT_PROMPT = "君不见，黄河之水天上来"
 # SmolLM2 reads English. A sentence that comes back: heads that look at the earlier copy show it.
 REAL_PROMPT = "The little fox found a red ball. Then the little fox kicked the red ball into the river."
 REAL_CHARS = 1024          # the box's limit; the tokens are cut again at REAL_TOKENS
-REAL_TOKENS = 256
 REAL_LAYER = 15
 KINDS = {"mha": f"{NS}.kind_mha", "gqa": f"{NS}.kind_gqa", "mqa": f"{NS}.kind_mqa"}
 
@@ -125,27 +124,6 @@ st.markdown(tr(f"{NS}.why_text") + "\n\n" + "\n".join(
 # 3 · A trained model's shared heads: the course model or SmolLM2 --------------------------------
 st.subheader(tr(f"{NS}.model_title"))
 loaded = course_model(device())
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def course_attention(prompt: str, dev: str) -> dict:
-    """Every layer's attention weights (L, H, N, N) on ``prompt``, as the model computed them."""
-    model, tok = course_model(dev)
-    tokens, weights = model_attention(model, tok, prompt, dev, bos=False)                # (L, H, N, N)
-    return {"weights": weights.float().cpu().numpy(), "tokens": tokens}
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def real_attention(prompt: str, layer: int, dev: str) -> dict:
-    """SmolLM2's attention in ``layer`` on ``prompt`` (at most REAL_TOKENS tokens), grouped by the
-    KV head each query head reads: {kv_head: (heads, (3, N, N) weights)}. Only this layer is kept."""
-    model, tok = real_model(dev)
-    ids = tok.encode(prompt)
-    cut = len(ids) > REAL_TOKENS
-    ids = ids[:REAL_TOKENS]
-    groups = group_attention(model, ids, layer) if ids else []
-    return {"tokens": tok.tokens(ids), "cut": cut, "n": len(ids),
-            "groups": [{"heads": g["heads"], "weights": g["weights"].numpy()} for g in groups]}
 
 
 def course_section():
