@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from viz.attention import token_axis, token_font, word_label_px
-from viz.common import DIVERGING_SCALE, Figure, array, label, make, unique_labels
+from viz.common import DIVERGING_SCALE, Figure, array, make, unique_labels
 
 ROW_PX = 15          # px a layer's row takes: SmolLM2's 30 rows in 450 px
 MAP_PX = 560         # px of plot a full-width map has at least (1024 px window, sidebar open)
@@ -83,7 +83,7 @@ def sublayer_maps(attn, ffn, clean: list[str], corrupted: list[str], *, title: s
     """
     a, f = array(attn), array(ffn)
     n_layers, n = a.shape
-    font = min(11, token_font(2 * n))
+    font = max(11, min(12, token_font(2 * n)))                              # 11 px at least (readable)
     x = pair_labels(clean, corrupted)
     layer_name, pos_name, value_name = hover_names
     data = []
@@ -98,14 +98,12 @@ def sublayer_maps(attn, ffn, clean: list[str], corrupted: list[str], *, title: s
     words_px = word_label_px(x, font)
     if words_px and n * (words_px + 6) <= MAP_PX / 2:
         words_px = 0.0
-    axis = {"type": "category", "title": {"text": axis_titles[1]}, **token_axis(n), "tickfont": {"size": font},
-            "tickangle": -90 if words_px else 0}
-    notes = [{"text": f"<b>{label(name)}</b>", "x": (0.22, 0.75)[k], "y": 1.0, "xref": "paper", "yref": "paper",
-              "yanchor": "bottom", "showarrow": False, "font": {"size": 14}} for k, name in enumerate(panel_titles)]
-    layout = {"xaxis": {**axis, "domain": [0.0, 0.46]}, "xaxis2": {**axis, "domain": [0.52, 0.98]},
+    # Each panel named by its x axis' title, under it (annotations above the panels met at 1024 px).
+    axis = {"type": "category", **token_axis(n), "tickfont": {"size": font}, "tickangle": -90 if words_px else 0}
+    layout = {"xaxis": {**axis, "domain": [0.0, 0.46], "title": {"text": f"{panel_titles[0]} · {axis_titles[1]}"}},
+              "xaxis2": {**axis, "domain": [0.52, 0.98], "title": {"text": f"{panel_titles[1]} · {axis_titles[1]}"}},
               "yaxis": {"title": {"text": axis_titles[0]}, "range": [-0.5, n_layers - 0.5],
-                        "dtick": 5 if n_layers > 12 else 1, "showgrid": False, "zeroline": False},
-              "annotations": notes, "margin": {"t": 100 if title else 40}}
+                        "dtick": 5 if n_layers > 12 else 1, "showgrid": False, "zeroline": False}}
     height = (110 if title else 50) + 60 + ROW_PX * n_layers + round(words_px)
     return make(data, layout, title, max(height, 300))
 
@@ -139,7 +137,7 @@ def head_patch_map(values, marks: dict[str, list[tuple[int, int]]], *, title: st
     layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
                         "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
               "yaxis": {"title": {"text": axis_titles[1]}, "dtick": 1, "autorange": "reversed",
-                        "range": [n_heads - 0.5, -0.5], "showgrid": False, "zeroline": False},
-              "legend": {"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0}, "margin": {"b": 90}}
-    return make(data, layout, title, 400)
+                        "range": [n_heads - 0.5, -0.5], "showgrid": False, "zeroline": False}}
+    # The legend where viz.common places it (above the plot); 9 rows need ~26 px each for their labels.
+    return make(data, layout, title, 480)
 
