@@ -2,9 +2,7 @@
 import functools
 import threading
 import time
-from collections import OrderedDict
 
-import numpy as np
 import streamlit as st
 
 from core.lab.real_generation import (
@@ -16,6 +14,7 @@ from core.lab.real_generation import (
 )
 from core.lab.real_tokens import dropped_note, special_runs
 from core.models.generate import Generation, at_temperature, parting_step, sampling_probs, temperature_sweep
+from ui.d1_generation import MAX_NEW, SHARED_MAX, SHOW, STRIP, STRIP_SHOW, _shared_runs, trajectory
 from ui.d1_real import bar_clicked, fitting_branch, keep_branch, linked_branch, listed, real_step, real_strip
 from ui.f3_learning import checkpoint_steps, model_at_step
 from ui.frame import (
@@ -43,11 +42,7 @@ from viz.generation import probability_bars, temperature_strip, visible_token
 
 NS = "d1"
 DEFAULT_PROMPT = "君不见，黄河之水"
-MAX_NEW = 48
-SHOW = 20        # candidates drawn as bars, likeliest first
 IDS_SHOWN = 16   # prompt tokens listed with their ids
-STRIP = (0.5, 1.0, 2.0)   # the temperature strip: the same step at these temperatures
-STRIP_SHOW = 10           # candidates in each of its panels
 # The live temperature slider (issue 25): the bars at every one of these, sent with the page.
 TEMPERATURES = [round(0.05 * i, 2) for i in range(101)]
 
@@ -55,43 +50,6 @@ header(NS)
 # The course model (唐诗) stays the default; SmolLM2-135M-Instruct writes English (?d1.lm=smollm2).
 real = real_model(device()) if model_switch(NS) == REAL else None
 loaded = course_model(device()) if real is None else None
-
-
-# Shared as it is, not copied (st.cache_resource): st.cache_data unpickled the whole run, every
-# step's (V,) distribution included, on each rerun of every student. Read-only: the page copies
-# what it extends.
-@st.cache_resource(max_entries=128, show_spinner=False)
-def trajectory(prompt: str, temperature: float, top_k: int, top_p: float, seed: int, bos: bool, dev: str,
-               step: int | None = None, forced: tuple = ()) -> dict:
-    """The whole generation up to MAX_NEW tokens, as plain data. Sampling is seeded, so the
-    first k steps of this run are exactly a run of k steps: Step only reveals one more.
-    Each step also keeps its draw distribution at the STRIP temperatures (same top-k, top-p).
-    ``step``: an earlier checkpoint of the course model (F3's, after that many training steps)
-    instead of the final one. ``forced``: ((step index, token id),), a branch: the same generation
-    with that token written there (core.models.generate.Generation(forced=...))."""
-    model, tok = course_model(dev)
-    if step is not None:                 # checked loadable by checkpoint_control
-        model = model_at_step(step, dev)
-    cut_k, cut_p = top_k or None, top_p if top_p < 1 else None
-    gen = Generation(model, tok, prompt, MAX_NEW, temperature, cut_k, cut_p, seed, use_cache=True, show=SHOW, bos=bos,
-                     forced=dict(forced))
-    steps = []
-    while not gen.done:
-        s = gen.step()
-        strip = at_temperature(s.model_probs, STRIP, cut_k, cut_p)[:, [c.id for c in s.top[:STRIP_SHOW]]]
-        steps.append({
-            "strip": dict(zip(STRIP, strip.tolist(), strict=True)),     # T -> the strip's probabilities
-            "tokens": [c.token for c in s.top], "ids": [c.id for c in s.top],
-            "model": [c.model_prob for c in s.top], "sample": [c.sample_prob for c in s.top],
-            "chosen": s.chosen, "chosen_token": s.chosen_token,
-            "model_probs": s.model_probs.numpy().astype(np.float32),   # (V,): the live bars' frames
-            "chosen_model": float(s.model_probs[s.chosen]), "chosen_sample": float(s.probs[s.chosen]),
-            "rank": s.rank, "kept": s.kept, "best_token": tok.tokens([s.best])[0],
-            "fed": s.fed, "cache": s.cache_length, "eos": s.chosen == tok.eos_id,
-        })
-    p = gen.prompt
-    return {"steps": steps, "prompt_tokens": tok.tokens(p.ids), "prompt_ids": list(p.ids), "bos": tok.bos_id,
-            "eos": tok.eos_id, "eos_token": tok.tokens([tok.eos_id])[0], "dropped": p.dropped, "unknown": p.unknown}
 
 
 # Openings to try: one the model learned by heart, and lines it never read (Song poems, a modern
@@ -379,19 +337,6 @@ def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new:
             "ended": tok.tokens([last])[0] if last in stop else None,
             "prefill_s": times[0] if times else 0.0, "prompt_tokens": len(prompt.ids),
             "decode_tps": (len(times) - 1) / sum(times[1:]) if len(times) > 1 else None}
-
-
-# A class follows the lecturer: many students press Generate with the same prompt, settings and
-# seed, and a seeded generation is the same every time. Each distinct one is decoded once for the
-# whole server; a student who asks for one already made (or being made) gets its result. Only
-# ids, text and timings are kept (a few KB each), the newest SHARED_MAX.
-SHARED_MAX = 256
-
-
-@st.cache_resource(show_spinner=False)
-def _shared_runs() -> tuple[OrderedDict, dict, threading.Lock]:
-    """(finished runs by key, events of the runs in progress, their lock): one per process."""
-    return OrderedDict(), {}, threading.Lock()
 
 
 def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot, dev: str,
