@@ -4,7 +4,9 @@
 // Its parts, ES modules in ui/chart/ (one string for Streamlit: ui/chart.py's bundle): live.js (a
 // live chart's slider and frames, with the painters cells.js and painters.js, and frames.js),
 // present.js (presenter mode), export.js (the modebar's buttons), plot.js (what still and live
-// charts share), adapter.js (the only reader of plotly's private state), arrays.js, colour.js.
+// charts share), adapter.js (the only reader of plotly's private state), arrays.js, colour.js,
+// describe.js (the chart's accessible name and description).
+import { labelChart } from "./chart/describe.js";
 import { exportConfig } from "./chart/export.js";
 import { liveChart } from "./chart/live.js";
 import { loadPlotly, sent, watchResize } from "./chart/plot.js";
@@ -63,6 +65,7 @@ export default function (component) {
   const draw = (Plotly) => {
     if (host.dataset.spec !== revision || !host.isConnected) return;   // a newer figure came
     host.__figure = figure;   // what the CSV button writes out (export, below)
+    labelChart(host, figure, data.export && data.export.describe);   // its name and description
     host.__exportName = data.export && data.export.file;
     if (!data.present) host.__present = null;
     if (data.present) fitPresent(host, Plotly, figure, exportConfig(data.export));

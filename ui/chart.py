@@ -84,6 +84,7 @@ def bundle_js(entry: Path) -> str:
 
 _JS = bundle_js(Path(__file__).parent / "chart.js")
 _CSS = """.anatomy-chart { width: 100%; }
+.anatomy-sr { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 .anatomy-live { display: flex; align-items: center; gap: 0.75rem; margin: 0 0 0.25rem; font-size: 0.95rem; }
 .anatomy-live label { flex: 0 0 auto; max-width: 45%; }
 .anatomy-live-value { margin-left: 0.5em; font-weight: 600; font-variant-numeric: tabular-nums; }

@@ -58,6 +58,16 @@ def _plotly_words(language: str) -> dict[str, str]:
     return {english: i18n.t(language, f"{PLOTLY_KEYS}.{key}") for english, key in PLOTLY_WORDS.items()}
 
 
+# The templates ui/chart/describe.js writes a chart's description with, for screen readers (issue 43).
+DESCRIBE = "classroom.describe"
+DESCRIBE_KEYS = ("chart", "heatmap", "grid", "bars", "bars_empty", "series", "join")
+
+
+@functools.cache
+def _describe_words(language: str) -> dict[str, str]:
+    return {key: i18n.t(language, f"{DESCRIBE}.{key}") for key in DESCRIBE_KEYS}
+
+
 # Presenter mode (ui/classroom.py) draws every chart a quarter larger, type and height
 # (ui/chart.js). A taller chart is given this height first, so that at 1280x720, the common
 # projector size, it fits with a slide's title and controls above the presenter's bar
@@ -90,5 +100,6 @@ def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None
         fig = presenter_figure(fig, present_height)
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
-                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
+                  "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None,
+                  "describe": _describe_words(lang())},
           on_select=on_select, live=live, on_commit=on_commit)
