@@ -7,11 +7,9 @@ import streamlit as st
 
 from core.lab.head_scores import SCORES
 from core.lab.patching import MAX_TOKENS, PAIRS, PairError, logit_diff, patch_entry, recovered, tokenize_pair
-from ui.chart import chart
 from ui.f1_heads import probe_heads, text_heads
 from ui.f4_patching import cell_run, maps_ready, pair_key, pair_maps, picked_cell
 from ui.frame import (
-    _plotly_words,
     beside_code,
     built_figure,
     choice,
@@ -284,11 +282,9 @@ def lesson_body():
             resid, maps.clean_tokens, maps.corrupted_tokens, title=tr(f"{NS}.resid_fig", direction=direction),
             axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_axis"), hover_names=hover, colorbar_title=tr(f"{NS}.recovered_word"),
             selected=(layer, pos)))
-        # ui.chart directly, as F1's grids: ui.frame.figure passes no click on.
-        chart(fig, f"{NS}.resid", tr("common.chart_failed"),
-              export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"),
-                      "file": f"{NS}.resid", "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None},
-              on_select=functools.partial(picked_cell, f"{NS}.resid", f"{NS}.layer", f"{NS}.pos"))
+        # A click on a cell moves the block and position sliders (on_select).
+        figure(fig, f"{NS}.resid", present_height=None,
+               on_select=functools.partial(picked_cell, f"{NS}.resid", f"{NS}.layer", f"{NS}.pos"))
         st.caption(tr(dir_keys[2], layers=n_layers, n=n, first=plain(maps.clean_tokens[pair.differ[0]]),
                       early=float(np.nanmean(resid[: n_layers // 3, pair.differ[-1]])),
                       late=float(np.nanmean(resid[-(n_layers // 6):, -1])), cells=n_layers * n))
