@@ -10,6 +10,7 @@ import i18n
 from tests.apptest_util import assert_ok, chart_keys, charts, figures, open_lesson
 from ui import classroom
 from ui.course import existing_lessons
+from ui.figures import DESCRIBE_KEYS
 from ui.frame import PLOTLY_WORDS, PRESENT_MAX_HEIGHT
 
 LANGS = ["en", "zh"]
@@ -140,6 +141,8 @@ def test_every_chart_has_its_export_buttons(lang):
     for el in found:
         export = json.loads(el.proto.json)["export"][0]      # a one-item list (ui/chart.py)
         words = export.pop("words")
+        # the templates of the chart's description for screen readers (ui/chart/describe.js), in the page's language
+        assert export.pop("describe") == {key: i18n.t(lang, f"classroom.describe.{key}") for key in DESCRIBE_KEYS}
         assert export == {"png": i18n.t(lang, "classroom.png"), "svg": i18n.t(lang, "classroom.svg"),
                           "csv": i18n.t(lang, "classroom.csv"), "file": el.proto.id.rsplit("-", 1)[-1],
                           "locale": lang}

@@ -37,6 +37,7 @@ CHEAP = (
     "lab/d_real_kv.py:projection_shapes,<dictcomp>",
     "parts/sparse.py:__post_init__", "parts/trace.py:__getitem__,__init__",
     "lab/block_anatomy.py:part_matrix,gate_effect",   # C2: a slice of the cached trace; one token's gate
+    "lab/patching.py:tokenize_pair,differ,<listcomp>",  # F4: the pair's four short texts tokenised, ids compared
     "lab/date_lab.py:right_answer", "lab/learning.py:steps,first_below,<listcomp>,<genexpr>",
     "lab/head_analysis.py:is_break",
     "lab/attention_lab.py:phrases,cell_arithmetic,with_mask", "parts/masks.py",   # B1's worked cell: one row
