@@ -36,3 +36,31 @@ def test_tab_walks_the_lessons_and_enter_opens_one(chromium_browser, server_url)
     page.wait_for_function("() => document.querySelector('.st-key-anatomy-nav a[aria-current=\"page\"]')"
                            "?.getAttribute('href') === 'cross-attention'", timeout=WAIT_MS)
     page.close()
+
+
+RING = """() => { const a = document.activeElement;
+    return {tag: a.tagName, text: (a.innerText || '').trim(), ring: getComputedStyle(a).outlineStyle}; }"""
+
+
+def test_the_language_switch_shows_its_focus(chromium_browser, server_url):
+    """ui/theme.py: every focused button draws a ring (Streamlit's segmented control draws none)."""
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server_url}/masks?lang=en")
+    settle(page)
+    page.locator('[data-testid="stSidebar"] button', has_text="中文").focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")                     # reached by the keyboard: :focus-visible
+    focused = page.evaluate(RING)
+    assert focused["tag"] == "BUTTON" and focused["text"] == "中文", focused
+    assert focused["ring"] not in ("none", ""), focused
+    page.close()
+
+
+def test_reduced_motion_turns_transitions_off(chromium_browser, server_url):
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900}, reduced_motion="reduce")
+    page.goto(f"{server_url}/masks?lang=en")
+    settle(page)
+    durations = page.evaluate("""() => [...document.querySelectorAll('button')].map(
+        (b) => parseFloat(getComputedStyle(b).transitionDuration) || 0)""")
+    page.close()
+    assert durations and max(durations) <= 0.001, durations
