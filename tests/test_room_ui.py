@@ -210,3 +210,16 @@ def test_outside_a_room_try_this_is_as_before(monkeypatch):
     assert not opened
     assert {"b1.try1.en", "b1.try2.en", "b1.try3.en"} <= {r.key for r in at.radio}
     assert not any(b.key and b.key.startswith("_room.") for b in at.button)
+
+
+def test_key_j_shows_and_hides_the_join_card_for_the_teacher_only():
+    """Key J (ui/classroom.js sends "join"): the card goes on a slide where it was hidden and off again."""
+    at = _teacher()
+    cards = lambda: [h for h in at.get("html") if "anatomy-room-join" in h.proto.body]   # noqa: E731
+    assert cards()                                     # slide 1: shown
+    at.session_state[room._QR_FLIP] = True             # what flip_join_card() leaves for the next run
+    at.run()
+    assert not cards() and at.session_state[room._QR] is False
+    at.session_state[room._QR_FLIP] = True
+    at.run()
+    assert cards() and at.session_state[room._QR] is True

@@ -196,6 +196,11 @@ function onKey(e) {
     openOverview();
     return;
   }
+  if ((e.key === "j" || e.key === "J") && !e.shiftKey) {   // a class room's join card, shown or hidden
+    e.preventDefault();
+    state.send("action", "join");
+    return;
+  }
   let delta = 0;
   if (e.key === "ArrowRight" || e.key === "PageDown") delta = 1;
   else if (e.key === "ArrowLeft" || e.key === "PageUp") delta = -1;

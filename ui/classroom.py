@@ -111,6 +111,9 @@ def _act(action: str, at: int, order: list) -> None:
     if action == "room" and presenting():        # "Start a class" on the presenter's bar (ui/room.py)
         room.create()
         st.rerun()
+    elif action == "join" and presenting():      # key J: the class room's join card (ui/room.py)
+        if room.flip_join_card():
+            st.rerun()
     elif action == "on":
         st.session_state[_ON] = True
         st.query_params[PRESENT] = "1"

@@ -69,6 +69,7 @@ _COOKIE = "_room.cookie"             # a cookie to write in this run: (name, val
 _BEAT = "_room.beat"                 # when this student's page last said it was there
 _JOIN_TEXT = "_room.join_text"       # the home page's code box
 _QR = "_room.qr"                     # the join card is shown (the toggle on the bar)
+_QR_FLIP = "_room.qr_flip"           # key J asked for the card to be shown or hidden (next run, before the toggle)
 _QR_AT = "_room.qr_at"               # (lesson, slide) the toggle was set for: a new slide sets it again
 _LINK = "_room.teacher_link"         # the teacher link made on this device (shown in the bar's popover)
 _ARRIVED = "_room.arrived"           # a second device just became teacher: its first page moves nobody
@@ -316,6 +317,8 @@ def teacher_bar(current, slide: int) -> None:
         # The join card: on the first slide, and on any other when the teacher turns it on there.
         st.session_state[_QR_AT] = at
         st.session_state[_QR] = slide == 1
+    if st.session_state.pop(_QR_FLIP, False):
+        st.session_state[_QR] = not st.session_state.get(_QR, False)
     with st.container(horizontal=True, key="room-teacher", vertical_alignment="center"):
         _presence(room_code)
         st.toggle(tr("room.show_join"), key=_QR)
@@ -453,6 +456,15 @@ JOIN_CSS = """<style>
   letter-spacing: 0.2em; font-family: monospace; line-height: 1.2; }
 .anatomy-room-join .anatomy-room-link { font-size: 1.1rem; font-family: monospace; word-break: break-all; }
 </style>"""
+
+
+def flip_join_card() -> bool:
+    """Key J on the presenter's bar: show the join card if hidden, hide it if shown (the bar's toggle
+    follows). Only the room's teacher; False (nothing to do) for anyone else."""
+    if not teaching():
+        return False
+    st.session_state[_QR_FLIP] = True
+    return True
 
 
 def join_card(room_code: str, link: str) -> str:

@@ -9,7 +9,7 @@ import time
 from urllib.parse import parse_qs, urlparse
 
 import i18n
-from tests.browser.conftest import SHOTS, WAIT_MS, settle
+from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle
 
 FOLLOW_S = 2.0     # issue 42 §2: the student's screen at the teacher's slide within 2 s of the key press
 
@@ -180,3 +180,18 @@ def test_a_class_of_three(chromium_browser, server_url, tmp_path):
     assert set(rows[0]) == {"lesson", "question", "round", "option", "count"}
     for ctx in contexts:
         ctx.close()
+
+
+def test_key_j_toggles_the_join_card(chromium_browser, server_url):
+    ctx = chromium_browser.new_context(viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.goto(f"{server_url}/attention?lang=en&present=1&room=new")
+    _code(page)
+    settle(page)
+    card = page.locator(".anatomy-room-join")
+    card.wait_for(timeout=WAIT_MS)                          # slide 1: shown
+    gone = "() => document.querySelector('.anatomy-room-join') === null"
+    press_until(page, "j", gone)
+    settle(page)
+    press_until(page, "j", "() => document.querySelector('.anatomy-room-join') !== null")
+    ctx.close()
