@@ -14,7 +14,7 @@ from core.lab.real_generation import (
 )
 from core.lab.real_tokens import dropped_note, special_runs
 from core.models.generate import Generation, at_temperature, parting_step, sampling_probs, temperature_sweep
-from ui.d1_generation import MAX_NEW, SHARED_MAX, SHOW, STRIP, STRIP_SHOW, _shared_runs, trajectory
+from ui.d1_generation import MAX_NEW, SHARED_MAX, SHOW, STRIP, STRIP_SHOW, shared_runs, trajectory
 from ui.d1_real import bar_clicked, fitting_branch, keep_branch, linked_branch, listed, real_step, real_strip
 from ui.f3_learning import checkpoint_steps, model_at_step
 from ui.frame import (
@@ -343,7 +343,7 @@ def shared_stream(model, tok, mode: str, source: str, prompt, settings: tuple, m
                   forced: tuple = ()) -> dict:
     """``stream``, once per distinct (settings, length, device, forced tokens) for every session;
     later asks get the finished run, marked ``shared``."""
-    done, running, lock = _shared_runs()
+    done, running, lock = shared_runs()
     key = (settings, max_new, dev, forced)
     with lock:
         found = done.get(key)

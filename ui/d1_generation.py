@@ -64,6 +64,6 @@ SHARED_MAX = 256
 
 
 @st.cache_resource(show_spinner=False)
-def _shared_runs() -> tuple[OrderedDict, dict, threading.Lock]:
+def shared_runs() -> tuple[OrderedDict, dict, threading.Lock]:
     """(finished runs by key, events of the runs in progress, their lock): one per process."""
     return OrderedDict(), {}, threading.Lock()
