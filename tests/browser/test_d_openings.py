@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import SHOTS, settle
+from tests.browser.conftest import SERVER_LOG, SHOTS, settle
 
 WARNING = "was created with a default value but also had its value set via the Session State API"
 
@@ -24,5 +24,5 @@ def test_opening_pill_sets_the_prompt_without_a_warning(chromium_browser, server
         settle(page)
     finally:
         page.close()
-    log = (SHOTS / "server.log").read_text(encoding="utf-8", errors="replace")
+    log = (SHOTS / SERVER_LOG).read_text(encoding="utf-8", errors="replace")
     assert WARNING not in log
