@@ -38,11 +38,17 @@ def _dynamic_used(key: str, sources: dict[Path, str]) -> bool:
             return True
         if len(parts) == 3 and re.fullmatch(r"try\d+", parts[1]) and parts[2] in ("q", "options", "why"):
             return f'"{parts[1]}"' in page
-        # ui.frame.section_with_controls(NS, "name", ...) shows {ns}.name_title and {ns}.name_text
+        # A section (ui.lesson: lesson.section("name", ...), or ui.code.section_with_controls(NS,
+        # "name", ...)) shows {ns}.name_title and {ns}.name_text
         section = re.fullmatch(r"(\w+)_(title|text)", parts[1]) if len(parts) == 2 else None
         if section:
-            call = rf'section_with_controls\(\s*(?:#[^\n]*\n\s*)?NS,\s*"{section.group(1)}"'
+            call = (rf'section_with_controls\(\s*(?:#[^\n]*\n\s*)?NS,\s*"{section.group(1)}"'
+                    rf'|\.section\(\s*"{section.group(1)}"')
             return re.search(call, page) is not None
+        # ui.model.layer_and_head(NS, ...) labels its sliders {ns}.layer_label and {ns}.head_label
+        if len(parts) == 2 and parts[1] in ("layer_label", "head_label"):
+            return any("layer_and_head(NS" in text and NS_ASSIGN.search(text).group(1) == parts[0]
+                       for text in sources.values() if NS_ASSIGN.search(text))
     return False
 
 

@@ -23,6 +23,7 @@ value is plain session state under the control's key, so an AppTest moves it as 
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import math
 import zlib
@@ -289,18 +290,35 @@ def _commit(fig_key: str, key: str, values: Sequence[float], default: float) -> 
     _write_url(key, value, default)
 
 
-def live_figure(build: Callable[[], Sequence], cache_key: tuple | str, fig_key: str, key: str,
+def _takes_arguments(build: Callable) -> bool:
+    """A named module-level function with parameters (not a lambda, closure or partial)."""
+    if getattr(build, "__name__", "<lambda>") == "<lambda>" or getattr(build, "__closure__", None):
+        return False
+    try:
+        return any(p.default is inspect.Parameter.empty for p in inspect.signature(build).parameters.values())
+    except (TypeError, ValueError):
+        return False
+
+
+def live_figure(build: Callable[..., Sequence], cache_key: tuple | str, fig_key: str, key: str,
                 values: Sequence[float], default: float, label: str, texts: Sequence[str] | None = None,
                 help: str | None = None) -> float:
     """Draw the figure at the control's value with a slider of its own over ``values`` that redraws
     it in the browser while it moves. ``build`` returns one figure per value (one batched core
-    call); ``cache_key`` names them for every session. ``label`` and ``texts`` (each value as the
+    call). Preferred: ``build`` a module-level function and ``cache_key`` its arguments (every
+    input but the live one, the language included): the frames are then built once for every
+    session per function and arguments, a key nobody writes. Still accepted: a function of no
+    arguments and a key written by hand. ``label`` and ``texts`` (each value as the
     slider shows it; default ``url_text``) and ``help`` (the label's tooltip) are in the page's
     language. Returns the value."""
-    from ui.frame import figure
+    from ui.figures import figure, figure_key
 
     values = list(values)
     value = live_value(key, values, default)
+    if isinstance(cache_key, tuple) and _takes_arguments(build):
+        # live_figure(draw, args, ...): the key derived from the function and its arguments
+        # (ui.figures.figure_key), as drawn() does for a figure; nothing written by hand.
+        cache_key, build = figure_key(build, cache_key), functools.partial(build, *cache_key)
     frames = built_frames(cache_key, build)
     index = values.index(value)
     live = {"frames": frames.json, "rev": frames.revision, "index": index, "label": label,

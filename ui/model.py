@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.models import gguf_llama
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
-from ui.frame import choice, tr
+from ui.frame import choice, ranged_slider, tr
 from ui.memory import settle_memory
 
 
@@ -144,3 +144,19 @@ def model_switch(ns: str, default: str = COURSE, label_key: str = "real.switch")
         st.info(tr("real.install", command=gguf_llama.INSTALL))
         return COURSE
     return picked
+
+
+def layer_and_head(ns: str, config, layer_at=None, head_at=None, default: tuple[int, int] = (0, 0),
+                   head: bool = True) -> tuple[int, int]:
+    """The layer and head sliders over a model's ``config`` (4 x 4 on the course model, 30 x 9 on
+    SmolLM2), bound to the URL as ``{ns}.layer`` and ``{ns}.head``, labelled by the lesson's
+    ``{ns}.layer_label`` and ``{ns}.head_label``; each in its column (``layer_at``, ``head_at``)
+    or where the caller is. A value beyond a smaller model's range is clamped (ranged_slider)
+    and comes back on the larger one. ``head=False``: the layer alone (head 0 returned)."""
+    with layer_at or st.container():
+        layer = ranged_slider(tr(f"{ns}.layer_label"), 0, config.n_layers - 1, default[0], key=f"{ns}.layer")
+    if not head:
+        return int(layer), 0
+    with head_at or st.container():
+        picked = ranged_slider(tr(f"{ns}.head_label"), 0, config.n_heads - 1, default[1], key=f"{ns}.head")
+    return int(layer), int(picked)
