@@ -45,6 +45,7 @@ node --test tests/js/   # the chart component's JavaScript (ui/chart.js, ui/char
 WORKERS="${ANATOMY_TEST_WORKERS:-2}"
 XDIST=(); [ "$WORKERS" = 0 ] || XDIST=(-n "$WORKERS" --dist worksteal)
 status=0
-.venv/bin/python -m pytest "${XDIST[@]}" --phase shared "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
-.venv/bin/python -m pytest --phase alone "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
+# Each phase lists its 30 slowest tests (issue 40: where the time goes, in every CI log).
+.venv/bin/python -m pytest "${XDIST[@]}" --durations=30 --phase shared "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
+.venv/bin/python -m pytest --durations=30 --phase alone "$@" || { rc=$?; [ $rc = 5 ] || status=$rc; }
 exit $status
