@@ -5,10 +5,12 @@
 // live chart's slider and frames, with the painters cells.js and painters.js, and frames.js),
 // present.js (presenter mode), export.js (the modebar's buttons), plot.js (what still and live
 // charts share), adapter.js (the only reader of plotly's private state), arrays.js, colour.js,
-// describe.js (the chart's accessible name and description).
+// describe.js (the chart's accessible name and description), pick.js (a clickable chart chosen from
+// by keyboard).
 import { labelChart } from "./chart/describe.js";
 import { exportConfig } from "./chart/export.js";
 import { liveChart } from "./chart/live.js";
+import { keyboardPicker } from "./chart/pick.js";
 import { loadPlotly, sent, watchResize } from "./chart/plot.js";
 import { fitPresent, presenterFigure } from "./chart/present.js";
 
@@ -79,6 +81,9 @@ export default function (component) {
         if (point && point.customdata != null) host.__setTrigger("select", String(point.customdata));
       });
     }
+    // The same choice by keyboard: the arrow keys move over the points, Enter or Space sends one.
+    if (data.select) keyboardPicker(host, { figure, name: host.getAttribute("aria-label"), words: data.pick,
+      send: (value) => host.__setTrigger("select", value) });
     watchResize(host, Plotly);
   };
   loadPlotly(data.plotly).then((Plotly) => {

@@ -31,6 +31,7 @@ from plotly.io.json import to_json_plotly
 from streamlit import config
 
 from ui.streamlit_internals import main_script_path
+from ui.words import tr
 
 NAME = "anatomy_chart"
 PRESENTING = "_classroom.present"   # ui.classroom._ON: this session presents (kept apart: no import cycle)
@@ -89,6 +90,11 @@ _CSS = """.anatomy-chart { width: 100%; }
 .anatomy-live label { flex: 0 0 auto; max-width: 45%; }
 .anatomy-live-value { margin-left: 0.5em; font-weight: 600; font-variant-numeric: tabular-nums; }
 .anatomy-live input[type=range] { flex: 1 1 auto; min-width: 8rem; accent-color: #ff4b4b; cursor: pointer; }
+.anatomy-pick { position: absolute; inset: 0; pointer-events: none; border-radius: 4px; }
+.anatomy-pick:focus { outline: none; }
+.anatomy-pick:focus-visible { outline: 3px solid #2f2d2b; outline-offset: 2px; }
+.anatomy-pick-cursor { position: absolute; display: none; border: 3px solid #1d1d1f; border-radius: 2px;
+  box-shadow: 0 0 0 2px #fff, inset 0 0 0 2px #fff; }
 .anatomy-live-present { font-size: 24px; }
 .anatomy-live-present input[type=range] { height: 2rem; }"""
 
@@ -174,7 +180,9 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     ``on_select``: a callback run (before the rerun) when a point is clicked; it reads the point's
     ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram: click a sub-layer).
     ``live``: frames and a slider of the chart's own (ui/live.py); ``on_commit`` runs (before the
-    rerun) when the slider is let go, reading the value as ``st.session_state[key]["commit"]``."""
+    rerun) when the slider is let go, reading the value as ``st.session_state[key]["commit"]``.
+    A clickable chart is chosen from by keyboard too (ui/chart/pick.js): Tab reaches it, the arrow
+    keys move over its points, Enter or Space sends the point as a click does."""
     publish_plotly_js(static_dir())
     spec, revision = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
@@ -188,6 +196,7 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     # quarter of a millisecond for a dict, a tuple passes at once (issue 39: every chart, every run).
     mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
                 "failed": failed_text, "export": (export,), "select": on_select is not None,
+                "pick": tr("classroom.describe.pick") if on_select is not None else "",
                 # presenter mode (ui/classroom.py): the browser draws the type larger
                 "present": bool(st.session_state.get(PRESENTING)), "live": (live,)},
           key=key, width="stretch", height="content", **events)

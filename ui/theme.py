@@ -6,8 +6,8 @@ option reaches them. This style sheet draws them in the same hues a step or two 
 >= 4.5:1 on white, on the sidebar and on the code block's ground (tests/test_contrast.py checks every colour in it). The
 accent (primary) colour is a theme option: .streamlit/config.toml. Two more rules every page needs
 and no option sets (issue 43 §2, §5): a focus ring on every button (Streamlit's segmented control, the
-language switch among them, draws none), and no animation or transition for a reader who asked the
-system for reduced motion.
+language switch among them, and a table's toolbar draw none) and on a table's grid, and no animation
+or transition for a reader who asked the system for reduced motion.
 """
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ CONTRAST_CSS = """<style>
 [data-testid="stCode"] code :is(.token.important, .token.deleted) { color: #bd4043; }
 button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visible {
   outline: 2px solid #2f2d2b; outline-offset: 2px; }
+[data-testid="stElementToolbar"] button:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: 1px; }
+[data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
     transition-duration: 0.01ms !important; scroll-behavior: auto !important; }

@@ -3,6 +3,8 @@ lesson reaches every page's link in course order, each with a visible focus ring
 one marked (aria-current), and Enter on a link opens that lesson."""
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.conftest import WAIT_MS, settle
 from ui.course import existing_lessons
 
@@ -64,3 +66,155 @@ def test_reduced_motion_turns_transitions_off(chromium_browser, server_url):
         (b) => parseFloat(getComputedStyle(b).transitionDuration) || 0)""")
     page.close()
     assert durations and max(durations) <= 0.001, durations
+
+
+# ---- A keyboard walk of every lesson (issue 43 §2) -------------------------------------------------
+# Every control of the lesson's main column is a Streamlit widget (by its test id) or a clickable
+# chart's keyboard layer (ui/chart/pick.js). Each visible one is numbered; Tab from the lesson's
+# title must reach each of them (a radio group is one stop), and every stop must look different when
+# focused than when not (a ring, a shadow or a border: how each widget shows its focus).
+WIDGETS = ("stSlider", "stSelectbox", "stRadio", "stCheckbox", "stButton", "stTextInput", "stTextArea",
+           "stNumberInput", "stButtonGroup", "stExpander", "stPopover", "stDownloadButton", "stMultiSelect")
+MARK = """(widgets) => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+    const found = [...main.querySelectorAll(widgets.map(w => `[data-testid="${w}"]`).join(', ') + ', .anatomy-pick')]
+        .filter(shown).filter(el => !el.parentElement.closest(widgets.map(w => `[data-testid="${w}"]`).join(', ')));
+    found.forEach((el, i) => el.setAttribute('data-kb', String(i)));
+    const title = main.querySelector('h1');
+    title.setAttribute('tabindex', '-1');
+    title.focus();
+    window.__kbStops = [];
+    const stops = main.querySelectorAll('a[href], button, input, select, textarea, [tabindex]').length;
+    return [found.map(el => el.classList.contains('anatomy-pick') ? 'chart' : el.getAttribute('data-testid')), stops];
+}"""
+# The look of a focused control and what round it could show its focus: its widget (or itself and
+# three ancestors) and everything in it.
+LOOK = """(el) => {
+    const root = el.closest('[data-kb]') || el.parentElement?.parentElement?.parentElement || el;
+    const nodes = [el, root, ...root.querySelectorAll('*')];
+    return nodes.map(n => { const s = getComputedStyle(n);
+        return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.borderColor].join(' '); }).join('|');
+}"""
+STOP = f"""() => {{
+    const a = document.activeElement;
+    if (!a || !a.closest('[data-testid="stMain"]')) return {{main: false}};
+    window.__kbStops.push([a, ({LOOK})(a)]);
+    const w = a.closest('[data-kb]');
+    return {{main: true, widget: w ? Number(w.getAttribute('data-kb')) : null}};
+}}"""
+# After the walk, nothing focused: each stop's look again. Stops that look the same both ways.
+NO_RING = f"""() => {{
+    document.activeElement.blur();
+    return window.__kbStops.filter(([el, look]) => el.isConnected && ({LOOK})(el) === look)
+        .map(([el]) => (el.closest('[data-kb]')?.getAttribute('data-testid') || el.tagName) + ': '
+             + (el.getAttribute('aria-label') || el.innerText || el.value || '').trim().slice(0, 40));
+}}"""
+
+
+def _walk(page) -> tuple[list[str], set[int], list[str]]:
+    """Tab from the lesson's title to past its last control: (the controls, those reached, the stops
+    that showed no focus)."""
+    controls, stops = page.evaluate(MARK, list(WIDGETS))
+    reached: set[int] = set()
+    inside = 0
+    for _ in range(stops + 40):
+        page.keyboard.press("Tab")
+        stop = page.evaluate(STOP)
+        if not stop["main"]:
+            if inside:
+                break                                  # past the column's last control
+            continue
+        inside += 1
+        if stop["widget"] is not None:
+            reached.add(stop["widget"])
+    return controls, reached, page.evaluate(NO_RING)
+
+
+VALUE = """(sel) => { const el = document.querySelector(sel);
+    return el && (el.getAttribute('aria-valuenow') ?? el.value ?? null); }"""
+FIRST = '[data-testid="stMain"] [data-kb] '
+
+
+def _operate(page) -> list[str]:
+    """The first control of each kind operated by keys alone; what did not answer."""
+    failed = []
+
+    def changed(sel: str, keys: list[str], what: str) -> None:
+        if not page.locator(sel).count():
+            return
+        page.locator(sel).first.focus()
+        before = page.evaluate(VALUE, sel)
+        for key in keys:
+            page.keyboard.press(key)
+        try:
+            page.wait_for_function(f"(b) => ({VALUE})({sel!r}) !== b", arg=before, timeout=WAIT_MS // 4)
+        except Exception:
+            failed.append(f"{what}: {keys} left it at {before!r}")
+        settle(page)
+
+    slider = FIRST.replace(" [data-kb] ", " [data-kb] [role=slider]")
+    # A slider at its top moves down instead.
+    top = page.evaluate(f"() => {{ const s = document.querySelector({slider!r}); return s && s.getAttribute('aria-valuenow') === s.getAttribute('aria-valuemax'); }}")
+    changed(slider, ["ArrowLeft" if top else "ArrowRight"], "slider")
+    changed(FIRST + '[data-testid="stSelectbox"] input', ["ArrowDown", "ArrowDown", "Enter"], "select box")
+    changed(FIRST + '[data-testid="stNumberInput"] input', ["ArrowUp", "Enter"], "number box")
+    toggle = FIRST + '[data-testid="stCheckbox"] input'
+    if page.locator(toggle).count():
+        page.locator(toggle).first.focus()
+        before = page.locator(toggle).first.is_checked()
+        page.keyboard.press("Space")
+        try:
+            page.wait_for_function(f"(b) => document.querySelector({toggle!r}).checked !== b", arg=before,
+                                   timeout=WAIT_MS // 4)
+        except Exception:
+            failed.append("toggle: Space did not turn it")
+        settle(page)
+    # A segmented control: a choice not yet made, pressed with Space, becomes the chosen one.
+    segment = f'{FIRST}[data-testid="stButtonGroup"] button:not([data-testid$="Active"])'
+    if page.locator(segment).count():
+        label = page.locator(segment).first.inner_text()
+        page.locator(segment).first.focus()
+        page.keyboard.press("Space")
+        try:
+            page.wait_for_function("""(t) => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stButtonGroup"] button[data-testid$="Active"]')]
+                .some(b => b.innerText === t)""", arg=label, timeout=WAIT_MS // 4)
+        except Exception:
+            failed.append(f"segmented control: Space on {label!r} did not choose it")
+        settle(page)
+    # "Try this": Space on the first option answers the question.
+    radio = FIRST + '[data-testid="stRadio"] input[type=radio]'
+    if page.locator(radio).count():
+        page.locator(radio).first.focus()
+        page.keyboard.press("Space")
+        try:
+            page.wait_for_function(f"() => document.querySelector({radio!r}).checked", timeout=WAIT_MS // 4)
+        except Exception:
+            failed.append("radio: Space did not choose the option")
+        settle(page)
+    if page.locator('[data-testid="stException"]').count():
+        failed.append("an exception: " + page.locator('[data-testid="stException"]').first.inner_text()[:300])
+    return failed
+
+
+LESSONS = [(lesson.url_path, lesson.code.lower()) for lesson in existing_lessons()]
+
+
+@pytest.mark.parametrize("n,slug,name", [(n, *c) for n, c in enumerate(LESSONS)], ids=[c[1] for c in LESSONS])
+def test_every_control_by_keyboard(chromium_browser, server_url, n, slug, name):
+    """Tab reaches every control of the lesson, each shows its focus, and the first of each kind
+    (slider, select box, number box, toggle, segmented control, "Try this" option) answers keys
+    alone. The languages take turns (Chinese on every other lesson)."""
+    lang = "zh" if n % 2 else "en"
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(f"{server_url}/{slug}?lang={lang}")
+        settle(page)
+        controls, reached, no_ring = _walk(page)
+        missed = [f"{i}: {kind}" for i, kind in enumerate(controls) if i not in reached]
+        assert controls and not missed, f"{name} ({lang}): Tab never reached {missed} of {controls}"
+        assert not no_ring, f"{name} ({lang}): no focus shown on {no_ring}"
+        failed = _operate(page)
+        assert not failed, f"{name} ({lang}): " + "; ".join(failed)
+    finally:
+        page.close()

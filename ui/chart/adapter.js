@@ -19,6 +19,7 @@ export const axisTicks = (ax) => ax._vals || [];         // the ticks drawn: [{x
 export const tickValue = (ax, v) => (ax.type === "category" && ax._categories ? ax._categories[Math.round(v.x)]
   : ax.type === "log" ? Math.pow(10, v.x) : ax.type === "date" ? ax.l2r(v.x) : v.x);
 export const dataToPixel = (ax, v) => ax.c2p(v);         // from the axis' offset
+export const dataToCalc = (ax, v) => ax.d2c(v);          // a category's name -> its index; a number stays
 export const rangeToPixel = (ax, v) => ax.r2p(v);
 
 // A trace's full-layout axes (their names "xaxis", "yaxis2" from its "x", "y2").
