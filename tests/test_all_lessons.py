@@ -324,6 +324,8 @@ def _answers(lesson) -> list[tuple[str, int]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "try_this":
             return [(e.elts[0].value, e.elts[1].value) for e in node.args[1].elts]
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "quiz":     # lesson.quiz([...])
+            return [(e.elts[0].value, e.elts[1].value) for e in node.args[0].elts]
     return []
 
 
