@@ -75,6 +75,7 @@ class Section:
     slide: bool | str = True
     above: tuple[str, ...] = ("controls",)
     below: tuple[str, ...] = ()
+    lead: tuple[str, ...] = ()                 # slots under the title, before the prose (a model switch)
     height: int | None = 520
     widths: tuple[int, int] = (1, 1)
     note: Callable[[], None] | None = None     # drawn once under the prose (a warning, a caption)
@@ -116,6 +117,7 @@ class Lesson:
         ns = self.ns
         with st.container(key=f"section-{ns}-{section.name}"):
             st.subheader(tr(section.title or f"{ns}.{section.name}_title"))
+            lead = {name: st.container() for name in section.lead}
             text = section.text
             if text == "":
                 text = f"{ns}.{section.name}_text" if _has(f"{ns}.{section.name}_text") else None
@@ -126,7 +128,7 @@ class Lesson:
             mark = tr("classroom.slide.continued", title=tr(section.title or f"{ns}.{section.name}_title"))
             if section.slide is True:
                 slide(mark)
-            slots = {}
+            slots = dict(lead)
             for name in section.above:
                 slots[name] = st.container()
                 if section.slide == name:
@@ -139,7 +141,18 @@ class Lesson:
 
     def run(self, **values) -> dict[str, Slots]:
         """Lay out every section, then draw each (its own fragment, or the page's ``body``)."""
-        slots = {section.name: self.layout(section) for section in self.sections}
+        self.arrange()
+        return self.draw(**values)
+
+    def arrange(self) -> dict[str, Slots]:
+        """``run``'s first half: every section laid out, its slots empty. A page-level control that
+        sits inside a section (a model switch under its title) is drawn into its slot between
+        ``arrange()`` and ``draw(**values)``, and its value handed to the draw functions."""
+        return {section.name: self.layout(section) for section in self.sections}
+
+    def draw(self, **values) -> dict[str, Slots]:
+        """``run``'s second half: each section drawn (its own fragment, or the page's ``body``)."""
+        slots = {section.name: section.slots for section in self.sections}
         for section in self.sections:
             if section.draw is not None:
                 _draw(section, values)
