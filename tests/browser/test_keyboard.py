@@ -218,3 +218,122 @@ def test_every_control_by_keyboard(chromium_browser, server_url, n, slug, name):
         assert not failed, f"{name} ({lang}): " + "; ".join(failed)
     finally:
         page.close()
+
+
+# ---- The clickable charts by keyboard (ui/chart/pick.js) ----------------------------------------
+PICKS = '[data-testid="stMain"] .anatomy-pick'
+# The keyboard layer ``n`` of the page: the point it is on (what Enter sends), what a screen reader
+# reads for it, whether its cursor box is drawn on the chart, and whether it has the focus.
+PICK_STATE = f"""(n) => {{
+    const layer = document.querySelectorAll({PICKS!r})[n];
+    const option = document.getElementById(layer.getAttribute('aria-activedescendant'));
+    const cursor = layer.querySelector('.anatomy-pick-cursor'), c = cursor.getBoundingClientRect();
+    const h = layer.parentElement.querySelector('.anatomy-chart').getBoundingClientRect();
+    return {{value: layer.__value, label: option ? option.textContent : null,
+             shown: getComputedStyle(cursor).display === 'block' && c.width > 0
+                 && c.left >= h.left - 4 && c.right <= h.right + 4 && c.top >= h.top - 4 && c.bottom <= h.bottom + 4,
+             focused: document.activeElement === layer, role: layer.getAttribute('role'),
+             name: layer.getAttribute('aria-label')}};
+}}"""
+
+
+def _pick(page, keys: list[str], n: int = 0) -> dict:
+    """Focus the page's ``n``-th clickable chart, press ``keys``, then Enter: the point it sent."""
+    layer = page.locator(PICKS).nth(n)
+    layer.scroll_into_view_if_needed()
+    layer.focus()
+    page.keyboard.press("Home")
+    first = page.evaluate(PICK_STATE, n)
+    for key in keys:
+        page.keyboard.press(key)
+    state = page.evaluate(PICK_STATE, n)
+    assert state["focused"] and state["role"] == "listbox" and state["name"], state
+    assert state["shown"], f"no cursor on the chart: {state}"
+    assert state["label"] and state["value"] != first["value"], (first, state)
+    page.keyboard.press("Enter")
+    return state
+
+
+# The sliders and address after a grid's cell "a,b" was sent: the two URL-bound controls hold a and b.
+SENT_CELL = """([keys, cell]) => { const url = new URLSearchParams(location.search);
+    return cell.split(',').every((v, i) => url.get(keys[i]) === v); }"""
+# C1: "encoder.layers.1.ffn" opens the sub-layer box at "encoder.ffn" and the layer slider at 1.
+SENT_PART = """(name) => { const m = /^(\\w+)\\.layers\\.(\\d+)\\.(\\w+)$/.exec(name);
+    const boxes = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stSelectbox"] input')];
+    const slider = document.querySelector('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]');
+    return !!m && boxes.some(e => e.value === m[1] + '.' + m[3]) && !!slider && slider.value === m[2]; }"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_c1_diagram_by_keyboard(chromium_browser, server_url, lang):
+    """C1's diagram: the arrow keys move over its boxes, Enter opens the one reached (as a click)."""
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(f"{server_url}/encoder-decoder?lang={lang}")
+        settle(page)
+        state = _pick(page, ["ArrowDown", "ArrowRight", "ArrowDown"])
+        page.wait_for_function(f"({SENT_PART})", arg=state["value"], timeout=WAIT_MS)
+        settle(page)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.evaluate(PICK_STATE, 0)["value"] == state["value"]      # still on it after the rerun
+    finally:
+        page.close()
+
+
+# (lesson, query, the two URL keys a cell's "a,b" goes to, keys pressed after Home)
+GRIDS = [("heads-at-work", "f1", "lang=en", ("f1.layer", "f1.head"), ["ArrowRight", "ArrowDown"]),
+         ("patching", "f4", "lang=zh", ("f4.layer", "f4.pos"), ["ArrowRight", "ArrowDown", "ArrowRight"]),
+         ("heads", "b2-explorer", "lang=zh&b2.lm=smollm2&b2.ex_open=true&b2.ex.lm=smollm2", ("b2.ex_layer", "b2.ex_head"),
+          ["ArrowRight", "ArrowRight", "ArrowDown"])]
+
+
+@pytest.mark.parametrize("slug,name,query,keys,moves", GRIDS, ids=[g[1] for g in GRIDS])
+def test_head_map_by_keyboard(chromium_browser, server_url, slug, name, query, keys, moves):
+    """F1's grids, F4's map, the explorer's map on SmolLM2: a cell reached by the arrow keys and
+    sent with Enter moves the lesson's two sliders (and the address) as a click on it does."""
+    from tests.real_util import need_package
+
+    need_package()
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(f"{server_url}/{slug}?{query}")
+        settle(page)
+        state = _pick(page, moves)
+        page.wait_for_function(f"({SENT_CELL})", arg=[list(keys), state["value"]], timeout=WAIT_MS)
+        settle(page)
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        page.close()
+
+
+def test_d1_branch_by_keyboard(chromium_browser, server_url):
+    """D1 on SmolLM2: Generate pressed with Enter, then a step's bar reached with ↓ and sent with
+    Space branches the generation there, as a click on the bar does."""
+    from tests.real_util import need_package
+
+    need_package()
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(f"{server_url}/generation?lang=en&d1.lm=smollm2&d1.max_new=12&d1.temperature=1&d1.seed=3&d1.real_step=3")
+        settle(page)
+        page.get_by_role("button", name="Generate", exact=True).focus()
+        page.keyboard.press("Enter")
+        page.wait_for_selector(f'[class~="st-key-d1-real_bars"] {PICKS.split(" ")[-1]}', timeout=WAIT_MS)
+        settle(page)
+        n = page.evaluate(f"""() => [...document.querySelectorAll({PICKS!r})]
+            .indexOf(document.querySelector('[class~="st-key-d1-real_bars"] .anatomy-pick'))""")
+        layer = page.locator(PICKS).nth(n)
+        layer.focus()
+        page.keyboard.press("Home")
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowDown")
+        state = page.evaluate(PICK_STATE, n)
+        assert state["shown"] and state["label"], state
+        page.keyboard.press("Space")
+        page.wait_for_function("(t) => new URLSearchParams(location.search).get('d1.branch_token') === t",
+                               arg=state["value"], timeout=WAIT_MS)
+        settle(page)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert "d1.branch_step=3" in page.url
+    finally:
+        page.close()

@@ -2,7 +2,7 @@
 // the arrow keys' moves between them.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { nextPoint, pickPoints, readingOrder } from "../../ui/chart/pick.js";
+import { clipBox, nextPoint, pickPoints, readingOrder } from "../../ui/chart/pick.js";
 import { spec } from "./helpers.mjs";
 
 test("a heatmap: one point per cell with customdata, labelled by its axes and value", () => {
@@ -97,4 +97,12 @@ test("Home and End, and no point yet", () => {
   assert.equal(nextPoint(GRID, -1, "End"), 5);
   assert.equal(nextPoint([], 0, "ArrowRight"), -1);
   assert.equal(nextPoint(GRID, 4, "a"), 4);
+});
+
+test("a box cut to the plot's area; one wholly outside it is not drawn", () => {
+  const area = { l: 0, t: 0, w: 200, h: 100 };
+  assert.deepEqual(clipBox({ left: -50, top: 10, width: 100, height: 10 }, area), { left: 0, top: 10, width: 50, height: 10 });
+  assert.deepEqual(clipBox({ left: 10, top: 10, width: 5, height: 5 }, area), { left: 10, top: 10, width: 5, height: 5 });
+  assert.equal(clipBox({ left: 300, top: 10, width: 5, height: 5 }, area), null);
+  assert.equal(clipBox(null, area), null);
 });

@@ -5,7 +5,7 @@
 // and drawn on the chart as an outlined box. The points and the moves are pure functions (tested by
 // tests/js/pick.test.mjs); where a point is on the screen is read through ./adapter.js only.
 import {
-  axisLength, axisOffset, barPaths, dataToCalc, dataToPixel, fullLayout, fullTrace, traceAxes,
+  axisLength, axisOffset, barPaths, dataToCalc, dataToPixel, fullLayout, fullTrace, plotArea, traceAxes,
 } from "./adapter.js";
 import { decodedOf } from "./arrays.js";
 import { plainTitle, short } from "./describe.js";
@@ -120,11 +120,26 @@ export function nextPoint(centres, from, key) {
 
 // --- In the browser: where each point is drawn, the layer over the chart, the keys.
 
+// A box cut to the plot's area (a bar on a log axis starts far left of it), or null if none is left.
+// Example: clipBox({left: -50, top: 10, width: 100, height: 10}, {l: 0, t: 0, w: 200, h: 100})
+//   -> {left: 0, top: 10, width: 50, height: 10}
+export function clipBox(box, area) {
+  if (!box) return null;
+  const left = Math.max(box.left, area.l), right = Math.min(box.left + box.width, area.l + area.w);
+  const top = Math.max(box.top, area.t), bottom = Math.min(box.top + box.height, area.t + area.h);
+  return right > left && bottom > top ? { left, top, width: right - left, height: bottom - top } : null;
+}
+
 // Each point's box in px from the chart's top left corner ({left, top, width, height}), or null
-// where plotly does not draw it (an axis hidden, a bar not drawn).
+// where plotly does not draw it (an axis hidden, a bar not drawn, a point outside the plot).
 function pointBoxes(host, points) {
   const fl = fullLayout(host);
   if (!fl) return points.map(() => null);
+  const area = plotArea(host);
+  return drawnBoxes(host, fl, points).map((box) => clipBox(box, area));
+}
+
+function drawnBoxes(host, fl, points) {
   const origin = host.getBoundingClientRect();
   const bars = new Map(barPaths(host).map(([t, paths]) => [t, new Map(paths)]));
   return points.map((p) => {
