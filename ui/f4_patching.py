@@ -20,6 +20,7 @@ import torch
 
 from core.lab import patching as P
 from ui.f2_lens import token_texts
+from ui.words import tr
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,13 @@ class Maps:
     def separable(self) -> bool:
         """False when both runs give the same logit difference: nothing can be recovered."""
         return abs(self.clean.logit_diff - self.corrupted.logit_diff) > 1e-6
+
+
+def map_scale(noising: bool) -> dict:
+    """The maps' colour scale for one direction, as keyword arguments of viz.patching's three maps:
+    white at the base run (0 denoising, 1 noising), red where a patch moved the answer, 0 and 1
+    named on the colour bar. Pass it to every map: ``recovery_map(..., **map_scale(noising))``."""
+    return {"noising": bool(noising), "ends": (tr("f4.scale_corrupted"), tr("f4.scale_clean"))}
 
 
 def pair_key(clean: str, corrupted: str, right: str, wrong: str, noising: bool, dev: str) -> tuple:

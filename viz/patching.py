@@ -22,28 +22,57 @@ def pair_labels(clean: list[str], corrupted: list[str]) -> list[str]:
     return unique_labels([a if a == b else f"{a}/{b}" for a, b in zip(clean, corrupted, strict=True)])
 
 
-def recovered_bar(title: str | None) -> dict:
-    """The recovered fraction's colour bar: 0 (the base run) white, 1 red, below 0 blue."""
-    bar = {"tickvals": [-1.0, 0.0, 0.5, 1.0], "ticktext": ["−1", "0", "0.5", "1"], "thickness": 12,
-           "tickfont": {"size": 12}}
+# Noising's scale: RdBu_r turned around, so that red sits at 0 and white at 1 (see recovered_scale).
+NOISING_SCALE = [[round(1.0 - at, 6), colour] for at, colour in reversed(DIVERGING_SCALE)]
+
+
+def recovered_scale(noising: bool = False) -> dict:
+    """Where a map's colours sit: white at the base run's own value, 0 when denoising and 1 when
+    noising, so a cell is white where its patch changed nothing and red where it moved the answer
+    most (denoising: back up to 1, the clean answer; noising: down to 0, the clean answer lost).
+    Red reads "this activation matters" in both directions; blue is a move the other way. The
+    scale is centred on white: −1..1 denoising, 0..2 noising.
+
+    Example: recovered_scale(True) -> {"zmin": 0.0, "zmax": 2.0, "colorscale": [[0.0, "rgb(103,0,31)"], ...]}
+    """
+    if noising:
+        return {"zmin": 0.0, "zmax": 2.0, "colorscale": NOISING_SCALE}
+    return {"zmin": -1.0, "zmax": 1.0, "colorscale": DIVERGING_SCALE}
+
+
+def recovered_bar(title: str | None, noising: bool = False, ends: tuple[str, str] | None = None) -> dict:
+    """The recovered fraction's colour bar (``recovered_scale``), its ticks at the two plain runs
+    named by ``ends``, the words for 0 and 1 ("as corrupted", "as clean"), when given.
+
+    Example: recovered_bar(None, True, ("as corrupted", "as clean"))["ticktext"]
+             -> ["0 · as corrupted", "0.5", "1 · as clean", "2"]
+    """
+    low, high = ("0", "1") if ends is None else (f"0 · {ends[0]}", f"1 · {ends[1]}")
+    if noising:
+        ticks = {"tickvals": [0.0, 0.5, 1.0, 2.0], "ticktext": [low, "0.5", high, "2"]}
+    else:
+        ticks = {"tickvals": [-1.0, 0.0, 0.5, 1.0], "ticktext": ["−1", low, "0.5", high]}
+    bar = {**ticks, "thickness": 12, "tickfont": {"size": 12}}
     if title:
         bar["title"] = {"text": title, "side": "top", "font": {"size": 12}}
     return bar
 
 
-def _map_trace(z, x, hover: str, customdata, **place) -> dict:
-    return {"type": "heatmap", "z": z, "x": x, "y0": 0, "dy": 1, "zmin": -1.0, "zmax": 1.0,
-            "colorscale": DIVERGING_SCALE, "xgap": 1, "ygap": 1, "customdata": customdata,
-            "hovertemplate": hover, **place}
+def _map_trace(z, x, hover: str, customdata, noising: bool, **place) -> dict:
+    return {"type": "heatmap", "z": z, "x": x, "y0": 0, "dy": 1, **recovered_scale(noising),
+            "xgap": 1, "ygap": 1, "customdata": customdata, "hovertemplate": hover, **place}
 
 
 def recovery_map(values, clean: list[str], corrupted: list[str], *, title: str | None,
                  axis_titles: tuple[str, str], hover_names: tuple[str, str, str], colorbar_title: str,
-                 selected: tuple[int, int] | None = None) -> Figure:
+                 selected: tuple[int, int] | None = None, noising: bool = False,
+                 ends: tuple[str, str] | None = None) -> Figure:
     """One site's recovered fraction, ``values`` (L, T): a column per position (its token at the
-    bottom), a row per block (block 0 at the bottom), on a fixed −1..1 scale (white = the base
-    run, red = the clean answer back). Each cell's customdata is "layer,position" (a click picks
-    it, ``ui.chart(on_select=...)``); the ``selected`` (layer, position) is outlined.
+    bottom), a row per block (block 0 at the bottom), on a fixed scale centred on the base run
+    (``recovered_scale``: white = nothing changed, red = the patch moved the answer; ``ends``
+    name 0 and 1 on the colour bar, see ``recovered_bar``). Each cell's customdata is
+    "layer,position" (a click picks it, ``ui.chart(on_select=...)``); the ``selected`` (layer,
+    position) is outlined.
 
     Example: recovery_map(np.zeros((30, 14)), ...)["data"][0]["z"].shape == (30, 14)
     """
@@ -55,7 +84,7 @@ def recovery_map(values, clean: list[str], corrupted: list[str], *, title: str |
     cells = [[f"{i},{j}" for j in range(n)] for i in range(n_layers)]
     trace = _map_trace(np.where(np.isfinite(z), z, np.nan), x,
                        f"{layer_name} %{{y}} · {pos_name} %{{x}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
-                       cells, colorbar=recovered_bar(colorbar_title))
+                       cells, noising, colorbar=recovered_bar(colorbar_title, noising, ends))
     words_px = word_label_px(x, font)
     if words_px and n * (words_px + 8) <= MAP_PX:
         words_px = 0.0                                                       # they fit upright
@@ -75,9 +104,11 @@ def recovery_map(values, clean: list[str], corrupted: list[str], *, title: str |
 
 def sublayer_maps(attn, ffn, clean: list[str], corrupted: list[str], *, title: str | None,
                   panel_titles: tuple[str, str], axis_titles: tuple[str, str],
-                  hover_names: tuple[str, str, str], colorbar_title: str) -> Figure:
+                  hover_names: tuple[str, str, str], colorbar_title: str, noising: bool = False,
+                  ends: tuple[str, str] | None = None) -> Figure:
     """What each sub-layer's output carries: the attention map and the feed-forward map, each
-    (L, T), side by side on one scale (one colour bar), positions across and blocks up.
+    (L, T), side by side on one scale (one colour bar, as ``recovery_map``'s), positions across and
+    blocks up.
 
     Example: sublayer_maps(np.zeros((30, 14)), np.zeros((30, 14)), ...) -> two heatmaps, x and x2
     """
@@ -91,9 +122,9 @@ def sublayer_maps(attn, ffn, clean: list[str], corrupted: list[str], *, title: s
         axes = {"xaxis": "x" if k == 0 else "x2", "yaxis": "y"}
         trace = _map_trace(np.where(np.isfinite(z), z, np.nan), x,
                            f"{name}<br>{layer_name} %{{y}} · {pos_name} %{{x}}<br>{value_name}: %{{z:.3f}}"
-                           "<extra></extra>", None, name=name, showscale=k == 0, **axes)
+                           "<extra></extra>", None, noising, name=name, showscale=k == 0, **axes)
         if k == 0:
-            trace["colorbar"] = recovered_bar(colorbar_title)
+            trace["colorbar"] = recovered_bar(colorbar_title, noising, ends)
         data.append(trace)
     words_px = word_label_px(x, font)
     if words_px and n * (words_px + 6) <= MAP_PX / 2:
@@ -110,11 +141,11 @@ def sublayer_maps(attn, ffn, clean: list[str], corrupted: list[str], *, title: s
 
 def head_patch_map(values, marks: dict[str, list[tuple[int, int]]], *, title: str | None,
                    axis_titles: tuple[str, str], hover_names: tuple[str, str, str],
-                   colorbar_title: str) -> Figure:
+                   colorbar_title: str, noising: bool = False, ends: tuple[str, str] | None = None) -> Figure:
     """The recovered fraction of each head's patch at the last position, ``values`` (L, H), as an
     H × L map (layers across, heads down, as ``viz.attention.layer_head_map``), and the heads
     another measure picked, ``marks`` (legend name -> [(layer, head), ...]), as hollow markers:
-    a marker on a red cell is a head both measures point at.
+    a marker on a red cell is a head both measures point at. The colours as ``recovery_map``'s.
 
     Example: head_patch_map(np.zeros((30, 9)), {"induction": [(18, 6)]}, ...) -> z (9, 30), 1 marker trace
     """
@@ -122,8 +153,8 @@ def head_patch_map(values, marks: dict[str, list[tuple[int, int]]], *, title: st
     n_layers, n_heads = v.shape
     z = np.where(np.isfinite(v), v, np.nan).T.astype(np.float32)             # (H, L)
     layer_name, head_name, value_name = hover_names
-    data = [{"type": "heatmap", "z": z, "x0": 0, "dx": 1, "y0": 0, "dy": 1, "zmin": -1.0, "zmax": 1.0,
-             "colorscale": DIVERGING_SCALE, "xgap": 1, "ygap": 1, "colorbar": recovered_bar(colorbar_title),
+    data = [{"type": "heatmap", "z": z, "x0": 0, "dx": 1, "y0": 0, "dy": 1, **recovered_scale(noising),
+             "xgap": 1, "ygap": 1, "colorbar": recovered_bar(colorbar_title, noising, ends),
              "hovertemplate": f"{layer_name} %{{x}} · {head_name} %{{y}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
              "showlegend": False}]
     symbols = ("circle-open", "square-open", "diamond-open", "x-thin-open")
