@@ -35,7 +35,7 @@ import streamlit as st
 
 import i18n
 from ui.batching import fragment
-from ui.code import beside_code
+from ui.code import beside_code, code_panel
 from ui.frame import header
 from ui.quiz import try_this
 from ui.slides import slide
@@ -71,6 +71,7 @@ class Section:
     draw: Callable | None = None
     code: tuple = ()
     title: str | None = None
+    title_fields: dict | None = None           # the title's {fields}, known when the page runs (B3's mask)
     text: str | Sequence[str] | None = ""
     slide: bool | str = True
     above: tuple[str, ...] = ("controls",)
@@ -79,6 +80,15 @@ class Section:
     height: int | None = 520
     widths: tuple[int, int] = (1, 1)
     note: Callable[[], None] | None = None     # drawn once under the prose (a warning, a caption)
+    # "The code" across the page's width under the figure and the below slots, not beside the
+    # figure (at 1024 px a code panel beside a wide figure would scroll sideways: B4, C1).
+    code_below: bool = False
+    # below slots that begin a slide of their own in presenter mode ("continued" marked before
+    # each): a figure drawn a part a slide (F3's early checkpoints, then the late ones).
+    marks: tuple[str, ...] = ()
+    # A presenter slide titled by this key opens the section, which has no heading on the page
+    # (D1: its sections are its slides, named on the slide and in the overview, not on the page).
+    opens: str | None = None
     slots: Slots | None = field(default=None, repr=False)
 
 
@@ -116,7 +126,13 @@ class Lesson:
         """A section's fixed parts, laid out once a page run; its slots, empty."""
         ns = self.ns
         with st.container(key=f"section-{ns}-{section.name}"):
-            st.subheader(tr(section.title or f"{ns}.{section.name}_title"))
+            # title=False: a heading that follows a control (B2's "4 heads of width 8"), written by
+            # the draw function into s.title, a placeholder at the heading's place.
+            if section.opens:
+                slide(tr(section.opens))
+            title_slot = st.empty() if section.title is False else None
+            if title_slot is None and not section.opens:
+                st.subheader(tr(section.title or f"{ns}.{section.name}_title", **(section.title_fields or {})))
             lead = {name: st.container() for name in section.lead}
             text = section.text
             if text == "":
@@ -125,7 +141,8 @@ class Lesson:
                 st.markdown("\n\n".join(tr(key) for key in ([text] if isinstance(text, str) else text)))
             if section.note is not None:
                 section.note()
-            mark = tr("classroom.slide.continued", title=tr(section.title or f"{ns}.{section.name}_title"))
+            mark = tr("classroom.slide.continued",
+                      title=tr(section.title or f"{ns}.{section.name}_title", **(section.title_fields or {})))
             if section.slide is True:
                 slide(mark)
             slots = dict(lead)
@@ -133,9 +150,17 @@ class Lesson:
                 slots[name] = st.container()
                 if section.slide == name:
                     slide(mark)
+            beside = section.code and not section.code_below
             slots["figure"] = (beside_code(*section.code, height=section.height, widths=section.widths)
-                               if section.code else st.container())
-            slots.update({name: st.container() for name in section.below})
+                               if beside else st.container())
+            for name in section.below:
+                if name in section.marks:
+                    slide(mark)
+                slots[name] = st.container()
+            if section.code and section.code_below:
+                code_panel(*section.code, height=section.height)
+        if title_slot is not None:
+            slots["title"] = title_slot
         section.slots = Slots(section.name, slots)
         return section.slots
 
