@@ -467,6 +467,10 @@ def main(argv: list[str] | None = None) -> Report:
     ap.add_argument("--room", action="store_true", help="a class room (issue 42): the students follow a teacher "
                     "through 10 slides and vote (bench/bench_room.py)")
     ap.add_argument("--step-s", type=float, default=3.0, help="--room: seconds between the teacher's slides")
+    ap.add_argument("--postgres", action="store_true", help="--room: the servers' database is a throwaway "
+                    "PostgreSQL started here (Debian's; ANATOMY_DATABASE_URL, if set, is used instead)")
+    ap.add_argument("--kill", action="store_true", help="--room with --replicas 2+: kill one replica (not the "
+                    "teacher's) halfway through the vote; its students reconnect through nginx")
     args = ap.parse_args(argv)
     if args.room:
         return room_main(args)
@@ -494,7 +498,9 @@ def room_main(args):
     """--room: one teacher, --students students in a class room (bench/bench_room.py)."""
     from bench.bench_room import own_database, run_room  # noqa: PLC0415
 
-    with own_database() as database:
+    if args.kill and (args.url or args.replicas < 2):
+        raise SystemExit("--kill needs --replicas 2 or more, started here")
+    with own_database(postgres=args.postgres) as database:
         if args.url:
             ctx = contextlib.nullcontext((args.url, args.pid or pids_listening(urllib.parse.urlsplit(args.url).port or 80),
                                           [args.url]))
@@ -514,8 +520,9 @@ def room_main(args):
             label = (f"class room: 1 teacher, {args.students} students; {where}; database {database}; "
                      f"server pids {pids}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
                      f"load before {os.getloadavg()[0]:.2f}")
+            kill = {u.removeprefix("http://"): pid for u, pid in zip(warm_urls, pids, strict=False)} if args.kill else None
             report = run_room(url, pids, args.students, args.seconds, ramp=min(args.ramp, 10.0),
-                              step_s=args.step_s, label=label)
+                              step_s=args.step_s, label=label, kill=kill)
     print(report.table())
     return report
 

@@ -21,7 +21,14 @@ Then:
 3. nobody moves for ``--seconds`` s: the server's CPU (share of one core, and per student per
    minute) and memory with a class that only follows.
 
-Not here: killing a replica during a vote (issue 42 §6's failover case).
+With ``--kill`` (2+ replicas behind nginx): halfway through the vote one replica with students and
+without the teacher is killed (SIGKILL). Every client reconnects as Streamlit's front end does,
+with the browser's cookies (nginx's ta_replica, the page's anatomy_student), so nginx sends it to a
+replica that answers and the app takes it back into the room as the same student. Reported: how
+many of the killed replica's students ran their page on the other and how soon, and whether every
+vote acknowledged before the kill is still in the database after it.
+
+    python -m bench.bench_class --room --replicas 2 --postgres --kill
 """
 from __future__ import annotations
 
@@ -47,15 +54,22 @@ QUESTION = "b1.try1"
 OPTIONS = 3
 SLIDES = 10
 _WANT = re.compile(r"const want = (\d+);")
+_COOKIE = re.compile(r'document\.cookie = "([A-Za-z0-9_]+)=([A-Za-z0-9_-]*);')
 
 
 class Client:
     """One browser tab as the server sees it, reading the websocket all the time (a room's page
     changes without being asked: polls, switches to the teacher's lesson, reruns)."""
 
-    def __init__(self, base_url: str, name: str, timeout: float = 60.0):
-        url = base_url.replace("http://", "ws://").replace("https://", "wss://").rstrip("/")
-        self.ws = websocket.create_connection(f"{url}/_stcore/stream", subprotocols=["streamlit"], timeout=timeout)
+    def __init__(self, base_url: str, name: str, timeout: float = 60.0, reconnect: bool = False):
+        self.url = base_url.replace("http://", "ws://").replace("https://", "wss://").rstrip("/")
+        self.timeout = timeout
+        self.cookies: dict[str, str] = {}            # what the browser keeps: nginx's ta_replica, the page's own
+        self.reconnect = reconnect                   # as Streamlit's front end does when its socket drops
+        self.generation = 0                          # connections made after the first
+        self.drops: list[float] = []                 # perf_counter() of each drop
+        self.landed: list[float] = []                # perf_counter() of the first run finished after each reconnect
+        self.ws = self._connect()
         self.name = name
         self.page_hash = ""
         self.page = ""                               # the page's URL path, as the navigation says
@@ -71,6 +85,36 @@ class Client:
         self._send_lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._timer, daemon=True).start()
+
+    def _connect(self):
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        ws = websocket.create_connection(f"{self.url}/_stcore/stream", subprotocols=["streamlit"],
+                                         timeout=self.timeout, header=[f"Cookie: {cookie}"] if cookie else None)
+        headers = {k.lower(): v for k, v in (ws.getheaders() or {}).items()}
+        self.replica = headers.get("x-replica", "")
+        found = re.search(r"ta_replica=([^;]+)", headers.get("set-cookie", ""))
+        if found:
+            self.cookies["ta_replica"] = found.group(1)
+        return ws
+
+    def _reconnect(self) -> bool:
+        """The socket dropped (its replica died): connect again with the browser's cookies and run the
+        page shown, as the front end does; nginx sends it to a replica that answers."""
+        self.drops.append(time.perf_counter())
+        deadline = time.perf_counter() + 60
+        while not self.closed and time.perf_counter() < deadline:
+            try:
+                ws = self._connect()
+            except (OSError, websocket.WebSocketException):
+                time.sleep(0.5)
+                continue
+            with self._send_lock:
+                self.ws = ws
+                self.generation += 1
+                self.widgets.clear()
+            self.rerun()
+            return True
+        return False
 
     # -- the front end's part --
     def rerun(self, query: str | None = None, page: str | None = None, widgets: WidgetStates | None = None,
@@ -127,8 +171,11 @@ class Client:
             except websocket.WebSocketTimeoutException:
                 continue
             except (OSError, websocket.WebSocketException) as exc:
-                if not self.closed:
-                    self.errors.append(f"{self.name}: websocket {type(exc).__name__}")
+                if self.closed:
+                    return
+                if self.reconnect and self._reconnect():
+                    continue
+                self.errors.append(f"{self.name}: websocket {type(exc).__name__}")
                 return
             if isinstance(raw, str):
                 continue
@@ -153,6 +200,8 @@ class Client:
             elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
                 self._element(fwd.delta.new_element, now)
             elif kind == "script_finished":
+                if len(self.landed) < self.generation:
+                    self.landed.append(now)
                 with self.finished:
                     self.runs_finished += 1
                     self.finished.notify_all()
@@ -167,6 +216,8 @@ class Client:
             found = _WANT.search(element.html.body)
             if found:
                 self.slides.append((int(found.group(1)), now))
+            for name, value in _COOKIE.findall(element.html.body):
+                self.cookies[name] = value
         elif kind == "markdown":
             self.texts.append((element.markdown.body, now))
         inner = getattr(element, kind) if kind else None
@@ -191,6 +242,7 @@ class RoomReport:
     rss_peak: int = 0
     errors: list[str] = field(default_factory=list)
     label: str = ""
+    kill: KillReport | None = None
 
     def table(self) -> str:
         def stats(xs: list[float]) -> str:
@@ -214,23 +266,57 @@ class RoomReport:
             f"following, nobody moving  server CPU {self.idle_cpu_s:.1f} s in {self.idle_s:.0f} s "
             f"({self.idle_cpu_s / max(self.idle_s, 1e-9):.0%} of one core; {per_min * 1e3:.1f} ms per student per minute)",
             f"server RSS (MB)           start {self.rss_start * mb:.0f}, peak {self.rss_peak * mb:.0f}",
+            *self._kill_lines(stats),
         ])
 
+    def _kill_lines(self, stats) -> list[str]:
+        k = self.kill
+        if k is None:
+            return []
+        return [
+            f"replica killed            {k.replica} at {k.at_s:.1f} s into the vote (SIGKILL), {k.students} of its students",
+            f"  landed on the other     {k.landed} of {k.students}; kill -> page run there {stats(k.land_s)}",
+            f"  acknowledged votes      {k.acked_before} before the kill, {k.kept} of them in the database after "
+            f"({k.votes_after} votes in all right after)",
+        ]
 
-def _votes_in_database(code: str) -> int:
+
+def _voters_in_database(code: str) -> set[str]:
+    """The student ids with a vote in the room (one vote per student and round: one round here)."""
     from room.store import database_url, questions, votes  # noqa: PLC0415 (the servers' database, by the same environment)
 
     engine = sa.create_engine(database_url())
     try:
         with engine.connect() as conn:
-            return conn.execute(sa.select(sa.func.count()).select_from(votes.join(questions))
-                                .where(questions.c.room_code == code)).scalar_one()
+            return set(conn.execute(sa.select(votes.c.student_id).select_from(votes.join(questions))
+                                    .where(questions.c.room_code == code)).scalars())
     finally:
         engine.dispose()
 
 
+def _votes_in_database(code: str) -> int:
+    return len(_voters_in_database(code))
+
+
+@dataclass
+class KillReport:
+    """One replica killed during the vote (issue 42 §6): its students land on the other, and no
+    acknowledged vote is lost."""
+    replica: str = ""
+    at_s: float = 0.0                  # into the voting window
+    students: int = 0                  # on the killed replica
+    landed: int = 0                    # of them, reconnected to another replica with their page run
+    land_s: list[float] = field(default_factory=list)    # kill -> the page's first run on the other
+    acked_before: int = 0              # votes acknowledged before the kill
+    kept: int = 0                      # of them, in the database after the kill
+    votes_after: int = 0               # the whole room's votes in the database right after the kill
+
+
 def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float = 60.0, ramp: float = 10.0,
-             step_s: float = 3.0, seed: int = 0, label: str = "") -> RoomReport:
+             step_s: float = 3.0, seed: int = 0, label: str = "", kill: dict[str, int] | None = None,
+             slides: int = SLIDES) -> RoomReport:
+    """``kill``: replica address (as nginx's X-Replica names it) -> its process: one replica that no
+    teacher is on is killed halfway through the vote; every client reconnects as a browser does."""
     from bench.bench_class import Watch  # noqa: PLC0415 (bench_class imports this module for --room)
 
     rng = random.Random(seed)
@@ -238,7 +324,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
     watch = Watch(pids)
     report.rss_start = watch.samples[-1][2]
     watch.start()
-    teacher = Client(base_url, "teacher", timeout=120)
+    teacher = Client(base_url, "teacher", timeout=120, reconnect=bool(kill))
     clients = [teacher]
     try:
         teacher.rerun("lang=en&present=1&room=new", page=LESSON)
@@ -250,7 +336,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
         # The students arrive over `ramp` seconds and follow the teacher to B1.
         for i in range(students):
             time.sleep(ramp / max(students, 1))
-            client = Client(base_url, f"student{i}", timeout=120)
+            client = Client(base_url, f"student{i}", timeout=120, reconnect=bool(kill))
             clients.append(client)
             client.rerun(f"lang={'zh' if i % 2 else 'en'}&room={code}", page="")
         pupils = clients[1:]
@@ -260,7 +346,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
         report.joined = sum(1 for c in pupils if c.slides)
         time.sleep(2)
         # 1. Ten slides: 2, 3, ..., 10, then 1.
-        for slide in [*range(2, SLIDES + 1), 1]:
+        for slide in [*range(2, slides + 1), 1][-slides:]:
             press = time.perf_counter()
             query = re.sub(r"(^|&)step=\d+", "", teacher.query).lstrip("&")
             teacher.rerun(f"{query}&step={slide}")
@@ -278,23 +364,42 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
         while time.perf_counter() < deadline and not all(all(k in c.widgets for k in keys) for c in pupils):
             time.sleep(0.1)
         acks: list[float] = []
+        acked: list[str] = []                        # student ids, in the order acknowledged
+        lock = threading.Lock()
 
-        def vote(c: Client, delay: float) -> None:
+        def vote(c: Client, delay: float, option: int) -> None:
             time.sleep(delay)
-            if keys[0] not in c.widgets:
-                c.errors.append(f"{c.name}: no vote buttons")
-                return
-            before = c.runs_finished
-            start = time.perf_counter()
-            c.press(keys[rng.randrange(OPTIONS)])
-            if c.wait_run(before, 30):
-                end = time.perf_counter()
-                report.vote_s.append(end - start)
-                acks.append(end)
+            for _ in range(3):                       # again after a reconnect, as a student would
+                deadline = time.perf_counter() + 60
+                while keys[option] not in c.widgets and time.perf_counter() < deadline:
+                    time.sleep(0.05)
+                if keys[option] not in c.widgets:
+                    c.errors.append(f"{c.name}: no vote buttons")
+                    return
+                generation, before = c.generation, c.runs_finished
+                start = time.perf_counter()
+                try:
+                    c.press(keys[option])
+                except (OSError, websocket.WebSocketException, KeyError):
+                    time.sleep(0.5)
+                    continue
+                if c.wait_run(before, 30) and c.generation == generation:
+                    end = time.perf_counter()
+                    with lock:
+                        report.vote_s.append(end - start)
+                        acks.append(end)
+                        acked.append(c.cookies.get("anatomy_student", c.name))
+                    return
+                if c.generation == generation:
+                    c.errors.append(f"{c.name}: vote not acknowledged in 30 s")
+                    return
 
-        voters = [threading.Thread(target=vote, args=(c, rng.uniform(0, 10))) for c in pupils]
+        window = time.perf_counter()
+        voters = [threading.Thread(target=vote, args=(c, rng.uniform(0, 10), rng.randrange(OPTIONS))) for c in pupils]
         for t in voters:
             t.start()
+        if kill:
+            report.kill = _kill_one(kill, teacher, pupils, code, window, acked, lock)
         for t in voters:
             t.join()
         report.votes_acked = len(acks)
@@ -308,13 +413,23 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                 break
             time.sleep(0.1)
         report.votes_counted = _votes_in_database(code)
-        # 3. Nobody moves: what following costs the server.
+        if report.kill:
+            k = report.kill
+            moved = [c for c in pupils if c.drops]
+            k.landed = sum(1 for c in moved if c.landed and c.replica != k.replica)
+            k.land_s = [c.landed[0] - c.drops[0] for c in moved if c.landed]
+        # 3. Nobody moves: what following costs the server (the servers still up).
+        idle = watch if not kill else Watch([p for p in pids if _alive(p)])
+        if idle is not watch:
+            idle.start()
         t0 = time.perf_counter()
         time.sleep(seconds)
         t1 = time.perf_counter()
-        watch.sample()
+        idle.sample()
         report.idle_s = t1 - t0
-        report.idle_cpu_s, report.rss_peak, _ = watch.between(t0, t1)
+        report.idle_cpu_s, report.rss_peak, _ = idle.between(t0, t1)
+        if idle is not watch:
+            idle.stop()
     finally:
         for c in clients:
             c.close()
@@ -324,11 +439,49 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
     return report
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return Path(f"/proc/{pid}/stat").exists() and " Z " not in Path(f"/proc/{pid}/stat").read_text()
+
+
+def _kill_one(replicas: dict[str, int], teacher: Client, pupils: list[Client], code: str, window: float,
+              acked: list[str], lock: threading.Lock) -> KillReport:
+    """Halfway through the vote, SIGKILL a replica with students and without the teacher; then
+    check in the database that every vote acknowledged before the kill is still there."""
+    import signal  # noqa: PLC0415
+
+    counts = {addr: sum(1 for c in pupils if c.replica == addr) for addr in replicas if addr != teacher.replica}
+    victim = max(counts, key=counts.get)
+    time.sleep(max(0.0, window + 5.0 - time.perf_counter()))
+    with lock:
+        before = list(acked)
+        at = time.perf_counter()
+        os.kill(replicas[victim], signal.SIGKILL)
+    time.sleep(1.0)
+    voters = _voters_in_database(code)
+    return KillReport(replica=victim, at_s=at - window, students=counts[victim], acked_before=len(before),
+                      kept=sum(1 for s in before if s in voters), votes_after=len(voters))
+
+
 @contextlib.contextmanager
-def own_database():
-    """The started servers' class rooms in a temporary SQLite folder, unless a database is named."""
+def own_database(postgres: bool = False):
+    """The started servers' class rooms in a temporary SQLite folder (or, with ``postgres``, a
+    throwaway PostgreSQL server), unless ANATOMY_DATABASE_URL names a database."""
     if os.environ.get("ANATOMY_DATABASE_URL"):
         yield os.environ["ANATOMY_DATABASE_URL"]
+        return
+    if postgres:
+        from bench.cluster import postgresql  # noqa: PLC0415
+
+        with postgresql() as url:
+            os.environ["ANATOMY_DATABASE_URL"] = url
+            try:
+                yield url
+            finally:
+                os.environ.pop("ANATOMY_DATABASE_URL", None)
         return
     with tempfile.TemporaryDirectory(prefix="ta-room-bench-") as folder:
         old = os.environ.get("ANATOMY_DATA_DIR")

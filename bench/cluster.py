@@ -174,3 +174,44 @@ def nginx(upstreams: list[str], runtime: Path, static_root: Path | None = None):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+PG_BIN = Path(os.environ.get("ANATOMY_PG_BIN", "/usr/lib/postgresql/15/bin"))
+
+
+@contextlib.contextmanager
+def postgresql(folder: Path | None = None):
+    """A throwaway PostgreSQL server (Debian's) in a temporary folder, on a free loopback port, with
+    its defaults (fsync on: what a class's server runs); yields its SQLAlchemy URL. As root, the
+    server runs as Debian's ``postgres`` user (PostgreSQL refuses root), in a folder that user owns."""
+    import pwd  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    if not (PG_BIN / "pg_ctl").exists():
+        raise RuntimeError(f"PostgreSQL is not at {PG_BIN} (apt-get install postgresql, or set ANATOMY_PG_BIN)")
+    own = folder is None
+    folder = Path(tempfile.mkdtemp(prefix="ta-bench-pg-")) if own else Path(folder)
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        owner = pwd.getpwnam("postgres")
+        os.chown(folder, owner.pw_uid, owner.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, port = folder / "data", free_port()
+
+    def pg(tool: str, *args: str) -> None:
+        subprocess.run([*as_user, str(PG_BIN / tool), *args], check=True, capture_output=True, text=True)
+
+    started = False
+    try:
+        pg("initdb", "-D", str(data), "-U", "anatomy", "--auth=trust", "-E", "UTF8")
+        pg("pg_ctl", "-D", str(data), "-l", str(folder / "postgresql.log"), "-w", "start",
+           "-o", f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c max_connections=200")
+        started = True
+        pg("createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "anatomy", "anatomy")
+        yield f"postgresql+psycopg://anatomy@127.0.0.1:{port}/anatomy"
+    finally:
+        if started:
+            with contextlib.suppress(subprocess.CalledProcessError):
+                pg("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
+        if own:
+            shutil.rmtree(folder, ignore_errors=True)

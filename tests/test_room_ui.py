@@ -223,3 +223,13 @@ def test_key_j_shows_and_hides_the_join_card_for_the_teacher_only():
     at.session_state[room._QR_FLIP] = True
     at.run()
     assert cards() and at.session_state[room._QR] is True
+
+
+def test_the_scroll_to_an_opened_question_names_its_box_and_nothing_else():
+    """A student's page is brought to the question the teacher opened: the script looks for the
+    box's class (the container's key), made of letters, digits and dashes only."""
+    assert room.question_class("b1.try1") == "st-key-room-q-b1-try1"
+    assert room.question_class('b1.x"</script>') == "st-key-room-q-b1-x---script-"
+    script = room.scroll_script("4", 17, "b1.try1")
+    assert 'const want = 4;' in script and 'const box = "st-key-room-q-b1-try1";' in script
+    assert 'const box = "";' in room.scroll_script("4", 17)

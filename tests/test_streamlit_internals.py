@@ -91,3 +91,26 @@ def test_the_gzip_middleware_is_where_ui_static_gzip_wraps_it():
     assert base_url(middleware(app)) == ""
     assert route_path({"type": "http", "path": "/static/js/a.js", "root_path": ""}) == "/static/js/a.js"
     assert asyncio.iscoroutinefunction(middleware.__call__)
+
+
+def _fragment_script():
+    import streamlit as st
+
+    from ui import streamlit_internals as internals
+
+    @st.fragment
+    def box():
+        found = internals.this_fragment()
+        st.write(f"in a fragment: {found is not None and all(found)}")
+
+    st.write(f"outside: {internals.this_fragment()}")
+    box()
+
+
+def test_this_fragment_names_the_running_fragment_and_a_gone_session_is_not_woken():
+    """ui.room's waker: a student's poll fragment says which session and fragment it is; a rerun
+    asked for a session that is not there is refused (False), outside a server too."""
+    at = AppTest.from_function(_fragment_script).run()
+    assert [m.value for m in at.markdown] == ["outside: None", "in a fragment: True"]
+    assert internals.this_fragment() is None
+    assert internals.rerun_fragment("no-such-session", "no-such-fragment") is False

@@ -37,7 +37,26 @@ MAX_STEP = 99
 _JS = (Path(__file__).parent / "classroom.js").read_text(encoding="utf-8")
 # Under 1200 px the bar drops the lesson's name (the title is on the first step), so it stays short.
 _CSS = """.anatomy-classroom { font-size: 0.9rem; }
-@media (max-width: 1200px) { .anatomy-classroom .anatomy-lesson { display: none; } }"""
+@media (max-width: 1200px) { .anatomy-classroom .anatomy-lesson { display: none; } }
+@media (max-width: 640px) {
+  .anatomy-classroom[data-present="1"] { max-width: calc(100vw - 0.5rem); overflow-x: auto;
+    gap: 0.2rem !important; padding: 0.2rem 0.3rem !important; }
+  .anatomy-classroom[data-present="1"] button { padding: 0.2rem 0.4rem !important; }
+  .anatomy-classroom[data-present="1"] .anatomy-where { padding: 0 0.15rem !important; }
+  [data-testid="stMainBlockContainer"]:has(.anatomy-classroom[data-present="1"]) {
+    padding-left: 0.6rem !important; padding-right: 0.6rem !important; }
+  .st-key-room-teacher { gap: 0.2rem 0.4rem !important; align-items: center !important; }
+  .st-key-room-teacher > :first-child { flex: 1 1 100% !important; width: 100% !important; }
+  .st-key-room-teacher > * { width: auto !important; min-width: 0 !important; }
+  .st-key-room-teacher [data-testid="stMarkdownContainer"] p { font-size: 0.8rem !important; line-height: 1.3 !important; }
+  .st-key-room-teacher button { min-height: 2.2rem; padding: 0.2rem 0.55rem !important; }
+  .st-key-room-teacher button [data-testid="stMarkdownContainer"] { position: absolute; width: 1px; height: 1px;
+    overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+}"""
+# On a phone (a teacher presenting from one) the bar stays one line as wide as the screen, scrolled
+# sideways, the page's side margins shrink from 40 to 12 px, and the room's strip above the slide
+# (ui/room.py) is two short lines: who is there, then the join switch and icon buttons whose words
+# stay for screen readers (it was a column of wide buttons ~350 px tall, 40 % of a 390x844 screen).
 
 
 def presenting() -> bool:

@@ -11,14 +11,19 @@ Who is who rests on secrets kept by the browser, never on the URL:
 
 Outside a room (no ``room=`` in the URL and none in the session) nothing here opens the store.
 
-Following is cheap: a student's page polls ``position_version`` from a fragment every POLL_S, read
-through ``st.cache_data(ttl=...)``, so a process with 100 students in one room reads it ~2 times a
-second; the whole position is read only when the version changed.
+Following is cheap: the students' pages do not ask; they are woken. One thread per process (_Waker)
+reads the version of each room its students follow every WATCH_S, one query per room, and when it
+changed it reruns each follower's small poll fragment (ui.streamlit_internals.rerun_fragment), which
+then reads the whole position once per version and scrolls or switches the page. A page's own poll
+(every POLL_S) only keeps the student counted as there and notices a control moved inside a
+lesson's fragment. A 1 s poll of every student's session cost 35 % of a core for 100 students
+idle (bench/bench_room.py, 2026-12-06); waking costs nothing while the teacher stands still.
 """
 from __future__ import annotations
 
 import html
 import re
+import threading
 import time
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
@@ -29,6 +34,7 @@ from room.store import (
     EndedRoom,
     NotTeacher,
     Position,
+    Question,
     RoomError,
     RoomStore,
     UnknownQuestion,
@@ -40,6 +46,7 @@ from room.store import (
 from ui.chart import PRESENTING
 from ui.course import existing_lessons
 from ui.frame import lang, sentences, tr, tr_items
+from ui.streamlit_internals import rerun_fragment, this_fragment
 
 ROOM = "room"                        # URL parameter: room=<CODE>, or room=new in presenter mode
 NEW = "new"
@@ -47,7 +54,8 @@ TEACH = "teach"                      # URL parameter of a teacher link (a one-ti
 TEACHER_COOKIE = "anatomy_teacher_"  # + code: the teacher's secret (never in the URL)
 STUDENT_COOKIE = "anatomy_student"   # the browser's anonymous student id
 COOKIE_DAYS = 1                      # a day's lectures: the room itself ends after 12 idle hours
-POLL_S = 1.0                         # a student's page asks for the teacher's position this often
+WATCH_S = 0.25                       # a process reads each followed room's version this often (_Waker)
+POLL_S = 5.0                         # a student's page's own poll: presence, controls moved; and if a wake is lost
 VERSION_TTL_S = 0.5                  # one read of the version per process this often, for every student
 BEAT_S = 20.0                        # a student's "still here" (store.Limits.presence_s is 60 s)
 PRESENCE_S = 1.0                     # the teacher's "N in the room, M following" and answered count (one session: cheap)
@@ -73,6 +81,8 @@ _QR_FLIP = "_room.qr_flip"           # key J asked for the card to be shown or h
 _QR_AT = "_room.qr_at"               # (lesson, slide) the toggle was set for: a new slide sets it again
 _LINK = "_room.teacher_link"         # the teacher link made on this device (shown in the bar's popover)
 _ARRIVED = "_room.arrived"           # a second device just became teacher: its first page moves nobody
+_ASKED = "_room.asked"               # (lesson ns, key, round, state) of the class question last scrolled to
+_BOXES = "_room.boxes"               # question key -> the fragment id of this page's box for it (a student's)
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
@@ -100,8 +110,78 @@ def _position(url: str, code: str, version: int) -> Position:
     return _store(url).position(code)
 
 
+@st.cache_data(max_entries=1000, show_spinner=False)
+def _question_now(url: str, code: str, version: int) -> Question | None:
+    """The question the teacher changed last, read once per process per position version (a
+    question's opening, round and reveal each make a new version)."""
+    return _store(url).current_question(code)
+
+
 def version(code: str) -> int:
-    return _version(database_url(), code)
+    """The room's position version: the waker's last read when fresh, else one cached read."""
+    url = database_url()
+    known = _waker(url).latest(code)
+    return known if known is not None else _version(url, code)
+
+
+class _Waker:
+    """The rooms this process's students follow, and one thread that reads each room's version every
+    WATCH_S and, when it changed, reruns each follower's poll fragment: a teacher's move reaches the
+    pages in ~WATCH_S plus a fragment run, and an idle class costs one query per room per WATCH_S."""
+
+    def __init__(self, store: RoomStore):
+        self.store = store
+        self.lock = threading.Lock()
+        self.followers: dict[str, dict[str, str]] = {}     # room code -> {session id: poll fragment id}
+        self.seen: dict[str, tuple[int | None, float]] = {}  # room code -> (version or None, when read)
+        self.thread: threading.Thread | None = None
+
+    def add(self, room_code: str, session_id: str, fragment_id: str) -> None:
+        with self.lock:
+            self.followers.setdefault(room_code, {})[session_id] = fragment_id
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="room-waker", daemon=True)
+                self.thread.start()
+
+    def latest(self, room_code: str) -> int | None:
+        with self.lock:
+            value, at = self.seen.get(room_code, (None, 0.0))
+        return value if time.monotonic() - at < 4 * WATCH_S else None
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(WATCH_S)
+            with self.lock:
+                codes = list(self.followers)
+                if not codes:            # nobody left to wake: the next add() starts a thread again
+                    self.thread = None
+                    return
+            for room_code in codes:
+                try:
+                    now: int | None = self.store.position_version(room_code)
+                except RoomError:
+                    now = None          # ended or gone: woken pages read it themselves and say so
+                except Exception:      # the database away a moment (a restart, a failover): next time
+                    continue
+                with self.lock:
+                    before = self.seen.get(room_code, (now, 0.0))[0]
+                    self.seen[room_code] = (now, time.monotonic())
+                    wake = dict(self.followers.get(room_code, {})) if now != before else {}
+                    if now is None:
+                        self.followers.pop(room_code, None)
+                gone = [sid for sid, fragment in wake.items() if not rerun_fragment(sid, fragment)]
+                if gone:
+                    with self.lock:
+                        left = self.followers.get(room_code, {})
+                        for sid in gone:
+                            left.pop(sid, None)
+                        if not left:
+                            self.followers.pop(room_code, None)
+
+
+@st.cache_resource(show_spinner=False)
+def _waker(url: str) -> _Waker:
+    return _Waker(_store(url))
 
 
 # ---- who is this session ---------------------------------------------------------------------
@@ -160,7 +240,7 @@ def _fail(error: RoomError) -> None:
 
 def _leave() -> None:
     for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR, _QR_AT,
-                _LINK, _ARRIVED):
+                _LINK, _ARRIVED, _ASKED, _BOXES):
         st.session_state.pop(key, None)
     if ROOM in st.query_params:
         del st.query_params[ROOM]
@@ -492,6 +572,7 @@ def follow(current, order: list) -> None:
         st.error(tr(key, **fields), icon=":material/groups:")
     if not in_room() or teaching():
         return
+    st.session_state.pop(_BOXES, None)   # this run draws the page's question boxes again
     room_code = code()
     try:
         now = version(room_code)
@@ -503,10 +584,12 @@ def follow(current, order: list) -> None:
         st.session_state[_SEEN] = now
         if st.session_state.get(_FOLLOW):
             _go(_position(database_url(), room_code, now), current, order, error)
+    if st.session_state.get(_FOLLOW) and _SCROLL in st.session_state:
+        _to_question(room_code, now, current)    # here too after a page switch: _go's run ended in it
     _banner(room_code)
     scroll = st.session_state.pop(_SCROLL, None)
     if scroll:
-        st.html(scroll_script(*scroll), unsafe_allow_javascript=True)
+        st.html(scroll_script(*scroll), unsafe_allow_javascript=True)     # (section, version[, question])
     _poll(room_code)
 
 
@@ -536,6 +619,24 @@ def _go(pos: Position, current, order: list, error: tuple | None = None) -> None
     st.switch_page(target, query_params=params)
 
 
+def _to_question(room_code: str, now: int, current) -> None:
+    """The teacher opened a question (or started its round 2, or revealed it) on this lesson: the
+    student is brought to the question rather than to the slide's top, once per change."""
+    try:
+        q = _question_now(database_url(), room_code, now)
+    except RoomError:
+        return
+    if q is None or q.lesson != _ns(_lesson_name(current)):
+        return
+    seen = (q.lesson, q.key, q.round, q.state)
+    if st.session_state.get(_ASKED) == seen:
+        return
+    st.session_state[_ASKED] = seen
+    scroll = st.session_state.get(_SCROLL)
+    if scroll:
+        st.session_state[_SCROLL] = (scroll[0], scroll[1], q.key)
+
+
 def _banner(room_code: str) -> None:
     with st.container(key="room-banner"):
         if st.session_state.get(_FOLLOW):
@@ -549,7 +650,7 @@ def _banner(room_code: str) -> None:
 
 def _back() -> None:
     st.session_state[_FOLLOW] = True
-    for key in (_SEEN, _FOLLOWED, _AT):
+    for key in (_SEEN, _FOLLOWED, _AT, _ASKED):
         st.session_state.pop(key, None)
     _beat(force=True)
 
@@ -569,6 +670,9 @@ def _poll(room_code: str) -> None:
     """A student's page asks the cached version; a change reruns the page (or only scrolls)."""
     if code() != room_code:
         return
+    found = this_fragment()
+    if found:
+        _waker(database_url()).add(room_code, *found)     # woken when the teacher moves
     at = st.session_state.get(_AT)
     if st.session_state.get(_FOLLOW) and at and _lesson_query() != at[1]:
         # A control moved inside one of the lesson's fragments (no whole run, so after_page did not
@@ -584,15 +688,39 @@ def _poll(room_code: str) -> None:
     if now == st.session_state.get(_SEEN):
         return
     followed = st.session_state.get(_FOLLOWED)
-    if st.session_state.get(_FOLLOW) and followed:
+    seen = st.session_state.get(_SEEN)
+    if st.session_state.get(_FOLLOW) and followed and isinstance(seen, int) and now == seen + 1:
+        # One change since the page ran (each move or question's change is one version): the page
+        # need not run again for it.
         pos = _position(database_url(), room_code, now)
         if (pos.lesson, pos.query) == followed[:2] and pos.section != followed[2]:
-            # Only the slide changed: scroll there without running the page again.
+            # Only the slide changed: scroll there.
             st.session_state[_SEEN] = now
             st.session_state[_FOLLOWED] = (pos.lesson, pos.query, pos.section)
             st.html(scroll_script(pos.section, now), unsafe_allow_javascript=True)
             return
+        if (pos.lesson, pos.query, pos.section) == followed and _redraw_question(room_code, now, pos.section):
+            return
     st.rerun(scope="app")
+
+
+def _redraw_question(room_code: str, now: int, section: str) -> bool:
+    """A question changed on the page shown (opened, round 2, closed, revealed): rerun only its box
+    (a fragment) and bring the student to it; False when the box is not on this page (the page runs)."""
+    try:
+        q = _question_now(database_url(), room_code, now)
+    except RoomError:
+        return False
+    box = st.session_state.get(_BOXES, {}).get(q.key) if q is not None else None
+    here = this_fragment()
+    if box is None or here is None or not rerun_fragment(here[0], box):
+        return False
+    st.session_state[_SEEN] = now
+    asked = (q.lesson, q.key, q.round, q.state)
+    if st.session_state.get(_ASKED) != asked:
+        st.session_state[_ASKED] = asked
+        st.html(scroll_script(section, now, q.key), unsafe_allow_javascript=True)
+    return True
 
 
 def after_page(current) -> None:
@@ -614,17 +742,29 @@ def after_page(current) -> None:
         st.rerun()                      # the banner says so at once
 
 
-def scroll_script(section: str, press: int) -> str:
+def question_class(key: str) -> str:
+    """The class name of a class question's box on the page (its container's key).
+
+    Example: question_class("b1.try1") -> 'st-key-room-q-b1-try1'"""
+    return "st-key-room-q-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)
+
+
+def scroll_script(section: str, press: int, question: str = "") -> str:
     """Scroll to the teacher's slide ``section`` (its number, as ui/classroom.js counts them) on
-    the student's normal page, and mark it. A fixed script: only two numbers are put into it."""
+    the student's normal page, and mark it; with ``question`` (a "Try this" key the teacher has
+    just opened), to that question's box instead. A fixed script: only two numbers and a class
+    name of letters, digits and dashes are put into it."""
     n = int(section) if str(section).isdigit() else 1
+    box = question_class(question) if question else ""
     return f"""<script>/* {int(press)} */
 (() => {{
   const want = {n};
+  const box = "{box}";
   const BLOCK = '[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"]';
   const HEAD = ':scope > [data-testid="stHeading"] :is(h2, h3), :scope > [data-testid="stHtml"] .anatomy-slide';
   const isHead = (el) => el.matches('[data-testid="stElementContainer"]') && !!el.querySelector(HEAD);
   const find = () => {{
+    if (box) return document.querySelector("." + box);
     const block = document.querySelector(BLOCK);
     if (!block) return null;
     if (want <= 1) return block;
@@ -648,12 +788,14 @@ def scroll_script(section: str, press: int) -> str:
     for (const old of document.querySelectorAll(".anatomy-followed")) {{
       old.classList.remove("anatomy-followed"); old.style.boxShadow = "";
     }}
-    if (want > 1) {{
+    if (want > 1 || box) {{
       el.classList.add("anatomy-followed");
       el.style.boxShadow = "-6px 0 0 0 #ff4b4b";
     }}
+    if (box) el.style.scrollMarginTop = "4rem";     // the question's own words clear of the page's header
     el.scrollIntoView({{block: "start", behavior: "instant"}});
     document.body.dataset.anatomyFollowed = String(want);
+    if (box) document.body.dataset.anatomyQuestion = box;
   }};
   look();
 }})();
@@ -681,12 +823,14 @@ def class_question(ns: str, name: str, answer: int) -> bool:
     except RoomError as e:
         _fail(e)
         return False
-    with st.container(border=True):
+    student = not teaching()
+    # Keyed: a student's page is scrolled to this box when the teacher opens it (scroll_script).
+    with st.container(border=True, key=question_class(base).removeprefix("st-key-")):
         st.markdown(f"**{tr(f'{base}.q')}**")
-        if teaching():
-            _teacher_question(ns, base, answer, options, question)
+        if student:
+            _student_question(ns, base, answer, options)
         else:
-            _student_question(ns, base, answer, options, question)
+            _teacher_question(ns, base, answer, options, question)
     return True
 
 
@@ -753,7 +897,25 @@ def distribution(options: list[str], counts: dict[int, tuple[int, ...]], answer:
     st.markdown("\n".join([head, rule, *rows]))
 
 
-def _student_question(ns: str, base: str, answer: int, options: list[str], q) -> None:
+@st.fragment
+def _student_question(ns: str, base: str, answer: int, options: list[str]) -> None:
+    """A student's side of a class question. A fragment: a vote reruns only this box (a whole
+    lesson's run per vote made a class of 100 wait seconds for its votes' acknowledgement)."""
+    if not in_room():
+        st.rerun(scope="app")           # a vote found the room ended: the page says so
+    found = this_fragment()
+    if found:
+        st.session_state.setdefault(_BOXES, {})[base] = found[1]     # _poll reruns this box alone
+    error = st.session_state.pop(_ERROR, None)
+    if error:
+        st.error(tr(error[0], **error[1]), icon=":material/groups:")
+    try:
+        q = store().question(code(), ns, base)
+    except UnknownQuestion:
+        q = None
+    except RoomError as e:
+        st.caption(tr(_key(e)))
+        return
     if q is None:
         st.caption(tr("room.q.waiting"))
         return

@@ -1,6 +1,6 @@
 """Every use of Streamlit's private API, in one place (Streamlit 1.67.0, pinned in requirements.txt).
 
-Streamlit's public API covers almost everything the app does. Five things it does not, and each is
+Streamlit's public API covers almost everything the app does. Six things it does not, and each is
 done here, on a name Streamlit does not promise to keep; `tests/test_streamlit_internals.py` checks
 each behaviour below on the installed Streamlit and fails, naming the function, when an upgrade
 changes one of them.
@@ -18,6 +18,10 @@ changes one of them.
 - ``main_script_path()``: where ``app.py`` is, for the folder served at /app/static/.
 - ``gzip_middleware()``: Streamlit's Starlette middleware class, its route helper and an instance's
   base URL, which ``ui.static_gzip`` wraps to serve static files compressed once a process.
+- ``this_fragment()`` / ``rerun_fragment()``: the session and fragment of the running fragment, and a
+  rerun of that fragment asked from another thread, as the browser's ``run_every`` timer asks it.
+  A class room (``ui.room``) wakes its students' pages when the teacher moves, instead of every
+  page asking every second.
 
 Not here because they are not Python: the CSS of ``ui.frame`` and the scripts in ``ui/`` select
 Streamlit's elements by their ``data-testid`` attributes; the browser tests (tests/browser/) fail
@@ -95,3 +99,42 @@ def gzip_middleware():
     except (ImportError, AttributeError):
         return None
     return middleware, route_path, lambda instance: instance._base_url or ""
+
+
+def this_fragment() -> tuple[str, str] | None:
+    """``(session id, fragment id)`` of the fragment running now; None outside a fragment's run."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState  # noqa: PLC0415
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return None
+    try:
+        fragment_id = ThreadState.get().fragment_id
+    except RuntimeError:
+        return None
+    return (ctx.session_id, fragment_id) if fragment_id else None
+
+
+def rerun_fragment(session_id: str, fragment_id: str) -> bool:
+    """From any thread: the session reruns the fragment, as when the browser's ``run_every`` timer
+    fires (the session's last client state: its page, query and widgets). False when the session
+    has gone; a fragment the session no longer has is ignored by Streamlit itself."""
+    from streamlit.proto.ClientState_pb2 import ClientState  # noqa: PLC0415
+    from streamlit.runtime import Runtime  # noqa: PLC0415
+
+    if not Runtime.exists():
+        return False
+    manager = getattr(Runtime.instance(), "_session_mgr", None)     # (AppTest's runtime has none)
+    info = manager.get_active_session_info(session_id) if manager is not None else None
+    if info is None:
+        return False
+    session = info.session
+    state = ClientState()
+    state.CopyFrom(session._client_state)
+    state.fragment_id = fragment_id
+    state.is_auto_rerun = True
+    loop = session._event_loop
+    if loop.is_closed():
+        return False
+    loop.call_soon_threadsafe(session.request_rerun, state)
+    return True
