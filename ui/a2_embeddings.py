@@ -1,5 +1,5 @@
-"""Lesson A2's results, computed once for every session: the course model's embedding table, a
-prompt's rows, nearest neighbours and the table's map.
+"""Lesson A2's controls, and its results computed once for every session: the course model's
+embedding table, a prompt's rows, nearest neighbours and the table's map.
 """
 from __future__ import annotations
 
@@ -12,10 +12,24 @@ from core.lab.embedding import (
     lookup,
     nearest,
     pca_2d,
+    word_list,
 )
+from core.lab.real_tokens import dropped_note
+from core.models.model import REBUILD
+from ui.frame import choice, text_box, tr
 from ui.model import course_model_or_reason
 
+NS = "a2"
 FALLBACK_D = 64
+DEFAULT_TEXT = "君不见，黄河之水天上来"
+DEFAULT_CHAR = "春"   # its nearest rows of E: 新 微 国 花 风 颜 边 愁 柳 (a loose spring family)
+TABLES = ["embed", "output"]   # the model's input embedding, and the rows of its output projection
+TABLE_TEXT = {"embed": f"{NS}.opt_embed", "output": f"{NS}.opt_output"}   # ids in the URL, names on the page
+DEFAULT_WORD = "king"
+DEFAULT_WORDS = ("king queen man woman prince princess Paris France Rome Italy Tokyo Japan "
+                 "cat dog kitten puppy apple banana tangerine")   # tangerine: 3 tokens, their mean
+MAX_WORDS = 30
+WORDS_LIMIT = 300          # characters of the word list
 
 
 def course_model():
@@ -71,3 +85,87 @@ def map_points(name: str, top: int, ids: tuple[int, ...], near: tuple[int, ...])
     nearby = pca.project(lookup(weight_table(name), list(near)))                    # (k, 2)
     return {"tokens": tmap["tokens"], "coords": pca.coords.numpy(), "explained": pca.explained.tolist(),
             "placed": placed.numpy(), "near": nearby.numpy(), "kept": kept_on_map(pca.coords, placed[-1], nearby)}
+
+
+# --- The page's controls (lessons/a2_embeddings.py lays out the sections that read them) ----------
+def no_model_note(problem: str) -> None:
+    """The lookup section's prose without the course model: what is missing, how to rebuild it."""
+    st.warning(tr(f"{NS}.no_model", command=REBUILD))
+    st.caption(problem)
+    st.markdown(tr(f"{NS}.lookup_text"))
+
+
+def dropped(real, text: str) -> None:
+    """A warning for the bytes of ``text`` SmolLM2 has no token for (``real``: its model and tokenizer)."""
+    if real is not None and (note := dropped_note(real[1], text)):
+        st.warning(tr("real.dropped", **note))
+
+
+def text_controls(tables: bool, real):
+    """The prompt, and which course table (E or the output layer), or a seed without the model."""
+    c1, c2 = st.columns([3, 2])
+    with c1:
+        label = tr(f"{NS}.real_text_label") if real is not None else tr(f"{NS}.text_label")
+        text = text_box(f"{NS}.text", DEFAULT_TEXT, 48, label)
+        dropped(real, text.text)
+    with c2:
+        if real is not None:                    # tied embeddings: one table, nothing to choose
+            st.caption(tr(f"{NS}.real_tied"))
+            picked = "embed"
+        elif tables:
+            picked = choice(tr(f"{NS}.table_label"), TABLES, f"{NS}.table", {t: tr(TABLE_TEXT[t]) for t in TABLES},
+                            widget="segmented", default="embed", help=tr(f"{NS}.table_help"))
+        else:
+            picked = int(st.number_input(tr("common.seed"), 0, 9999, 0, key=f"{NS}.seed", bind="query-params",
+                                         help=tr("common.seed_help")))
+    return (text.text if not text.empty else DEFAULT_TEXT), picked
+
+
+def neighbour_controls(n_chars: int):
+    c1, c2, c3, c4 = st.columns([2, 2, 2, 3])
+    with c1:
+        k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
+    with c2:
+        char = text_box(f"{NS}.char", DEFAULT_CHAR, 1, tr(f"{NS}.char_label"))
+    with c3:
+        top = st.select_slider(tr(f"{NS}.top_label"), [100, 300, 1000, n_chars], value=300, key=f"{NS}.top",
+                               bind="query-params", help=tr(f"{NS}.top_help"))
+    with c4:
+        # E by default, the table the lesson is about; the output rows, which group more clearly, on a click.
+        table = choice(tr(f"{NS}.near_table_label"), TABLES, f"{NS}.near_table",
+                       {t: tr(TABLE_TEXT[t]) for t in TABLES}, widget="segmented", default="embed",
+                       help=tr(f"{NS}.table_help"))
+    return k, (char.text if not char.empty else DEFAULT_CHAR), top, table or "embed"
+
+
+def known_char(char: str, tok) -> str:
+    """The chosen character, or the default one (with a warning) when the vocabulary lacks it."""
+    if tok.is_known(char):
+        return char
+    st.warning(tr(f"{NS}.unknown_char", char=char, default=DEFAULT_CHAR))
+    return DEFAULT_CHAR
+
+
+def real_neighbour_controls(real) -> tuple[str, bool, int]:
+    c1, c2, c3 = st.columns([2, 2, 2])
+    with c1:
+        word = text_box(f"{NS}.word", DEFAULT_WORD, 32, tr(f"{NS}.word_label"), empty_key=f"{NS}.word_empty")
+        dropped(real, word.text)
+    with c2:
+        space = st.toggle(tr(f"{NS}.space_label"), True, key=f"{NS}.space", bind="query-params",
+                          help=tr(f"{NS}.space_help"))
+    with c3:
+        k = st.slider(tr(f"{NS}.k_label"), 3, 20, 10, key=f"{NS}.k", bind="query-params")
+    return (word.text if not word.empty else DEFAULT_WORD), space, k
+
+
+def real_map_controls(real) -> list[str]:
+    typed = text_box(f"{NS}.words", DEFAULT_WORDS, WORDS_LIMIT, tr(f"{NS}.words_label"), area=True,
+                     empty_key=f"{NS}.words_empty")
+    dropped(real, typed.text)
+    words, cut = word_list(typed.text, MAX_WORDS)
+    if cut:
+        st.warning(tr(f"{NS}.words_cut", n=MAX_WORDS))
+    if not typed.empty and len(words) < 3:
+        st.info(tr(f"{NS}.words_few"))
+    return words if len(words) >= 3 else word_list(DEFAULT_WORDS, MAX_WORDS)[0]
