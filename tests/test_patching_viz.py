@@ -60,3 +60,18 @@ def test_every_map_uses_the_direction_s_scale_and_keeps_the_values(noising):
         assert {k: heatmaps[0]["colorbar"][k] for k in bar} == bar              # (make() adds a key or two)
     np.testing.assert_array_equal(figures[0]["data"][0]["z"], values)     # the recovered fraction, as it is
     np.testing.assert_array_equal(figures[2]["data"][0]["z"], values[:, :3].T)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_s_scale_words_in_both_languages(lang, monkeypatch):
+    """ui.f4_patching.map_scale: the direction and the colour bar's words, ready for every map."""
+    import i18n
+    from ui import f4_patching, words
+
+    monkeypatch.setattr(words.st, "session_state", {"lang": lang})
+    for noising in (False, True):
+        got = f4_patching.map_scale(noising)
+        ends = (i18n.t(lang, "f4.scale_corrupted"), i18n.t(lang, "f4.scale_clean"))
+        assert got == {"noising": noising, "ends": ends}
+        bar = recovery_map(np.zeros((30, 4)), list("abcd"), list("abcd"), title=None, **WORDS, **got)["data"][0]
+        assert f"1 · {ends[1]}" in bar["colorbar"]["ticktext"] and bar["zmin"] == (0.0 if noising else -1.0)
