@@ -56,8 +56,7 @@ lesson.section("complex", layout_only=True, code=(apply_rope_complex, rope_both_
 
 
 @lesson.body
-def rotation_sections(slots, top, dev):
-    """The rotation's controls move every section but the trained model's."""
+def rotation_sections(slots, top, dev):      # the rotation's controls move every section but the last
     with top:
         m, n_key, pair, d, base, seed = rotation_controls()
     rot = rotation(d, base, m, n_key, pair, seed, dev)
@@ -112,8 +111,7 @@ def rotation_sections(slots, top, dev):
         st.caption(tr(f"{NS}.complex_caption", m=m, d=d))
 
 
-# A trained model's q and k: the model switch under the title (a page-level control), the text,
-# block, head and the two tokens above the score against distance, the wavelengths under it.
+# A trained model's q and k: its switch under the title (page level), the wavelengths under the figure.
 @lesson.section("real", code=(score_by_distance, real_query_key), height=560, lead=("switch",), below=("wave",))
 def trained(s, real, loaded, wave, dev):
     if not loaded:
