@@ -66,6 +66,7 @@ class Client:
         self.timeout = timeout
         self.cookies: dict[str, str] = {}            # what the browser keeps: nginx's ta_replica, the page's own
         self.reconnect = reconnect                   # as Streamlit's front end does when its socket drops
+        self.lang = "en"
         self.generation = 0                          # connections made after the first
         self.drops: list[float] = []                 # perf_counter() of each drop
         self.landed: list[float] = []                # perf_counter() of the first run finished after each reconnect
@@ -337,6 +338,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
         for i in range(students):
             time.sleep(ramp / max(students, 1))
             client = Client(base_url, f"student{i}", timeout=120, reconnect=bool(kill))
+            client.lang = "zh" if i % 2 else "en"
             clients.append(client)
             client.rerun(f"lang={'zh' if i % 2 else 'en'}&room={code}", page="")
         pupils = clients[1:]
@@ -376,14 +378,16 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                 if keys[option] not in c.widgets:
                     c.errors.append(f"{c.name}: no vote buttons")
                     return
-                generation, before = c.generation, c.runs_finished
+                generation, seen = c.generation, len(c.texts)
                 start = time.perf_counter()
                 try:
                     c.press(keys[option])
                 except (OSError, websocket.WebSocketException, KeyError):
                     time.sleep(0.5)
                     continue
-                if c.wait_run(before, 30) and c.generation == generation:
+                # Acknowledged: the box redrawn with "Your answer: B. ..." (not any run's end: the
+                # page's poll and wakes end runs too).
+                if _said(c, chosen[c.name][option], seen, 30) and c.generation == generation:
                     end = time.perf_counter()
                     with lock:
                         report.vote_s.append(end - start)
@@ -394,6 +398,10 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                     c.errors.append(f"{c.name}: vote not acknowledged in 30 s")
                     return
 
+        import i18n  # noqa: PLC0415
+
+        chosen = {c.name: [f"{'ABCDEFGHIJ'[k]}. {text}" for k, text in
+                           enumerate(i18n.items(c.lang, f"{QUESTION}.options"))] for c in pupils}
         window = time.perf_counter()
         voters = [threading.Thread(target=vote, args=(c, rng.uniform(0, 10), rng.randrange(OPTIONS))) for c in pupils]
         for t in voters:
@@ -404,7 +412,8 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
             t.join()
         report.votes_acked = len(acks)
         last = max(acks, default=time.perf_counter())
-        wanted = f"Round 1 of the open question: {len(acks)} answered"
+        report.votes_counted = _votes_in_database(code)
+        wanted = f"Round 1 of the open question: {report.votes_counted} answered"
         deadline = time.perf_counter() + 15
         while time.perf_counter() < deadline:
             shown = [t for body, t in teacher.texts if wanted in body and t >= last]
@@ -437,6 +446,16 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
     report.errors = [e for c in clients for e in c.errors]
     _, report.rss_peak, _ = watch.between(watch.samples[0][0], watch.samples[-1][0])
     return report
+
+
+def _said(c: Client, text: str, seen: int, timeout: float) -> bool:
+    """Until the client's page shows a markdown holding ``text`` (after its first ``seen`` texts)."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if any(text in body for body, _ in c.texts[seen:]):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def _alive(pid: int) -> bool:

@@ -158,3 +158,24 @@ def test_one_server_alone_sends_its_static_files_gzipped_once(cluster):
     assert plain.getheader("Content-Encoding") is None and plain.body == PLOTLY_JS.read_bytes()
     ranged = _get(url, "/app/static/plotly.min.js?v=1", {"Accept-Encoding": "gzip", "Range": "bytes=0-99"})
     assert ranged.status == 206 and len(ranged.body) == 100
+
+
+def test_a_replica_killed_during_a_vote_loses_no_acknowledged_vote(tmp_path):
+    """Issue 42 §6 at a small scale: a teacher and 8 students in a class room on 2 replicas behind
+    nginx sharing one database; halfway through the vote the replica without the teacher is killed
+    (SIGKILL). Its students reconnect as browsers do and land on the other replica, back in the
+    room as the same students; every vote acknowledged before the kill is still counted after it,
+    and in the end every student's vote is counted once."""
+    from bench.bench_room import run_room
+
+    with replicas(2, log_dir=tmp_path) as reps, \
+            nginx([r.url.removeprefix("http://") for r in reps], tmp_path / "nginx") as (url, _):
+        report = run_room(url, [r.pid for r in reps], students=8, seconds=1, ramp=2, step_s=2, slides=2,
+                          kill={r.url.removeprefix("http://"): r.pid for r in reps})
+    print(report.table())
+    k = report.kill
+    assert k is not None and k.students >= 1, "no student was on the replica without the teacher"
+    assert k.landed == k.students
+    assert k.kept == k.acked_before
+    assert report.votes_acked == report.votes_counted == 8
+    assert not report.errors
