@@ -7,7 +7,9 @@ option reaches them. This style sheet draws them in the same hues a step or two 
 accent (primary) colour is a theme option: .streamlit/config.toml. Two more rules every page needs
 and no option sets (issue 43 §2, §5): a focus ring on every button (Streamlit's segmented control, the
 language switch among them, and a table's toolbar draw none) and on a table's grid, and no animation
-or transition for a reader who asked the system for reduced motion.
+or transition for a reader who asked the system for reduced motion. And a tab stop for a formula
+wider than the column (it scrolls in its own box, and only the keyboard's focus lets a keyboard
+scroll it).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
   outline: 2px solid #2f2d2b; outline-offset: 2px; }
 [data-testid="stElementToolbar"] button:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: 1px; }
 [data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
+.katex-display[tabindex]:focus-visible { outline: 2px solid #2f2d2b; outline-offset: 2px; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
     transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
@@ -39,7 +42,37 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
 </style>"""
 
 
+# A displayed formula wider than the column scrolls sideways in its own box (a phone, 200 % zoom):
+# the keyboard must reach it to scroll it (axe-core: scrollable-region-focusable, serious), so such a
+# formula takes a tab stop, and gives it back when it fits again (a wider window). Formulas that fit
+# take none. A fixed script (no user text), started once per browser tab.
+WIDE_FORMULA_JS = """<script>
+(() => {
+  if (window.__anatomyWideFormulas) return;
+  window.__anatomyWideFormulas = true;
+  const mark = () => {
+    for (const el of document.querySelectorAll('[data-testid="stMain"] .katex-display')) {
+      const wide = el.scrollWidth > el.clientWidth + 1;
+      if (wide && !el.hasAttribute('tabindex')) el.tabIndex = 0;
+      else if (!wide && el.getAttribute('tabindex') === '0') el.removeAttribute('tabindex');
+    }
+  };
+  let queued = false;
+  const soon = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; mark(); });
+  };
+  new MutationObserver(soon).observe(document.body, {childList: true, subtree: true});
+  window.addEventListener('resize', soon);
+  soon();
+})();
+</script>"""
+
+
 def theme_css() -> None:
     """On every page, in the sidebar: a style sheet applies to the whole page from wherever it is,
-    and there it takes no place among a lesson's elements (nor a presenter's slides)."""
+    and there it takes no place among a lesson's elements (nor a presenter's slides). With it the
+    script that gives a formula too wide for the column a tab stop."""
     st.sidebar.html(CONTRAST_CSS)
+    st.sidebar.html(WIDE_FORMULA_JS, unsafe_allow_javascript=True)

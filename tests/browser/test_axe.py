@@ -21,8 +21,8 @@ FIRST_OF_PART = [(slug, name, ("en", "zh")[i % 2]) for i, (slug, name) in enumer
     for _, lessons in PARTS if any(lesson.exists for lesson in lessons))]
 
 
-def _grave_violations(browser, url: str) -> str:
-    page = browser.new_page(viewport=axe.VIEWPORT)
+def _grave_violations(browser, url: str, viewport: dict | None = None) -> str:
+    page = browser.new_page(viewport=viewport or axe.VIEWPORT)
     try:
         page.goto(url)
         settle(page)
@@ -52,3 +52,23 @@ def test_presenter_mode_has_no_serious_violation(chromium_browser, server_url, s
     """The first slide, in large type with the presenter's bar (ui/classroom.py)."""
     found = _grave_violations(chromium_browser, f"{server_url}/{slug}?lang={lang}&present=1")
     assert not found, f"axe-core {axe.AXE_VERSION} on {name} ({lang}), presenter mode:\n{found}"
+
+
+PHONE = {"width": 390, "height": 844}          # a phone held upright: the sidebar folded away
+PROJECTOR = {"width": 1280, "height": 720}     # the common projector: presenter mode's slides
+LESSONS = PAGES[1:]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name", PAGES, ids=[name for _, name in PAGES])
+def test_page_on_a_phone_has_no_serious_violation(chromium_browser, server_url, slug, name, lang):
+    found = _grave_violations(chromium_browser, f"{server_url}/{slug}?lang={lang}", PHONE)
+    assert not found, f"axe-core {axe.AXE_VERSION} on {name} ({lang}) at 390x844:\n{found}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("slug,name", LESSONS, ids=[name for _, name in LESSONS])
+def test_presenter_mode_on_a_projector_has_no_serious_violation(chromium_browser, server_url, slug, name, lang):
+    """Every lesson's first slide at 1280x720, in large type with the presenter's bar."""
+    found = _grave_violations(chromium_browser, f"{server_url}/{slug}?lang={lang}&present=1", PROJECTOR)
+    assert not found, f"axe-core {axe.AXE_VERSION} on {name} ({lang}), presenter mode at 1280x720:\n{found}"
