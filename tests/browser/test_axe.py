@@ -1,8 +1,10 @@
 """No serious or critical accessibility violation on any page (issue 43): axe-core 4.14's rules for
 WCAG 2.0 and 2.1, levels A and AA (tests/browser/axe.py), at 1440x900, on the home page and every
 lesson in both languages, on each lesson's SmolLM2 setting, and in presenter mode on the first
-lesson of each part. One page load each; a failure lists the rules and the elements they found.
-Moderate and minor findings are measured by bench/axe_report.py (the README lists them).
+lesson of each part; and at two more sizes, in both languages: a phone's 390x844 on every page, and
+presenter mode at a projector's 1280x720 on every lesson. One page load each; a failure lists the
+rules and the elements they found. Moderate and minor findings are measured by bench/axe_report.py
+(the README lists them).
 """
 from __future__ import annotations
 
