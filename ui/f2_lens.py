@@ -10,9 +10,21 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.lab.logit_lens import TOKEN_LIMIT, logit_lens
-from core.lab.real_tokens import readable
+from core.lab.logit_lens import TOKEN_LIMIT, logit_lens, settles_at
+from core.lab.real_tokens import dropped_note, readable
+from ui.classroom import presenting
+from ui.frame import plain, text_box, tr
+from ui.model import REAL, course_model, real_model
+from ui.prompt import openings
 from viz.common import label
+from viz.lens import CUT, lens_grid
+
+NS = "f2"
+DEFAULT_PROMPT = "The capital of France is"
+EXAMPLES = ["The capital of France is", "When Mary and John went to the store, John gave a drink to",
+            "The Eiffel Tower is in the city of", "One, two, three, four,"]
+REAL_CHARS = 400          # SmolLM2 reads tokens: the text is cut at TOKEN_LIMIT of them
+COURSE_TEXT = "床前明月光，疑是地上霜"
 
 
 def token_texts(tok, ids) -> list[str]:
@@ -115,3 +127,80 @@ def top_heads(heads, k: int) -> tuple[list[tuple[int, int, float]], list[tuple[i
     n_heads = np.asarray(heads).shape[1]
     pick = lambda idx: [(int(i) // n_heads, int(i) % n_heads, float(flat[i])) for i in idx]   # noqa: E731
     return pick(order[::-1][:k]), pick(order[:k])
+
+
+# --- the page's controls and figures (lessons/f2_logit_lens.py lays out the sections) -----------
+def text_controls(real: bool, dev: str) -> str:
+    """SmolLM2's prompt (with openings to try, outside presenter mode) or the course model's line of verse."""
+    if real:
+        if not presenting():   # presenter mode: the grid under the text box keeps the screen's height
+            openings(NS, EXAMPLES, tr(f"{NS}.examples_label"))
+        box = text_box(f"{NS}.prompt", DEFAULT_PROMPT, REAL_CHARS, tr(f"{NS}.prompt_label", limit=TOKEN_LIMIT))
+        if (loaded := real_model(dev)) and (note := dropped_note(loaded[1], box.text)):   # bytes SmolLM2 lacks
+            st.warning(tr("real.dropped", **note))
+        return DEFAULT_PROMPT if box.empty else box.text
+    box = text_box(f"{NS}.ctext", COURSE_TEXT, TOKEN_LIMIT, tr(f"{NS}.ctext_label"))
+    return COURSE_TEXT if box.empty else box.text
+
+
+def rows(n_layers: int) -> list[str]:
+    """The lens's rows by name: the embedding, then the block each reads after."""
+    return [tr(f"{NS}.row_embed")] + [str(i) for i in range(n_layers)]
+
+
+def shown_rows(n_rows: int, most: int = 11) -> list[int]:
+    """The lens's rows drawn on a slide (presenter mode): all of them when ``most`` fit, else the
+    embedding and every k-th block counted down from the last, so that each row is tall enough
+    for its 18 px labels. Example: shown_rows(31) -> [0, 3, 6, ..., 30] (11 rows)."""
+    if n_rows <= most:
+        return list(range(n_rows))
+    step = -(-(n_rows - 1) // (most - 1))
+    return [0] + list(range(n_rows - 1, 0, -step))[::-1]
+
+
+def grid_figure(text: str, model_name: str, dev: str, keep: tuple[int, ...] | None, language: str):
+    """The lens grid of ``text`` on one model (ui.frame.drawn builds it once per argument for
+    every session; ``language`` puts the labels' language in its key); ``keep``: the rows drawn
+    (all when None). The result is lens_data's, cached for the same text: read, not run again."""
+    data = lens_data(text, model_name, dev, real_model(dev) if model_name == REAL else course_model(dev))
+    names = rows(data["n_layers"])
+    keep = list(range(len(names))) if keep is None else list(keep)
+    hover = cell_hover(data, names)
+    return lens_grid(data["top_probs"][keep, :, 0], [[g[0] for g in data["guesses"][r]] for r in keep],
+                     data["tokens"], [names[r] for r in keep], [hover[r] for r in keep],
+                     title=tr(f"{NS}.grid_fig", n=len(data["tokens"])), x_title=tr(f"{NS}.grid_x"),
+                     y_title=tr(f"{NS}.grid_y"), bar_title=tr(f"{NS}.prob"))
+
+
+def grid_caption(data: dict) -> str:
+    """Under the grid: the last position's answer and what the embedding's row shows."""
+    last = len(data["tokens"]) - 1
+    row0 = tr(f"{NS}.row0_tied" if data["tied"] else f"{NS}.row0_own", echo=data["echo"], n=last + 1)
+    return tr(f"{NS}.grid_caption", token=plain(visible(data["answer"][last])),
+              p=float(data["answer_probs"][-1, last]), row0=row0, cut=CUT)
+
+
+def answer_caption(data: dict, pos: int) -> str:
+    """Under the answer's curve: the row where it settles (row r: after block r - 1), its ranks."""
+    ranks = data["answer_ranks"][:, pos]
+    settle = settles_at(ranks)
+    where = tr(f"{NS}.settle_embed") if settle == 0 else tr(f"{NS}.settle_block", b=settle - 1)
+    return tr(f"{NS}.answer_caption", token=plain(visible(data["answer"][pos])), where=where,
+              rank=int(ranks[0]), mid=int(ranks[len(ranks) // 2]), p=float(data["answer_probs"][-1, pos]))
+
+
+def target_labels(data: dict, pos: int) -> dict[str, str]:
+    """The attribution's targets at ``pos``: the answer's logit, or its lead over candidate c."""
+    answer, others = visible(data["answer"][pos]), data["candidates"][pos]
+    labels = {"logit": tr(f"{NS}.target_logit", token=answer)}
+    labels.update({str(c): tr(f"{NS}.target_diff", token=answer, other=visible(others[c]), rank=c + 1)
+                   for c in range(1, len(others))})
+    return labels
+
+
+def heads_caption(heads) -> str:
+    """Under the head map: the three heads that push the most, and the three that pull."""
+    best, worst = top_heads(heads, 3)
+    return tr(f"{NS}.heads_caption", h=heads.shape[1], l=heads.shape[0], count=heads.size,
+              best=", ".join(f"L{i}·H{j} {v:+.2f}" for i, j, v in best),
+              worst=", ".join(f"L{i}·H{j} {v:+.2f}" for i, j, v in worst))
