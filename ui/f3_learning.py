@@ -28,7 +28,9 @@ from core.lab.learning import (
     window_means,
 )
 from core.models.model import ASSETS, CourseModelUnavailable
-from ui.frame import tr
+from ui.frame import plain, text_box, tr
+from ui.prompt import openings
+from viz.learning import by_checkpoint, loss_curve
 
 WINDOWS, WINDOW_LEN, WINDOW_SEED = 8, 128, 0    # the corpus sample the resemblance is measured on
 LOG_EVERY = 25                                  # the training script's logging interval
@@ -143,3 +145,72 @@ def continuation_view(text: str, n_new: int, seed: int, dev: str) -> list[dict[s
 
 def tokens(ids: list[int], dev: str) -> list[str]:
     return _load(dev).checkpoints.tokenizer.tokens(ids)
+
+
+# --- the page's controls, figures and text (lessons/f3_learning.py lays out the sections) ------
+NS = "f3"
+DEFAULT_OPENING = "床前明月光，疑是地上霜。"
+OPENING_CHARS = 48           # what the box keeps
+# A poem the model read 100 times over, one it read once, and lines it never read (Song poems).
+EXAMPLES = ["床前明月光，疑是地上霜。", "君不见，黄河之水", "千山鸟飞绝，", "大江东去，浪淘尽，"]
+
+
+def step_names(got: Learned) -> list[str]:
+    """Each checkpoint by name ("step 400"), as the figures' rows and panels say it."""
+    return [tr(f"{NS}.step_name", step=s) for s in got.checkpoints.steps]
+
+
+def curve_figure(dev: str, language: str):
+    """The loss of every training step with its logged means, the checkpoints marked and the
+    counting models' losses as references (built once per device and language: ui.frame.drawn)."""
+    got = _load(dev)
+    ck = got.checkpoints
+    refs = {tr(f"{NS}.ref_unigram"): got.counts.unigram_loss, tr(f"{NS}.ref_bigram"): got.counts.bigram_loss}
+    return loss_curve(ck.step_loss, got.logged, [(e.step, e.loss) for e in ck.entries], refs,
+                      names=(tr(f"{NS}.curve_every"), tr(f"{NS}.curve_logged"), tr(f"{NS}.curve_marks")),
+                      title=tr(f"{NS}.curve_fig"), x_title=tr(f"{NS}.step_axis"), y_title=tr(f"{NS}.loss_axis"),
+                      mark_labels=[str(s) for s in ck.steps])
+
+
+def order_figure(dev: str, language: str):
+    """How much each checkpoint resembles the unigram model, the bigram model and the text itself
+    (built once per device and language: ui.frame.drawn)."""
+    got = _load(dev)
+    res = got.resemblance
+    return by_checkpoint([str(x) for x in got.checkpoints.steps], {
+        tr(f"{NS}.order_unigram"): res["unigram"], tr(f"{NS}.order_bigram"): res["bigram"],
+        tr(f"{NS}.order_truth"): res["truth"]}, title=tr(f"{NS}.order_fig"), x_title=tr(f"{NS}.checkpoint_axis"),
+        y_title=tr(f"{NS}.order_axis"))
+
+
+def order_caption(got: Learned) -> str:
+    """The checkpoints where each counting model is resembled most, and the last one's truth."""
+    steps, res = got.checkpoints.steps, got.resemblance
+    peak = {name: steps[max(range(len(steps)), key=res[name].__getitem__)] for name in ("unigram", "bigram")}
+    return tr(f"{NS}.order_caption", uni=peak["unigram"], bi=peak["bigram"], truth=res["truth"][-1])
+
+
+def opening_controls(pills_at) -> str:
+    """The openings to try (in ``pills_at``) and the box they fill; the opening (the default when empty)."""
+    with pills_at:
+        openings(NS, EXAMPLES, tr(f"{NS}.examples_label"), help=tr(f"{NS}.examples_help"))
+    text = text_box(f"{NS}.prompt", DEFAULT_OPENING, OPENING_CHARS, tr(f"{NS}.prompt_label"),
+                    empty_key=f"{NS}.empty_prompt")
+    return DEFAULT_OPENING if text.empty else text.text
+
+
+def next_caption(v: dict, steps) -> str:
+    """Under the next-character grid: the true next character, each checkpoint's guess and certainty."""
+    truth = tr(f"{NS}.next_truth", char=plain(v["target"])) if v["target"] else tr(f"{NS}.next_end")
+    certainty = " · ".join(tr(f"{NS}.certainty_item", step=s, char=plain(c), p=p, bits=b)
+                           for s, c, p, b in zip(steps, v["top_char"], v["top_prob"], v["entropy"], strict=True))
+    return tr(f"{NS}.next_caption", truth=truth, items=certainty)
+
+
+def continuation_table(text: str, entries, runs: list[dict[str, str]]) -> str:
+    """The opening, then a markdown table: each checkpoint's step, loss and what it wrote."""
+    head = f"| {tr(f'{NS}.col_step')} | {tr(f'{NS}.col_loss')} | {tr(f'{NS}.col_greedy')} | {tr(f'{NS}.col_sampled')} |"
+    lines = [head, "|---:|---:|---|---|"]
+    for e, run in zip(entries, runs, strict=True):
+        lines.append(f"| {e.step} | {e.loss:.2f} | {plain(run['greedy']) or '∅'} | {plain(run['sampled']) or '∅'} |")
+    return tr(f"{NS}.write_opening", text=plain(text)) + "\n\n" + "\n".join(lines)
