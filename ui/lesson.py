@@ -172,8 +172,11 @@ class Lesson:
     def arrange(self) -> dict[str, Slots]:
         """``run``'s first half: every section laid out, its slots empty. A page-level control that
         sits inside a section (a model switch under its title) is drawn into its slot between
-        ``arrange()`` and ``draw(**values)``, and its value handed to the draw functions."""
-        return {section.name: self.layout(section) for section in self.sections}
+        ``arrange()`` and ``draw(**values)``, and its value handed to the draw functions. A section
+        already laid out is not laid out again: sections declared after that control read (C2's, which
+        exist only when the model it chose loaded) are laid out by a second ``arrange()``."""
+        return {section.name: section.slots if section.slots is not None else self.layout(section)
+                for section in self.sections}
 
     def draw(self, **values) -> dict[str, Slots]:
         """``run``'s second half: each section drawn (its own fragment, or the page's ``body``)."""
