@@ -55,10 +55,19 @@ def test_teacher_and_student(chromium_browser, server_url):
     student.screenshot(path=str(SHOTS / "room-student-followed-390.png"))
     assert took <= FOLLOW_S, f"the student's page followed in {took:.2f} s"
 
-    # The teacher opens B1's first question; the student votes with a large button.
+    # The teacher opens B1's first question: the student's page is brought to it (not left at the
+    # slide's top, screens above it); the student votes with a large button.
     teacher.locator(".st-key-_room-open-b1-try1 button").dispatch_event("click")   # on a later slide
+    student.wait_for_function("() => document.body.dataset.anatomyQuestion === 'st-key-room-q-b1-try1'",
+                              timeout=WAIT_MS)
     vote = student.locator(".st-key-_room-vote-b1-try1-1 button")
     vote.wait_for(timeout=WAIT_MS)
+    settle(student)
+    box = student.locator(".st-key-room-q-b1-try1").bounding_box()
+    assert 0 <= box["y"] <= 844 / 2, f"the opened question is at y={box['y']:.0f} on the student's screen"
+    assert 0 <= vote.bounding_box()["y"] and vote.bounding_box()["y"] + 48 <= 844
+    assert student.locator(".st-key-room-q-b1-try1.anatomy-followed").count() == 1
+    student.screenshot(path=str(SHOTS / "room-student-question-390.png"))
     assert vote.bounding_box()["height"] >= 44
     vote.click()
     student.get_by_text(t("room.q.yours", option="B. " + i18n.items("en", "b1.try1.options")[1])).wait_for(
@@ -194,4 +203,29 @@ def test_key_j_toggles_the_join_card(chromium_browser, server_url):
     press_until(page, "j", gone)
     settle(page)
     press_until(page, "j", "() => document.querySelector('.anatomy-room-join') !== null")
+    ctx.close()
+
+
+def test_the_teachers_bar_is_compact_on_a_phone(chromium_browser, server_url):
+    """A teacher presenting from a phone (390x844): the room's strip above the slide is two short
+    lines (it was a column of wide buttons ~350 px tall), its buttons keep their names for screen
+    readers, and the presenter's bar at the foot fits the screen's width."""
+    t = lambda key, **f: i18n.t("en", key, **f)   # noqa: E731
+    ctx = chromium_browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = ctx.new_page()
+    page.goto(f"{server_url}/attention?lang=en&present=1&room=new")
+    _code(page)
+    page.locator(".st-key-room-teacher").wait_for(timeout=WAIT_MS)
+    page.locator(".anatomy-classroom .anatomy-next").click()         # slide 2: no join card
+    page.wait_for_function("() => /[?&]step=2/.test(location.search)", timeout=WAIT_MS)
+    settle(page)
+    strip = page.locator(".st-key-room-teacher").bounding_box()
+    assert strip["height"] <= 120, f"the room's strip is {strip['height']:.0f} px tall on a phone"
+    assert strip["x"] >= 0 and strip["x"] + strip["width"] <= 390
+    bar = page.locator(".anatomy-classroom").bounding_box()
+    assert bar["x"] >= 0 and bar["x"] + bar["width"] <= 390, bar
+    for name in (t("room.end"), t("room.csv")):
+        button = page.get_by_role("button", name=name)
+        assert button.count() == 1 and button.bounding_box()["height"] >= 40
+    page.screenshot(path=str(SHOTS / "room-teacher-phone-390.png"))
     ctx.close()
