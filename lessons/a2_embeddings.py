@@ -4,7 +4,6 @@ import functools
 import streamlit as st
 
 from core.lab.embedding import kept_on_map, lookup, nearest, nearest_to, pca_2d, unit_rows, word_vectors
-from ui import real_embeddings
 from ui.a2_embeddings import (
     FALLBACK_D,
     TABLE_TEXT,
@@ -16,16 +15,14 @@ from ui.a2_embeddings import (
     no_model_note,
     prompt_rows,
     random_rows,
-    real_map_controls,
-    real_neighbour_controls,
+    smollm2_sections,
     text_controls,
     weight_table,
 )
 from ui.frame import device, drawn, figure, plain, shapes_table, tr
 from ui.lesson import Lesson
 from ui.model import REAL, model_switch, real_model
-from viz.common import label
-from viz.embeddings import matrix, neighbours, pca_map, word_map
+from viz.embeddings import matrix, neighbours, pca_map
 
 NS = "a2"
 
@@ -54,56 +51,13 @@ else:
     lesson.section("map", layout_only=True, above=(), code=(pca_2d, kept_on_map))
 
 
-def smollm2(slots, text: str, dev: str) -> None:
-    """The same three steps on SmolLM2's trained table: the lookup, neighbours, a map of words."""
-    smol, smol_tok = real
-    rows = real_embeddings.prompt_rows(text, dev, smol, smol_tok)
-    v, d = real_embeddings.table(smol).shape
-    tokens, n = rows["tokens"], len(rows["ids"])
-    with slots["lookup"].figure:
-        # Each SmolLM2 figure is built once per input and language for every session (drawn).
-        figure(drawn(matrix, rows["x"], tokens, title=tr(f"{NS}.matrix_fig", n=len(tokens), d=d, kind=tr(f"{NS}.real_table")),
-                     hover_names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value"))), key=f"{NS}.matrix")
-        if len(tokens) < n:
-            st.caption(tr(f"{NS}.rows_cut", shown=len(tokens), n=n))
-        shapes_table([(tr(f"{NS}.ids"), f"({n},)"), (tr(f"{NS}.table"), f"({v:,}, {d})"), ("X = E[ids]", f"({n}, {d})")])
-
-    with slots["near"].controls:
-        word, space, k = real_neighbour_controls(real)
-    near = real_embeddings.neighbours(word, space, k, dev, smol, smol_tok)
-    typed = ((" " + word) if space else word).replace(" ", "␣")
-    with slots["near"].figure:
-        figure(drawn(neighbours, [t.replace(" ", "␣") for t in near["labels"]], near["sims"],
-                     title=tr(f"{NS}.real_near_fig", k=len(near["labels"]), word=label(typed)),
-                     x_title=tr(f"{NS}.cosine")), key=f"{NS}.neighbours")
-        pieces = " + ".join(f"{plain(t.replace(' ', '␣'))} ({i})" for t, i in zip(near["tokens"], near["ids"], strict=True))
-        key = f"{NS}.word_one" if len(near["ids"]) == 1 else f"{NS}.word_many"
-        st.markdown(tr(key, word=plain(typed), pieces=pieces, n=len(near["ids"])))
-
-    with slots["real_map"].controls:
-        words = real_map_controls(real)
-    wmap = real_embeddings.word_map(tuple(words), dev, smol, smol_tok)
-    counts = [len(p) for p in wmap["ids"]]
-    with slots["real_map"].figure:
-        ex1, ex2 = wmap["explained"]
-        hover = [f"{w}: {' + '.join(t).replace(' ', '␣')}" for w, t in zip(words, wmap["tokens"], strict=True)]
-        figure(drawn(word_map, wmap["coords"], words, counts, title=tr(f"{NS}.real_map_fig", n=len(words)),
-                     names=(tr(f"{NS}.map_one"), tr(f"{NS}.map_many")), axes=(f"PC 1 ({ex1:.1%})", f"PC 2 ({ex2:.1%})"),
-                     hover=hover, hover_only=tr(f"{NS}.map_hover_only")), key=f"{NS}.word_map")
-        many = [f"{plain(w)} = {' + '.join(plain(t.replace(' ', '␣')) for t in toks)}"
-                for w, toks, c in zip(words, wmap["tokens"], counts, strict=True) if c > 1]
-        st.caption(tr(f"{NS}.map_many_caption", words="; ".join(many)) if many else tr(f"{NS}.map_all_one"))
-        shapes_table([(tr(f"{NS}.word_rows"), f"({len(words)}, {d})"), ("V[:, :2]", f"({d}, 2)"),
-                      (tr(f"{NS}.map_points"), f"({len(words)}, 2)")])
-
-
 @lesson.body
 def body(slots, dev):
     """One fragment: the text drives every section; the prose, the code and the questions stay put."""
     with slots["lookup"].controls:
         text, picked = text_controls(model is not None and real is None, real)
     if real is not None:
-        smollm2(slots, text, dev)
+        smollm2_sections(slots, text, real, dev)
         return
     if model is None:
         rows = random_rows(text, picked, dev)
