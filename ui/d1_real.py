@@ -1,5 +1,6 @@
 """D1's SmolLM2 results shared by every student: one forward per prefix, the bars of a step;
-and where a branch of a generation is kept (this session and the address).
+where a branch of a generation is kept (this session and the address); the examples, a
+generation written as it streams, and how its text is shown (ui/d1_generation.py lays them out).
 
 Defined here, not in the page: a ``st.cache_data`` function written in a page script is built
 again on every run of the page, and Streamlit reads its source each time (~0.4 ms a function).
@@ -7,11 +8,37 @@ again on every run of the page, and Streamlit reads its source each time (~0.4 m
 from __future__ import annotations
 
 import re
+import time
 
 import streamlit as st
 
-from core.lab.real_generation import next_logits, step_numbers, strip_numbers
+from core.lab.real_generation import next_logits, printable, step_numbers, stop_ids, strip_numbers
+from core.models.generate import Generation
 from ui import streamlit_internals as internals
+from ui.batching import send_now
+from ui.words import plain, tr
+from viz.generation import visible_token
+
+NS = "d1"
+REAL_SHOW = 20                # candidates drawn as bars
+REAL_MAX_NEW, REAL_NEW = 128, 48
+REAL_CHARS = 4000             # what the box keeps; the model reads the last PROMPT_TOKENS tokens of it
+MODES = ("text", "chat")
+REAL_EXAMPLES = {   # id: (its name's key, the text); English: SmolLM2 knows English, not Chinese
+    "text": {"story": (f"{NS}.example_text_story", "Once upon a time, in a small village by the sea,"),
+             "fact": (f"{NS}.example_text_fact", "The capital of France is"),
+             "code": (f"{NS}.example_text_code", "def fibonacci(n):")},
+    "chat": {"fact": (f"{NS}.example_chat_fact", "What is the capital of France?"),
+             "explain": (f"{NS}.example_chat_explain", "Explain in two sentences why the sky is blue."),
+             "haiku": (f"{NS}.example_chat_haiku", "Write a haiku about the sea.")},
+}
+REAL_DEFAULT = {mode: next(iter(REAL_EXAMPLES[mode].values()))[1] for mode in MODES}
+MODE_KEYS = {"text": f"{NS}.mode_text", "chat": f"{NS}.mode_chat"}
+BOX_KEYS = {"text": (f"{NS}.text_label", f"{NS}.text_empty"), "chat": (f"{NS}.chat_label", f"{NS}.chat_empty")}
+RUNS = f"{NS}.real_runs"      # this session's generations, latest last (session state: never shared)
+HISTORY = 4                   # earlier generations listed under the latest
+TEMPLATE_SHOWN = 400          # characters of the chat prompt shown in its caption
+PART = "▶"      # marks the step where a run and its branch part (more than a colour)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -103,3 +130,78 @@ def listed(key: str, step: int, drawn: int, candidates: tuple[int, ...], none) -
     """The list's choice (the keyboard's way to the same branch): ``none`` is "no branch"."""
     picked = st.session_state.get(key)
     branch_at(step, None if picked == none else picked, drawn, candidates)
+
+
+# --- The text: examples, what was typed and written, a generation as it streams ------------------
+def real_example(mode: str, box: str):
+    """Pills (translated names) that copy an example into the prompt box ``box``."""
+    def use():
+        picked = st.session_state.get(f"{NS}.real_example")
+        if picked in REAL_EXAMPLES[mode]:
+            st.session_state[box] = REAL_EXAMPLES[mode][picked][1]
+            st.session_state[f"{box}_set"] = True   # ui.frame.text_box passes no default then
+    st.pills(tr(f"{NS}.real_examples"), list(REAL_EXAMPLES[mode]), key=f"{NS}.real_example", on_change=use,
+             format_func=lambda i: tr(REAL_EXAMPLES[mode][i][0]), help=tr(f"{NS}.real_examples_help"))
+
+
+def shown(text: str, red: bool = False) -> str:
+    """Typed or generated text for st.markdown: control characters drawn, markup escaped
+    (ui.frame.plain), each line its own line; ``red``: what the model wrote."""
+    out = []
+    for line in printable(text).split("\n"):
+        core = line.strip(" ")
+        if red and core:
+            lead, trail = line[: len(line) - len(line.lstrip(" "))], line[len(line.rstrip(" ")):]
+            out.append(f"{lead}:red[{plain(core)}]{trail}")
+        else:
+            out.append(plain(line))
+    return "  \n".join(out)
+
+
+def conversation(mode: str, source: str, answer: str, ended: str | None) -> str:
+    """The prompt and what the model wrote after it, as one markdown text."""
+    end = f" `{ended}`" if ended else ""
+    if mode == "chat":
+        return (f"**{tr(f'{NS}.you')}** {shown(source) or '∅'}  \n"
+                f"**{tr(f'{NS}.assistant')}** {shown(answer, red=True)}{end}")
+    return f"{shown(source)}{shown(answer, red=True)}{end}"
+
+
+def parted(tok, ids: list[int], at: int, stop: set[int]) -> tuple[str, str | None]:
+    """What the model wrote, as markdown, with the token at step index ``at`` marked (bold, on a
+    background, after PART), and the stop token it ended with (None if none or the marked one)."""
+    def text(part):
+        return shown(tok.decode([i for i in part if i not in stop]), red=True)
+    token = plain(visible_token(tok.tokens([ids[at]])[0]))
+    ended = tok.tokens([ids[-1]])[0] if ids[-1] in stop and len(ids) - 1 > at else None
+    return f"{text(ids[:at])}:orange-background[**{PART} {token}**]{text(ids[at + 1:])}", ended
+
+
+def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot,
+           forced: tuple = ()) -> dict:
+    """One generation, each token shown as it is drawn; returns what the page keeps of it (the
+    ids, not the distributions: a step's bars are computed again when it is looked at).
+    ``forced``: ((step index, token id),): a branch, the same generation with that token written there."""
+    temperature, top_k, top_p, seed = settings[2:]
+    stop = stop_ids(tok)
+    gen = Generation(model, tok, "", max_new, temperature, top_k or None, top_p if top_p < 1 else None, seed,
+                     use_cache=True, show=1, ids=prompt.ids, stop=stop, forced=dict(forced))
+    send_now()                                   # what the fragment held goes now: the bar shows
+    total = gen.prompt.max_new_tokens
+    bar = st.progress(0.0, text=tr(f"{NS}.writing", n=0, total=total))
+    times = []
+    while not gen.done:
+        start = time.perf_counter()
+        gen.step()                               # the model, the cut, the draw (KV cache: one token fed)
+        times.append(time.perf_counter() - start)
+        text = tok.decode([i for i in gen.new_ids if i not in stop])
+        slot.markdown(shown(text, red=True) if forced else conversation(mode, source, text, None))   # a branch: its answer
+        rate = (len(times) - 1) / sum(times[1:]) if len(times) > 1 else 0.0
+        bar.progress(len(times) / total, text=tr(f"{NS}.writing", n=len(times), total=total) + f" · {rate:.1f} tok/s")
+    bar.empty()
+    last = gen.new_ids[-1] if gen.new_ids else None
+    return {"settings": settings, "mode": mode, "source": source, "new_ids": list(gen.new_ids),
+            "text": tok.decode([i for i in gen.new_ids if i not in stop]),
+            "ended": tok.tokens([last])[0] if last in stop else None,
+            "prefill_s": times[0] if times else 0.0, "prompt_tokens": len(prompt.ids),
+            "decode_tps": (len(times) - 1) / sum(times[1:]) if len(times) > 1 else None}
