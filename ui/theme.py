@@ -6,8 +6,9 @@ option reaches them. This style sheet draws them in the same hues a step or two 
 >= 4.5:1 on white, on the sidebar and on the code block's ground (tests/test_contrast.py checks every colour in it). The
 accent (primary) colour is a theme option: .streamlit/config.toml. Two more rules every page needs
 and no option sets (issue 43 §2, §5): a focus ring on every button (Streamlit's segmented control, the
-language switch among them, and a table's toolbar draw none) and on a table's grid, and no animation
-or transition for a reader who asked the system for reduced motion. And a tab stop for a formula
+language switch among them, a table's toolbar and a code panel's copy button draw none) and on a
+table's grid, and no animation or transition for a reader who asked the system for reduced motion.
+And a tab stop for a formula
 wider than the column (it scrolls in its own box, and only the keyboard's focus lets a keyboard
 scroll it).
 """
@@ -32,7 +33,8 @@ CONTRAST_CSS = """<style>
 [data-testid="stCode"] code :is(.token.important, .token.deleted) { color: #bd4043; }
 button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visible {
   outline: 2px solid #2f2d2b; outline-offset: 2px; }
-[data-testid="stElementToolbar"] button:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: 1px; }
+[data-testid="stElementToolbar"] button:focus-visible, [data-testid="stCode"] button:focus-visible {
+  outline: 2px solid #2f2d2b !important; outline-offset: 1px; opacity: 1 !important; }
 [data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
 .katex-display[tabindex]:focus-visible { outline: 2px solid #2f2d2b; outline-offset: 2px; }
 @media (prefers-reduced-motion: reduce) {

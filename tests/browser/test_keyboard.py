@@ -96,7 +96,10 @@ LOOK = """(el) => {
     return nodes.map(n => { const s = getComputedStyle(n);
         return [s.outlineStyle, s.outlineWidth, s.outlineColor, s.boxShadow, s.borderColor].join(' '); }).join('|');
 }"""
-STOP = f"""() => {{
+# Read two frames after the key: a widget that shows its focus through its own state (a select box's
+# border) draws it on the next render.
+STOP = f"""async () => {{
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
     const a = document.activeElement;
     if (!a || !a.closest('[data-testid="stMain"]')) return {{main: false}};
     window.__kbStops.push([a, ({LOOK})(a)]);
@@ -206,7 +209,9 @@ def test_every_control_by_keyboard(chromium_browser, server_url, n, slug, name):
     (slider, select box, number box, toggle, segmented control, "Try this" option) answers keys
     alone. The languages take turns (Chinese on every other lesson)."""
     lang = "zh" if n % 2 else "en"
-    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    # Reduced motion: no transitions (ui/theme.py), so that a focus shown by a colour that fades in
+    # (a number box's border) is read at its end, not at its start.
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900}, reduced_motion="reduce")
     try:
         page.goto(f"{server_url}/{slug}?lang={lang}")
         settle(page)
