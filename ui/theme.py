@@ -8,9 +8,9 @@ accent (primary) colour is a theme option: .streamlit/config.toml. Two more rule
 and no option sets (issue 43 §2, §5): a focus ring on every button (Streamlit's segmented control, the
 language switch among them, a table's toolbar and a code panel's copy button draw none) and on a
 table's grid, and no animation or transition for a reader who asked the system for reduced motion.
-And a tab stop for a formula
-wider than the column (it scrolls in its own box, and only the keyboard's focus lets a keyboard
-scroll it).
+A metric's label wraps (Streamlit cuts it short with an ellipsis, which 200 % zoom showed on C2).
+And a tab stop for a formula wider than the column (it scrolls in its own box, and only the
+keyboard's focus lets a keyboard scroll it).
 """
 from __future__ import annotations
 
@@ -36,6 +36,8 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
 [data-testid="stElementToolbar"] button:focus-visible, [data-testid="stCode"] button:focus-visible {
   outline: 2px solid #2f2d2b !important; outline-offset: 1px; opacity: 1 !important; }
 [data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
+[data-testid="stMetricLabel"] :is([data-testid="stMarkdownContainer"], p) { white-space: normal; overflow: visible;
+  text-overflow: clip; }
 .katex-display[tabindex]:focus-visible { outline: 2px solid #2f2d2b; outline-offset: 2px; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
