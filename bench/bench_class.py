@@ -38,7 +38,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.stclient import Session
-from ui.course import existing_lessons
+from ui.course import existing_lessons as _all_lessons
+
+ONLY: set[str] = set()     # --lessons: the lesson codes the class draws from (empty: every lesson)
+
+
+def existing_lessons():
+    """The lessons the class draws from: every lesson, or those --lessons names (a like-for-like run
+    of two commits whose courses differ: issue 39's 17 lessons of b452ca2 against today's 21)."""
+    return [lesson for lesson in _all_lessons() if not ONLY or lesson.code in ONLY]
 
 ASSET = re.compile(r'(?:src|href)="\./((?:static/)[^"]+)"')
 TICK = os.sysconf("SC_CLK_TCK")
@@ -471,7 +479,10 @@ def main(argv: list[str] | None = None) -> Report:
                     "PostgreSQL started here (Debian's; ANATOMY_DATABASE_URL, if set, is used instead)")
     ap.add_argument("--kill", action="store_true", help="--room with --replicas 2+: kill one replica (not the "
                     "teacher's) halfway through the vote; its students reconnect through nginx")
+    ap.add_argument("--lessons", default="", help="lesson codes the class draws from, e.g. A1,B1 "
+                    "(default: every lesson; the warm-up visits only these too)")
     args = ap.parse_args(argv)
+    ONLY.update(code.strip().upper() for code in args.lessons.split(",") if code.strip())
     if args.room:
         return room_main(args)
     mode = "burst (all open within 1 s)" if args.burst else f"opening over {args.ramp:.0f} s"
