@@ -125,11 +125,13 @@ class Lesson:
     def layout(self, section: Section) -> Slots:
         """A section's fixed parts, laid out once a page run; its slots, empty."""
         ns = self.ns
+        if section.opens:
+            # At the page's top level, not first in the section's container: presenter mode shows a
+            # container that opens with its only slide mark as one slide, its mark hidden (ui/classroom.js).
+            slide(tr(section.opens))
         with st.container(key=f"section-{ns}-{section.name}"):
             # title=False: a heading that follows a control (B2's "4 heads of width 8"), written by
             # the draw function into s.title, a placeholder at the heading's place.
-            if section.opens:
-                slide(tr(section.opens))
             title_slot = st.empty() if section.title is False else None
             if title_slot is None and not section.opens:
                 st.subheader(tr(section.title or f"{ns}.{section.name}_title", **(section.title_fields or {})))
