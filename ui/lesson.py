@@ -84,8 +84,9 @@ class Section:
     # figure (at 1024 px a code panel beside a wide figure would scroll sideways: B4, C1).
     code_below: bool = False
     # below slots that begin a slide of their own in presenter mode ("continued" marked before
-    # each): a figure drawn a part a slide (F3's early checkpoints, then the late ones).
-    marks: tuple[str, ...] = ()
+    # each): a figure drawn a part a slide (F3's early checkpoints, then the late ones). A dict
+    # gives each slot its slide's own title, a catalogue key (F4's "The two runs").
+    marks: tuple[str, ...] | dict[str, str] = ()
     # A presenter slide titled by this key opens the section, which has no heading on the page
     # (D1: its sections are its slides, named on the slide and in the overview, not on the page).
     opens: str | None = None
@@ -157,7 +158,7 @@ class Lesson:
                                if beside else st.container())
             for name in section.below:
                 if name in section.marks:
-                    slide(mark)
+                    slide(tr(section.marks[name]) if isinstance(section.marks, dict) else mark)
                 slots[name] = st.container()
             if section.code and section.code_below:
                 code_panel(*section.code, height=section.height)
