@@ -25,7 +25,7 @@ from ui.b1_attention import (
 )
 from ui.classroom import presenting
 from ui.explorer import explorer
-from ui.frame import device, figure, lang, repeat_control, shapes_table, slide, tr
+from ui.frame import device, figure, lang, repeat_control, shapes_table, tr
 from ui.lesson import Lesson
 from ui.live import live_figure, live_value
 from viz.attention import batch_grid, heatmap, lines, steps_grid, weight_top
@@ -42,8 +42,8 @@ seed, text_slot, d_k_slot = top_row()      # the text and d_k are the matrix sec
 # The six panels need the page's whole width (the "wide" slot, a slide of their own in presenter
 # mode: under the source's controls they were squeezed to 300 px at 1280x720); the cell's
 # arithmetic sits beside the code.
-@lesson.section("matrix", code=(scaled_dot_product_attention, cell_arithmetic), above=("controls", "wide"),
-                slide="controls")
+@lesson.section("matrix", code=(scaled_dot_product_attention, cell_arithmetic), above=("controls", "wide", "mix"),
+                slide="controls", marks={"mix": f"{NS}.mix_slide"})
 def matrix(s, seed, dev):
     with s.controls:
         source, text, layer, head, r, c = source_controls(text_slot, dev)
@@ -65,21 +65,20 @@ def matrix(s, seed, dev):
                                  hover=hover, masked=demo["masked"],
                                  bar_titles=(tr(f"{NS}.value"), tr("common.score"), tr("common.weight")),
                                  value_titles=(tr(f"{NS}.scale_qk"), tr(f"{NS}.scale_vo")))
-        if presenting():
-            # Two rows of three panels were 112 px each on a 1280x720 slide: Q, K, V on one slide,
-            # scores, weights and output on the next, each with the row and the column again.
-            for part, copy in (((0, 1, 2), "again"), ((3, 4, 5), "again2")):
-                if copy == "again2":
-                    slide(tr(f"{NS}.mix_slide"))
-                again_r, again_c = st.columns(2)
-                with again_r:
-                    repeat_control(st.slider, tr(f"{NS}.row_label"), 0, len(tokens) - 1, key=f"{NS}.r", copy=copy)
-                with again_c:
-                    repeat_control(st.slider, tr(f"{NS}.col_label"), 0, len(tokens) - 1, key=f"{NS}.c", copy=copy)
-                figure(grid(show=part, title=title if copy == "again" else None),
-                       key=f"{NS}.weights" if copy == "again" else f"{NS}.weights_mix")
-        else:
+        if not presenting():
             figure(grid(title=title), key=f"{NS}.weights")
+    # Two rows of three panels were 112 px each on a 1280x720 slide: in presenter mode Q, K, V on
+    # one slide, scores, weights and output on the next ("mix"), each with the row and column again.
+    for part, copy, slot in (((0, 1, 2), "again", s.wide), ((3, 4, 5), "again2", s.mix)) if presenting() else ():
+        with slot:
+            again_r, again_c = st.columns(2)
+            with again_r:
+                repeat_control(st.slider, tr(f"{NS}.row_label"), 0, len(tokens) - 1, key=f"{NS}.r", copy=copy)
+            with again_c:
+                repeat_control(st.slider, tr(f"{NS}.col_label"), 0, len(tokens) - 1, key=f"{NS}.c", copy=copy)
+            figure(grid(show=part, title=title if copy == "again" else None),
+                   key=f"{NS}.weights" if copy == "again" else f"{NS}.weights_mix")
+    with s.mix:
         # For a projector: the weights alone, the page's whole width (off by default: no cost).
         if st.toggle(tr(f"{NS}.large_label"), value=False, key=f"{NS}.large", bind="query-params"):
             figure(heatmap(demo["weights"], tokens, tokens, title=tr(f"{NS}.large_fig"), hover_names=hover,

@@ -83,9 +83,11 @@ class Section:
     # "The code" across the page's width under the figure and the below slots, not beside the
     # figure (at 1024 px a code panel beside a wide figure would scroll sideways: B4, C1).
     code_below: bool = False
-    # below slots that begin a slide of their own in presenter mode ("continued" marked before
-    # each): a figure drawn a part a slide (F3's early checkpoints, then the late ones). A dict
-    # gives each slot its slide's own title, a catalogue key (F4's "The two runs").
+    # slots (above or below) that begin a slide of their own in presenter mode ("continued" marked
+    # before each): a figure drawn a part a slide (F3's early checkpoints, then the late ones; B1's
+    # scores, weights and output after Q, K, V). A dict gives each slot its slide's own title, a
+    # catalogue key (F4's "The two runs"). A mark written by a draw function inside a slot is two
+    # containers deep, where presenter mode does not look (ui/classroom.js): declare it here.
     marks: tuple[str, ...] | dict[str, str] = ()
     # A presenter slide titled by this key opens the section, which has no heading on the page
     # (D1: its sections are its slides, named on the slide and in the overview, not on the page).
@@ -150,6 +152,8 @@ class Lesson:
                 slide(mark)
             slots = dict(lead)
             for name in section.above:
+                if name in section.marks:
+                    slide(tr(section.marks[name]) if isinstance(section.marks, dict) else mark)
                 slots[name] = st.container()
                 if section.slide == name:
                     slide(mark)
