@@ -49,8 +49,11 @@ def test_presenter_mode_frame(lang):
     mixed = shown_figs[mix[0]]
     keys, shown_figs = keys[:mix[0]] + keys[mix[0] + 1:], shown_figs[:mix[0]] + shown_figs[mix[0] + 1:]
     assert keys == chart_keys(plain)
+    # ...the most height each chart is drawn at in presenter mode goes with it, for the browser.
+    assert [json.loads(el.proto.json)["most"] for el in charts(at)] == [PRESENT_MAX_HEIGHT] * len(charts(at))
+    assert {json.loads(el.proto.json)["most"] for el in charts(plain)} == {None}
     for key, shown, own in zip(keys, shown_figs, figures(plain), strict=True):
-        assert shown["layout"]["height"] == min(own["layout"].get("height", 420), PRESENT_MAX_HEIGHT)
+        assert shown["layout"].get("height", 420) == own["layout"].get("height", 420)
         if key.endswith("-b1.weights"):
             panels = [t["z"] for t in shown["data"][:3] + mixed["data"][:3]]
             assert panels == [t["z"] for t in own["data"][:6]]
@@ -120,17 +123,15 @@ def test_slide_mark():
     assert marks == ['<div class="anatomy-slide">Q &amp; &lt;b&gt;K&lt;/b&gt;</div>']
 
 
-def test_presenter_figure_height():
-    from ui.frame import PRESENT_MAX_HEIGHT, presenter_figure
-    from viz.common import Figure
+def test_presenter_height_is_the_browsers_to_decide():
+    """Presenter sizing is decided in one place, ui/chart/present.js (issue 41: one layout engine):
+    the server sends the shared figure unchanged and the most height as a number; the cap itself
+    is tested in tests/js/present.test.mjs (a 900 px figure drawn at PRESENT_MAX_HEIGHT, a quarter
+    larger; a 300 px one kept; plotly's 420 capped)."""
+    from ui.frame import PRESENT_MAX_HEIGHT
 
-    tall = Figure(data=[{"type": "bar", "y": [1]}], layout={"height": 900, "title": {"text": "t"}})
-    short = Figure(data=[], layout={"height": 300})
-    capped = presenter_figure(tall)
-    assert capped["layout"]["height"] == PRESENT_MAX_HEIGHT and capped["data"] is tall["data"]
-    assert tall["layout"]["height"] == 900                 # the shared figure is not changed
-    assert presenter_figure(short) is short
-    assert presenter_figure(Figure(data=[], layout={}))["layout"]["height"] == PRESENT_MAX_HEIGHT   # plotly's 420
+    assert PRESENT_MAX_HEIGHT == 340
+    assert "presenter_figure" not in vars(__import__("ui.figures", fromlist=["x"]))
 
 
 @pytest.mark.parametrize("lang", LANGS)

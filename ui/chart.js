@@ -61,7 +61,7 @@ export default function (component) {
   if (!data || host.dataset.spec === revision) return release;   // the same figure: nothing to draw
   host.dataset.spec = revision;
   const figure = JSON.parse(data.figure);
-  if (data.present) presenterFigure(figure);
+  if (data.present) presenterFigure(figure, data.most);
   host.style.minHeight = (figure.layout.height || 420) + "px";   // no jump while plotly loads
 
   const draw = (Plotly) => {

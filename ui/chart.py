@@ -172,7 +172,7 @@ def _to_json(fig) -> str:
 
 def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
           on_select: Callable[[], None] | None = None, live: dict | None = None,
-          on_commit: Callable[[], None] | None = None) -> None:
+          on_commit: Callable[[], None] | None = None, present_most: int | None = None) -> None:
     """Draw ``fig`` under ``key``; the same key on the next run updates the same plot.
     ``failed_text`` is shown in its place if the browser cannot load plotly.js. ``export``:
     the titles of the chart's PNG / SVG / CSV buttons (keys "png", "svg", "csv"), built in the
@@ -182,7 +182,9 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     ``live``: frames and a slider of the chart's own (ui/live.py); ``on_commit`` runs (before the
     rerun) when the slider is let go, reading the value as ``st.session_state[key]["commit"]``.
     A clickable chart is chosen from by keyboard too (ui/chart/pick.js): Tab reaches it, the arrow
-    keys move over its points, Enter or Space sends the point as a click does."""
+    keys move over its points, Enter or Space sends the point as a click does. ``present_most``:
+    in presenter mode, the most height the chart takes before the browser draws it a quarter
+    larger and fits it to the slide (ui/chart/present.js); None, its own height."""
     publish_plotly_js(static_dir())
     spec, revision = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
@@ -198,7 +200,7 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
                 "failed": failed_text, "export": (export,), "select": on_select is not None,
                 "pick": tr("classroom.describe.pick") if on_select is not None else "",
                 # presenter mode (ui/classroom.py): the browser draws the type larger
-                "present": bool(st.session_state.get(PRESENTING)), "live": (live,)},
+                "present": bool(st.session_state.get(PRESENTING)), "most": present_most, "live": (live,)},
           key=key, width="stretch", height="content", **events)
 
 

@@ -75,19 +75,6 @@ def _describe_words(language: str) -> dict[str, str]:
 PRESENT_MAX_HEIGHT = 340
 
 
-def presenter_figure(fig, most: int = PRESENT_MAX_HEIGHT):
-    """``fig`` as presenter mode draws it: no taller than ``most`` (PRESENT_MAX_HEIGHT unless a
-    figure alone on its slide asks for more; ui/chart.js still fits it to the room above the bar).
-    A new outer dict with the same data: the figure itself is shared by every session and never changed.
-
-    Example: presenter_figure(Figure(data=[], layout={"height": 600}))["layout"]["height"] -> 340
-    """
-    layout = fig.get("layout") if isinstance(fig, dict) else None
-    if not isinstance(layout, dict) or (layout.get("height") or 420) <= most:
-        return fig
-    return type(fig)(data=fig["data"], layout={**layout, "height": most})
-
-
 def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None,
            present_height: int | None = PRESENT_MAX_HEIGHT, on_select: Callable[[], None] | None = None) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
@@ -96,10 +83,12 @@ def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None
     ``present_height``: the most a figure with a slide to itself may take in presenter mode (None:
     its own height). ``on_select``: a callback run before the rerun when a point is clicked; it
     reads the point's ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram, F1's map)."""
-    if st.session_state.get(PRESENTING) and present_height is not None:
-        fig = presenter_figure(fig, present_height)
+    # Presenter sizing is decided in one place, the browser (ui/chart/present.js: presenterFigure
+    # caps the height at ``present_height``, then draws the type larger and fits the slide): the
+    # figure sent is the one every session shares.
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
                   "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None,
                   "describe": _describe_words(lang())},
-          on_select=on_select, live=live, on_commit=on_commit)
+          on_select=on_select, live=live, on_commit=on_commit,
+          present_most=present_height if st.session_state.get(PRESENTING) else None)

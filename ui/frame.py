@@ -33,7 +33,6 @@ from ui.figures import (  # noqa: F401
     drawn,
     figure,
     figure_key,
-    presenter_figure,
 )
 from ui.quiz import common_mistake, first_answers, quiz_score, try_this  # noqa: F401
 from ui.slides import bring_into_view, repeat_control, slide  # noqa: F401

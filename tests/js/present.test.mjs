@@ -69,3 +69,12 @@ test("presenter type: every text at least 18 px, the title 22, a quarter larger;
   assert.deepEqual(layout.uniformtext, { mode: "show", minsize: 18 });
   assert.equal(presenterFigure({ data: [] }).layout.height, 525);   // plotly's 420, a quarter larger
 });
+
+test("presenter height: no taller than the most the server names, then a quarter larger", () => {
+  // ui/figures.py's PRESENT_MAX_HEIGHT (340) for most charts; the server sends the shared figure.
+  assert.equal(presenterFigure({ data: [], layout: { height: 900 } }, 340).layout.height, 425);
+  assert.equal(presenterFigure({ data: [], layout: { height: 300 } }, 340).layout.height, 375);   // kept
+  assert.equal(presenterFigure({ data: [] }, 340).layout.height, 425);   // plotly's 420, capped
+  assert.equal(presenterFigure({ data: [], layout: { height: 900 } }).layout.height, 1125);   // none: its own
+  assert.equal(presenterFigure({ data: [], layout: { height: 900 } }, null).layout.height, 1125);
+});

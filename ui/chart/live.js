@@ -98,7 +98,7 @@ function drawLive(host, st, settle = false) {
     let figure = !settle && (drawPoints(host, st, i) || (!st.pointsDrawn && !pointFigure(st) && drawFast(host, st, i, Plotly))
       || drawCells(host, st, i, Plotly));
     if (!figure) {
-      figure = st.data.present ? presenterFigure(composeFrame(st, i)) : composeShared(st, i);
+      figure = st.data.present ? presenterFigure(composeFrame(st, i), st.data.most) : composeShared(st, i);
       // After fast draws the datarevision on screen may be this frame's already: make react recompute.
       if (st.fastDrawn) figure.layout.datarevision = String(figure.layout.datarevision) + "~" + (++st.seq);
       st.fastDrawn = false;

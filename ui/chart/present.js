@@ -21,8 +21,13 @@ function bigger(font, least) {
   return f;
 }
 
-export function presenterFigure(figure) {
+// The one place presenter sizing is decided (the server sends every session the same figure):
+// no taller than ``most`` (ui/figures.py: PRESENT_MAX_HEIGHT, or what a figure alone on its slide
+// asks for; none: its own height), then every text and the height a quarter larger; fitPresent
+// then fits it to the room above the presenter's bar.
+export function presenterFigure(figure, most = null) {
   const layout = figure.layout || (figure.layout = {});
+  if (most != null && (layout.height || 420) > most) layout.height = most;
   layout.font = bigger(layout.font, PRESENT_MIN);
   if (layout.title) {
     const title = typeof layout.title === "string" ? { text: layout.title } : layout.title;
