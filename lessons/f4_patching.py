@@ -23,7 +23,7 @@ from ui.f4_page import (
     top_heads,
     words,
 )
-from ui.f4_patching import cell_run, pair_key, picked_cell
+from ui.f4_patching import cell_run, map_scale, pair_key, picked_cell
 from ui.frame import device, drawn, figure, plain, ranged_slider, tr
 from ui.lesson import Lesson
 from ui.model import real_model
@@ -91,7 +91,7 @@ def body(slots, loaded, dev):
         fig = drawn(recovery_map, resid, maps.clean_tokens, maps.corrupted_tokens,
                     title=tr(f"{NS}.resid_fig", direction=direction),
                     axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_axis"), hover_names=hover,
-                    colorbar_title=tr(f"{NS}.recovered_word"), selected=(layer, pos))
+                    colorbar_title=tr(f"{NS}.recovered_word"), selected=(layer, pos), **map_scale(noising))
         # A click on a cell moves the block and position sliders (on_select).
         figure(fig, f"{NS}.resid", present_height=None,
                on_select=functools.partial(picked_cell, f"{NS}.resid", f"{NS}.layer", f"{NS}.pos"))
@@ -113,7 +113,7 @@ def body(slots, loaded, dev):
                      title=tr(f"{NS}.sub_fig", direction=direction),
                      panel_titles=words(f"{NS}.attn_name", f"{NS}.ffn_name"),
                      axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_word"), hover_names=hover,
-                     colorbar_title=tr(f"{NS}.recovered_word")), key=f"{NS}.sub")
+                     colorbar_title=tr(f"{NS}.recovered_word"), **map_scale(noising)), key=f"{NS}.sub")
         ai, aj, av = strongest(attn, noising)
         fi, fj, fv = strongest(ffn, noising)
         st.caption(tr(f"{NS}.sub_caption", a_layer=ai, a_at=plain(maps.clean_tokens[aj]), a_pos=aj, a_value=av,
@@ -124,7 +124,7 @@ def body(slots, loaded, dev):
         figure(drawn(head_patch_map, heads, marks, title=tr(f"{NS}.heads_fig", direction=direction),
                      axis_titles=words(f"{NS}.layer_axis", f"{NS}.head_axis"),
                      hover_names=words(f"{NS}.layer_word", f"{NS}.head_word", f"{NS}.recovered_word"),
-                     colorbar_title=tr(f"{NS}.recovered_word")), key=f"{NS}.heads")
+                     colorbar_title=tr(f"{NS}.recovered_word"), **map_scale(noising)), key=f"{NS}.heads")
     with slots["heads"].table:
         st.markdown(heads_table(heads, scores, noising))
         flagged = {h for hs in marks.values() for h in hs}
