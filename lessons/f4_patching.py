@@ -113,7 +113,7 @@ def body(slots, loaded, dev):
                      title=tr(f"{NS}.sub_fig", direction=direction),
                      panel_titles=words(f"{NS}.attn_name", f"{NS}.ffn_name"),
                      axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_word"), hover_names=hover,
-                     colorbar_title=tr(f"{NS}.recovered_word"), **map_scale(noising)), key=f"{NS}.sub")
+                     colorbar_title=tr(f"{NS}.recovered_word")), key=f"{NS}.sub")
         ai, aj, av = strongest(attn, noising)
         fi, fj, fv = strongest(ffn, noising)
         st.caption(tr(f"{NS}.sub_caption", a_layer=ai, a_at=plain(maps.clean_tokens[aj]), a_pos=aj, a_value=av,

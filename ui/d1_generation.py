@@ -58,6 +58,13 @@ STRIP = (0.5, 1.0, 2.0)   # the temperature strip: the same step at these temper
 STRIP_SHOW = 10           # candidates in each of its panels
 
 
+@functools.lru_cache(maxsize=4)
+def _stops(tok) -> frozenset[int]:
+    """SmolLM2's stop ids, worked out once per tokenizer (the shared, read-only one): not again on
+    every run of every student (tests/test_shared_cache.py)."""
+    return frozenset(stop_ids(tok))
+
+
 # Shared as it is, not copied (st.cache_resource): st.cache_data unpickled the whole run, every
 # step's (V,) distribution included, on each rerun of every student. Read-only: the page copies
 # what it extends.
@@ -555,6 +562,6 @@ def real_setup(model, tok, dev: str) -> RealRun:
                source=plain(printable(r["source"][:40])) + ("…" if len(r["source"]) > 40 else ""),
                text=plain(printable(r["text"][:160])) + ("…" if len(r["text"]) > 160 else ""))
             for r in earlier))
-    return RealRun(tok, current["new_ids"] if current else [], len(prompt.ids), stop_ids(tok), temperature, top_k,
+    return RealRun(tok, current["new_ids"] if current else [], len(prompt.ids), _stops(tok), temperature, top_k,
                    top_p, model=model, mode=mode, source=source, prompt=prompt, settings=settings, max_new=max_new,
                    dev=dev)
