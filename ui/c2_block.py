@@ -33,7 +33,7 @@ from core.parts.mha import MultiHeadAttention
 from core.parts.norms import rms_norm
 from core.parts.trace import Trace
 from ui.frame import choice, figure, model_labels, ranged_slider, send_now, shapes_table, text_box, tr
-from ui.model import COURSE, REAL
+from ui.model import COURSE, REAL, layer_and_head
 from viz.attention import heatmap, lines
 from viz.block import block_diagram, tensor_heatmap
 from viz.strip import compact, model_strip
@@ -133,11 +133,7 @@ def block_controls(arch, real):
                 st.warning(tr("real.dropped", **note))
         else:
             text = text_box(f"{NS}.text", DEFAULT_TEXT, MAX_CHARS, tr(f"{NS}.text_label"))
-    with c2:
-        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, arch.n_layers - 1, 0, key=f"{NS}.layer")
-    with c3:
-        head = ranged_slider(tr(f"{NS}.head_label"), 0, arch.n_heads - 1, 0, key=f"{NS}.head",
-                             help=tr(f"{NS}.head_help"))
+    layer, head = layer_and_head(NS, arch, c2, c3, head_help=tr(f"{NS}.head_help"))
     part = st.segmented_control(tr(f"{NS}.part_label"), BLOCK_PARTS, default="attn_norm", key=f"{NS}.part",
                                 bind="query-params", required=True)
     default = REAL_TEXT if real else DEFAULT_TEXT

@@ -28,7 +28,7 @@ from core.lab.rope_analysis import (
 from core.parts.positional import frequencies
 from ui.frame import ranged_slider, text_box, tr
 from ui.live import live_value
-from ui.model import REAL, course_model, real_model
+from ui.model import REAL, course_model, layer_and_head, real_model
 from viz.common import label
 from viz.rope import pair_plane, per_pair, score_by_offset, score_curves
 
@@ -188,11 +188,7 @@ def real_controls(cfg, real: bool):
                 st.warning(tr("real.dropped", **note))
         else:
             text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
-    with c2:
-        layer = ranged_slider(tr(f"{NS}.layer_label"), 0, cfg.n_layers - 1, 0, key=f"{NS}.layer")
-    with c3:
-        head = ranged_slider(tr(f"{NS}.head_label"), 0, cfg.n_heads - 1, 0, key=f"{NS}.head",
-                             help=tr(f"{NS}.head_help"))
+    layer, head = layer_and_head(NS, cfg, c2, c3, head_help=tr(f"{NS}.head_help"))
     return text.text if not text.empty else (REAL_TEXT if real else COURSE_TEXT), layer, head
 
 

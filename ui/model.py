@@ -147,7 +147,7 @@ def model_switch(ns: str, default: str = COURSE, label_key: str = "real.switch")
 
 
 def layer_and_head(ns: str, config, layer_at=None, head_at=None, default: tuple[int, int] = (0, 0),
-                   head: bool = True) -> tuple[int, int]:
+                   head: bool = True, head_help: str | None = None) -> tuple[int, int]:
     """The layer and head sliders over a model's ``config`` (4 x 4 on the course model, 30 x 9 on
     SmolLM2), bound to the URL as ``{ns}.layer`` and ``{ns}.head``, labelled by the lesson's
     ``{ns}.layer_label`` and ``{ns}.head_label``; each in its column (``layer_at``, ``head_at``)
@@ -158,5 +158,6 @@ def layer_and_head(ns: str, config, layer_at=None, head_at=None, default: tuple[
     if not head:
         return int(layer), 0
     with head_at or st.container():
-        picked = ranged_slider(tr(f"{ns}.head_label"), 0, config.n_heads - 1, default[1], key=f"{ns}.head")
+        picked = ranged_slider(tr(f"{ns}.head_label"), 0, config.n_heads - 1, default[1], key=f"{ns}.head",
+                               help=head_help)
     return int(layer), int(picked)
