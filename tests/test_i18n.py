@@ -46,6 +46,10 @@ def _dynamic_used(key: str, sources: dict[Path, str]) -> bool:
                     rf'|\.section\(\s*"{section.group(1)}"')
             return re.search(call, page) is not None
         # ui.model.layer_and_head(NS, ...) labels its sliders {ns}.layer_label and {ns}.head_label
+        # ui.model.model_text(NS, ...) labels its box {ns}.text_label or {ns}.rtext_label
+        if len(parts) == 2 and parts[1] in ("text_label", "rtext_label"):
+            return any("model_text(NS" in text and NS_ASSIGN.search(text).group(1) == parts[0]
+                       for text in sources.values() if NS_ASSIGN.search(text))
         if len(parts) == 2 and parts[1] in ("layer_label", "head_label"):
             return any("layer_and_head(NS" in text and NS_ASSIGN.search(text).group(1) == parts[0]
                        for text in sources.values() if NS_ASSIGN.search(text))

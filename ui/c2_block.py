@@ -25,15 +25,14 @@ from core.lab.block_anatomy import (
     trace_block,
     trace_prompt,
 )
-from core.lab.real_tokens import dropped_note
 from core.models.model import Block
 from core.parts.activations import activation_curves
 from core.parts.ffn import SwiGLU, silu
 from core.parts.mha import MultiHeadAttention
 from core.parts.norms import rms_norm
 from core.parts.trace import Trace
-from ui.frame import choice, figure, model_labels, ranged_slider, send_now, shapes_table, text_box, tr
-from ui.model import COURSE, REAL, layer_and_head
+from ui.frame import choice, figure, model_labels, ranged_slider, send_now, shapes_table, tr
+from ui.model import COURSE, REAL, layer_and_head, model_text
 from viz.attention import heatmap, lines
 from viz.block import block_diagram, tensor_heatmap
 from viz.strip import compact, model_strip
@@ -127,12 +126,7 @@ def block_controls(arch, real):
     model's 4 blocks and 4 heads, SmolLM2's 30 and 9), each model keeps its own text."""
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
-        if real:
-            text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
-            if note := dropped_note(real[1], text.text):     # bytes SmolLM2 has no token for
-                st.warning(tr("real.dropped", **note))
-        else:
-            text = text_box(f"{NS}.text", DEFAULT_TEXT, MAX_CHARS, tr(f"{NS}.text_label"))
+        text = model_text(NS, real, (DEFAULT_TEXT, MAX_CHARS), (REAL_TEXT, REAL_CHARS, REAL_TOKENS))
     layer, head = layer_and_head(NS, arch, c2, c3, head_help=tr(f"{NS}.head_help"))
     part = st.segmented_control(tr(f"{NS}.part_label"), BLOCK_PARTS, default="attn_norm", key=f"{NS}.part",
                                 bind="query-params", required=True)

@@ -10,7 +10,6 @@ import numpy as np
 import streamlit as st
 import torch
 
-from core.lab.real_tokens import dropped_note
 from core.lab.rope_analysis import (
     fixed_query_key,
     pair_angle,
@@ -26,9 +25,9 @@ from core.lab.rope_analysis import (
     toeplitz_error,
 )
 from core.parts.positional import frequencies
-from ui.frame import ranged_slider, text_box, tr
+from ui.frame import ranged_slider, tr
 from ui.live import live_value
-from ui.model import REAL, course_model, layer_and_head, real_model
+from ui.model import REAL, course_model, layer_and_head, model_text, real_model
 from viz.common import label
 from viz.rope import pair_plane, per_pair, score_by_offset, score_curves
 
@@ -182,12 +181,7 @@ def real_controls(cfg, real: bool):
     the query: what a causal model compares); the ranges follow the model and the text."""
     c1, c2, c3 = st.columns([3, 1, 1])
     with c1:
-        if real:
-            text = text_box(f"{NS}.rtext", REAL_TEXT, REAL_CHARS, tr(f"{NS}.rtext_label", limit=REAL_TOKENS))
-            if note := dropped_note(real[1], text.text):         # bytes SmolLM2 has no token for
-                st.warning(tr("real.dropped", **note))
-        else:
-            text = text_box(f"{NS}.text", COURSE_TEXT, COURSE_CHARS, tr(f"{NS}.text_label"))
+        text = model_text(NS, real, (COURSE_TEXT, COURSE_CHARS), (REAL_TEXT, REAL_CHARS, REAL_TOKENS))
     layer, head = layer_and_head(NS, cfg, c2, c3, head_help=tr(f"{NS}.head_help"))
     return text.text if not text.empty else (REAL_TEXT if real else COURSE_TEXT), layer, head
 

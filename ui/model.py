@@ -161,3 +161,19 @@ def layer_and_head(ns: str, config, layer_at=None, head_at=None, default: tuple[
         picked = ranged_slider(tr(f"{ns}.head_label"), 0, config.n_heads - 1, default[1], key=f"{ns}.head",
                                help=head_help)
     return int(layer), int(picked)
+
+
+def model_text(ns: str, real, course: tuple[str, int], smollm2: tuple[str, int, int]):
+    """The text box of a page that runs either model, each model with its own text in the URL:
+    ``{ns}.text`` (course: default, character limit) or ``{ns}.rtext`` (SmolLM2: default, character
+    limit, token limit in its label), with a note of any bytes SmolLM2 has no token for. ``real``:
+    SmolLM2's (model, tokenizer), or None. Returns ui.url's CleanText."""
+    from core.lab.real_tokens import dropped_note  # noqa: PLC0415
+    from ui.frame import text_box  # noqa: PLC0415
+
+    if not real:
+        return text_box(f"{ns}.text", course[0], course[1], tr(f"{ns}.text_label"))
+    text = text_box(f"{ns}.rtext", smollm2[0], smollm2[1], tr(f"{ns}.rtext_label", limit=smollm2[2]))
+    if note := dropped_note(real[1], text.text):          # bytes SmolLM2 has no token for
+        st.warning(tr("real.dropped", **note))
+    return text
