@@ -7,7 +7,8 @@ option reaches them. This style sheet draws them in the same hues a step or two 
 accent (primary) colour is a theme option: .streamlit/config.toml. Two more rules every page needs
 and no option sets (issue 43 §2, §5): a focus ring on every button (Streamlit's segmented control, the
 language switch among them, a table's toolbar and a code panel's copy button draw none) and on a
-table's grid, and no animation or transition for a reader who asked the system for reduced motion.
+table's grid, and on a select box at once (its own border's change comes a render later), and no
+animation or transition for a reader who asked the system for reduced motion.
 A metric's label wraps (Streamlit cuts it short with an ellipsis, which 200 % zoom showed on C2).
 And a tab stop for a formula wider than the column (it scrolls in its own box, and only the
 keyboard's focus lets a keyboard scroll it).
@@ -35,6 +36,9 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
   outline: 2px solid #2f2d2b; outline-offset: 2px; }
 [data-testid="stElementToolbar"] button:focus-visible, [data-testid="stCode"] button:focus-visible {
   outline: 2px solid #2f2d2b !important; outline-offset: 1px; opacity: 1 !important; }
+[data-testid="stSelectbox"] [data-baseweb="select"]:has(input:focus-visible),
+[data-testid="stMultiSelect"] [data-baseweb="select"]:has(input:focus-visible) {
+  outline: 2px solid #2f2d2b; outline-offset: 2px; border-radius: 0.5rem; }
 [data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
 [data-testid="stMetricLabel"] :is([data-testid="stMarkdownContainer"], p) { white-space: normal; overflow: visible;
   text-overflow: clip; }
