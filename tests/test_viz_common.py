@@ -1,5 +1,6 @@
 """The shared figure look: what keeps a redraw to one drawing, and what the browser is sent."""
 import numpy as np
+import pytest
 
 from tests.apptest_util import decode
 from viz.attention import heatmap, lines
@@ -141,3 +142,21 @@ def test_hover_names_are_never_cut():
     assert make([{"type": "scatter", "y": [1, 2], "name": name}])["layout"]["hoverlabel"]["namelength"] == -1
     own = make([{"type": "bar", "y": [1]}], {"hoverlabel": {"bgcolor": "black"}})["layout"]["hoverlabel"]
     assert own["namelength"] == -1 and own["bgcolor"] == "black"
+
+
+def test_validation_once_per_shape_still_refuses_a_bad_value(monkeypatch):
+    """viz.common._validate (tests validate every figure): plotly's validation runs once per figure
+    shape, and a value plotly would refuse is still refused after its shape's good twin passed."""
+    from viz import common
+    go = common.go
+    monkeypatch.setattr(common, "_ACCEPTED", set())
+    built, figure = [], go.Figure
+    monkeypatch.setattr(common.go, "Figure", lambda fig: built.append(fig) or figure(fig))
+    for m in range(5):                       # five frames of one slider: new numbers, new titles
+        common._validate([{"type": "scatter", "x": np.arange(m + 1), "y": np.ones(m + 1) * m,
+                           "name": f"m = {m}"}], {"title": {"text": f"frame {m}"}})
+    assert len(built) == 1
+    for bad in ({"marker": {"size": [-1.0, 2.0]}}, {"opacity": 2}, {"mode": "lines+bogus"},
+                {"marker": {"color": ["not a colour"]}}, {"bogus": 1}):
+        with pytest.raises(ValueError):
+            common._validate([{"type": "scatter", "x": [1, 2], "y": [1, 2], **bad}], {})

@@ -408,8 +408,51 @@ def make(data: list[dict], layout: dict | None = None, title: str | None = None,
     _place_legend(data, base, layout or {})
     _clear_top_ticks(base)
     if VALIDATE:
-        go.Figure({"data": data, "layout": base})   # raises on a property plotly.js does not know
+        _validate(data, base)
     return Figure(data=data, layout=base)
+
+
+# The figure shapes plotly has already accepted in this process (tests only: VALIDATE).
+_ACCEPTED: set = set()
+# Properties that take any text (plotly's string validators without a list of values) and any
+# array (its data array validators): which text or which numbers cannot change validation's verdict.
+_ANY_TEXT = frozenset({"text", "name", "hovertext", "hovertemplate", "texttemplate", "ticktext",
+                       "datarevision", "uirevision", "legendgroup", "title", "tickformat", "ticksuffix",
+                       "tickprefix", "meta", "label"})
+_ANY_ARRAY = frozenset({"x", "y", "z", "customdata", "ids", "tickvals"})
+
+
+def _shape(value, key: str | None = None):
+    """What plotly's validation can tell apart in ``value``: every key and every other string and
+    scalar as it is; a free text (``_ANY_TEXT``) as text; a data array (``_ANY_ARRAY``) as an array;
+    and any other numeric array by its kind, its rank and the bounds plotly's number validators
+    check (>= 0, <= 1), not by its numbers. Two figures of one shape pass or fail validation together."""
+    if isinstance(value, dict):
+        return tuple((k, _shape(v, k)) for k, v in value.items())
+    if key in _ANY_TEXT and isinstance(value, str):
+        return "<text>"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if key in _ANY_ARRAY or (key in _ANY_TEXT and all(isinstance(v, str) for v in value)):
+            return "<array>"
+        arr = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+        if isinstance(value, np.ndarray) or (arr.size and all(
+                isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in arr.flat)):
+            arr = np.asarray(value)
+            if arr.dtype.kind in "biuf":
+                return ("numbers", arr.dtype.kind, arr.ndim, arr.size > 0,
+                        bool((arr >= 0).all()), bool((arr <= 1).all()))
+        return ("list",) + tuple(_shape(v) for v in value)
+    return value
+
+
+def _validate(data: list[dict], layout: dict) -> None:
+    """plotly's validation of the figure (raises on a property or value plotly.js does not know),
+    once per shape: a live slider's frames differ in their numbers only, and validating each of
+    them cost the tests half their time in an AppTest of a lesson."""
+    shape = (_shape(data), _shape(layout))
+    if shape not in _ACCEPTED:
+        go.Figure({"data": data, "layout": layout})
+        _ACCEPTED.add(shape)
 
 
 class Figure(dict):
