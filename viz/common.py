@@ -1,6 +1,7 @@
 """Shared look of every figure: fonts that draw Chinese, safe labels, small payloads."""
 from __future__ import annotations
 
+import copy
 import html
 import os
 import re
@@ -451,7 +452,9 @@ def _validate(data: list[dict], layout: dict) -> None:
     them cost the tests half their time in an AppTest of a lesson."""
     shape = (_shape(data), _shape(layout))
     if shape not in _ACCEPTED:
-        go.Figure({"data": data, "layout": layout})
+        # On a copy: plotly's constructor reorders the keys of the dicts it is given (a trace's
+        # "type" moves), and the figure sent must not depend on whether its shape was new.
+        go.Figure(copy.deepcopy({"data": data, "layout": layout}))
         _ACCEPTED.add(shape)
 
 
