@@ -156,9 +156,9 @@ def test_validation_once_per_shape_still_refuses_a_bad_value(monkeypatch):
         common._validate([{"type": "scatter", "x": np.arange(m + 1), "y": np.ones(m + 1) * m,
                            "name": f"m = {m}"}], {"title": {"text": f"frame {m}"}})
     assert len(built) == 1
-    trace = {"z": np.eye(2), "type": "heatmap"}      # validated on a copy: the figure sent is the same
+    trace = {"type": "heatmap", "z": np.eye(2)}      # validated on a copy: the figure sent is the same
     common._validate([trace], {"title": {"text": "t"}})
-    assert list(trace) == ["z", "type"]
+    assert list(trace) == ["type", "z"]
     for bad in ({"marker": {"size": [-1.0, 2.0]}}, {"opacity": 2}, {"mode": "lines+bogus"},
                 {"marker": {"color": ["not a colour"]}}, {"bogus": 1}):
         with pytest.raises(ValueError):
