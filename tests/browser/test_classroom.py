@@ -1,6 +1,7 @@
 """In class, in a real Chromium, both languages: presenter mode (one section at a time, the
 keyboard, the next lesson, the link copied), and a figure exported as PNG, SVG and CSV (the files
-open: the PNG has the plot's pixel size, the CSV the figure's values)."""
+open: the PNG has the plot's pixel size, the CSV the figure's values). Step 2 of every lesson and
+stepping from each lesson into the next are checked on tests/browser/test_slides.py's walk."""
 from __future__ import annotations
 
 import csv
@@ -14,8 +15,7 @@ import pytest
 
 import i18n
 from tests.apptest_util import decode
-from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle
-from ui.course import existing_lessons
+from tests.browser.conftest import SHOTS, WAIT_MS, settle
 
 VISIBLE_H3 = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] h3'))
     .filter(h => h.offsetParent !== null).map(h => h.textContent.trim())"""
@@ -244,70 +244,9 @@ def test_export_from_presenter_mode(chromium_browser, server_url, lang):
     assert page.locator('[data-testid="stException"]').count() == 0
     page.close()
 
-# What presenter mode shows: the slide numbers of the elements on screen (ui/classroom.js numbers
-# each top-level element, and each element of a container cut into slides), and the headings or
-# slide marks on screen.
-SHOWN = """() => {
-  const seen = (el) => el.getBoundingClientRect().height > 0;
-  const main = document.querySelector('[data-testid="stMain"]');
-  const numbered = Array.from(main.querySelectorAll('[data-anatomy-slide]'))
-    .filter((el) => seen(el) && !el.matches('[data-anatomy-split]') && !el.querySelector('.anatomy-classroom'));
-  return {slides: Array.from(new Set(numbered.map((el) => el.getAttribute('data-anatomy-slide')))),
-          heads: Array.from(main.querySelectorAll('h2, h3, .anatomy-slide')).filter(seen).map((h) => h.textContent.trim())};
-}"""
 
-
-@pytest.mark.parametrize("slug", [lesson.url_path for lesson in existing_lessons()])
-def test_every_lesson_one_section_at_a_time(chromium_browser, server_url, slug):
-    """Step 2 of every lesson shows its first slide after the opening, and no other slide."""
-    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(f"{server_url}/{slug}?lang=en&present=1&step=2")
-    settle(page)
-    assert int(page.locator(".anatomy-classroom").get_attribute("data-steps")) >= 3
-    shown = page.evaluate(SHOWN)
-    assert shown["slides"] == ["2"] and shown["heads"], shown
-    assert t_try() not in shown["heads"]
-    assert page.locator('[data-testid="stException"]').count() == 0
-    page.close()
-
-
-def t_try() -> str:
-    return i18n.t("en", "common.try_this")
-
-
-# Stepping across lessons is exact (issue 23): → from a lesson's last slide opens the next lesson
-# on its first, ← from a lesson's first slide opens the one before on its last, whatever either
-# lesson's number of slides (D3 -> D4 and E1 -> E2 once opened on the next lesson's quiz).
-PAIRS = [(a.url_path, b.url_path) for a, b in zip(existing_lessons(), existing_lessons()[1:], strict=False)]
-
-
-def _slides(page) -> int:
-    """The number of slides the bar counted (the opening, then one a section or slide mark)."""
-    return int(page.locator(".anatomy-classroom").get_attribute("data-steps"))
-
-
-@pytest.mark.parametrize("before,after", PAIRS, ids=[f"{a}>{b}" for a, b in PAIRS])
-def test_stepping_across_lessons(chromium_browser, server_url, before, after):
-    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
-    try:
-        page.goto(f"{server_url}/{before}?lang=en&present=1&step=1")
-        settle(page)
-        last = _slides(page)
-        page.goto(f"{server_url}/{before}?lang=en&present=1&step={last}")
-        settle(page)
-        press_until(page, "ArrowRight", "(p) => location.pathname.endsWith('/' + p)", after)
-        page.wait_for_url(f"**/{after}?**", timeout=WAIT_MS)
-        _wait_query(page, step="1", present="1")
-        page.wait_for_timeout(500)                  # a late correction would move it now
-        settle(page)
-        assert _query(page)["step"] == "1"
-        assert page.locator('[data-testid="stMain"] h1').first.is_visible()
-        press_until(page, "ArrowLeft", "(p) => location.pathname.endsWith('/' + p)", before)
-        page.wait_for_url(f"**/{before}?**", timeout=WAIT_MS)
-        page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{last}'",
-                               timeout=WAIT_MS)
-        settle(page)
-        assert page.evaluate(VISIBLE_H3) == [i18n.t("en", "common.try_this")]
-        assert page.locator('[data-testid="stException"]').count() == 0
-    finally:
-        page.close()
+# Two families of tests that opened presenter mode once each are now checks on the page walk of
+# tests/browser/test_slides.py::test_every_slide (issue 40: no page load of their own):
+# test_every_lesson_one_section_at_a_time (step 2 of every lesson in English shows its first slide
+# after the opening and no other; SHOWN is there now) and test_stepping_across_lessons (→ from a
+# lesson's last slide opens the next lesson on its first, ← from there the one before on its last).

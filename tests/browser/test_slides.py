@@ -15,6 +15,12 @@ One browser, one server, one tab per language: each lesson is opened once on its
 walked with → (each press one script run), each slide measured at both sizes. Screenshots of B1,
 D2 and E1 at 1280x720 go to tests/screenshots/present/, full size and scaled to 50 % (how the
 back of a room sees them).
+
+On the same walk, in place of page loads of their own (issue 40): axe-core's gate on each lesson's
+first slide, at 1440x900 and 1280x720 in the languages tests/browser/test_axe.py's FIRST_OF_PART and
+PROJECTOR_PAGES name; in English, step 2 shows one slide (was test_classroom.py's
+test_every_lesson_one_section_at_a_time); and from the last slide → opens the next lesson on its
+first and ← comes back to the questions (was test_classroom.py's test_stepping_across_lessons).
 """
 from __future__ import annotations
 
@@ -24,7 +30,11 @@ import warnings
 
 import pytest
 
-from tests.browser.conftest import SHOTS, WAIT_MS, settle
+import i18n
+from tests.browser import axe
+from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle
+from tests.browser.test_axe import FIRST_OF_PART, PROJECTOR_PAGES
+from tests.browser.test_classroom import VISIBLE_H3, _query, _wait_query
 from tests.browser.test_layout import PROBLEMS
 from ui.course import existing_lessons
 
@@ -144,6 +154,18 @@ MEASURE = r"""() => {
           url: new URLSearchParams(location.search).get('step')};
 }""" % (PLOT_MIN, GAP)
 
+# What presenter mode shows: the slide numbers of the elements on screen (ui/classroom.js numbers
+# each top-level element, and each element of a container cut into slides), and the headings or
+# slide marks on screen. (From tests/browser/test_classroom.py, with the test that used it.)
+SHOWN = """() => {
+  const seen = (el) => el.getBoundingClientRect().height > 0;
+  const main = document.querySelector('[data-testid="stMain"]');
+  const numbered = Array.from(main.querySelectorAll('[data-anatomy-slide]'))
+    .filter((el) => seen(el) && !el.matches('[data-anatomy-split]') && !el.querySelector('.anatomy-classroom'));
+  return {slides: Array.from(new Set(numbered.map((el) => el.getAttribute('data-anatomy-slide')))),
+          heads: Array.from(main.querySelectorAll('h2, h3, .anatomy-slide')).filter(seen).map((h) => h.textContent.trim())};
+}"""
+
 # Every visible chart has been fitted to its box after a change of the window's size.
 FITTED = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .anatomy-chart.js-plotly-plot'))
     .filter(c => c.clientWidth > 0)
@@ -197,6 +219,68 @@ def _shot(page, code: str, lang: str, k: int) -> None:
         img.resize((img.width // 2, img.height // 2), Image.LANCZOS).save(PRESENT_SHOTS / f"{code}-{lang}-{k}-1280-half.png")
 
 
+def _one_section(page, n: int) -> list[str]:
+    """Replaces tests/browser/test_classroom.py::test_every_lesson_one_section_at_a_time (its own
+    load of ``?lang=en&present=1&step=2`` at 1440x900, per lesson): step 2 shows the first slide
+    after the opening and no other slide, not the questions, and no exception."""
+    out = []
+    if not n >= 3:
+        out.append(f"data-steps {n}, not 3 or more")
+    shown = page.evaluate(SHOWN)
+    if not (shown["slides"] == ["2"] and shown["heads"]):
+        out.append(f"step 2 shows {shown}")
+    if i18n.t("en", "common.try_this") in shown["heads"]:
+        out.append(f"step 2 shows the questions: {shown['heads']}")
+    if page.locator('[data-testid="stException"]').count():
+        out.append("an exception on step 2")
+    return out
+
+
+def _axe_first_slide(page, code: str, lang: str, w: int, h: int) -> list[str]:
+    """Replaces tests/browser/test_axe.py::test_presenter_mode_has_no_serious_violation (FIRST_OF_PART
+    at 1440x900) and ::test_presenter_mode_on_a_projector_has_no_serious_violation (PROJECTOR_PAGES
+    at 1280x720): axe-core's gate on the first slide, each a page load of its own before."""
+    found = axe.describe(axe.grave(axe.violations(page)))
+    return [f"axe-core {axe.AXE_VERSION} on {code} ({lang}), presenter mode at {w}x{h}:\n{found}"] if found else []
+
+
+def _across(page, before: str, after: str, last: int) -> list[str]:
+    """Replaces tests/browser/test_classroom.py::test_stepping_across_lessons[before>after] (which
+    loaded ``before`` twice, on step 1 and on its last): from ``before``'s last slide, → opens
+    ``after`` on step 1, its title shown, and step 1 holds; ← from there opens ``before`` on its last
+    slide, the questions; no exception. Stepping across lessons is exact (issue 23), whatever either
+    lesson's number of slides (D3 -> D4 and E1 -> E2 once opened on the next lesson's quiz)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    out = []
+    page.set_viewport_size(axe.VIEWPORT)            # 1440x900, as the old test
+    page.wait_for_timeout(150)
+    page.wait_for_function(FITTED, timeout=WAIT_MS)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    try:
+        press_until(page, "ArrowRight", "(p) => location.pathname.endsWith('/' + p)", after)
+        page.wait_for_url(f"**/{after}?**", timeout=WAIT_MS)
+        _wait_query(page, step="1", present="1")
+        page.wait_for_timeout(500)                  # a late correction would move it now
+        settle(page)
+        if _query(page)["step"] != "1":
+            out.append(f"→ from {before}'s last slide: {after} on step {_query(page)['step']}, not 1")
+        if not page.locator('[data-testid="stMain"] h1').first.is_visible():
+            out.append(f"→ from {before}'s last slide: {after}'s title not shown")
+        press_until(page, "ArrowLeft", "(p) => location.pathname.endsWith('/' + p)", before)
+        page.wait_for_url(f"**/{before}?**", timeout=WAIT_MS)
+        page.wait_for_function(f"() => new URLSearchParams(location.search).get('step') === '{last}'",
+                               timeout=WAIT_MS)
+        settle(page)
+        if page.evaluate(VISIBLE_H3) != [i18n.t("en", "common.try_this")]:
+            out.append(f"← from {after}: {before}'s last slide shows {page.evaluate(VISIBLE_H3)}")
+        if page.locator('[data-testid="stException"]').count():
+            out.append(f"an exception stepping {before} > {after} > {before}")
+    except PlaywrightTimeout as e:
+        out.append(f"stepping {before} > {after} > {before} (last slide {last}), at {page.url}: {e}".splitlines()[0])
+    return out
+
+
 @pytest.fixture(scope="module")
 def tabs(chromium_browser):
     opened: dict[str, object] = {}
@@ -216,6 +300,10 @@ STRICT = os.environ.get("ANATOMY_SLIDES_STRICT") == "1"
 LAYOUT_PENDING: set[str] = set()
 LAYOUT_FINDINGS = ("cramped plot:", "panel title within")
 LESSONS = existing_lessons()
+NEXT = {a.code: b for a, b in zip(LESSONS, LESSONS[1:], strict=False)}
+# The language of each lesson's axe-core gate in presenter mode, by size (test_axe.py's lists).
+AXE_FIRST_SLIDE = {(axe.VIEWPORT["width"], axe.VIEWPORT["height"]): {name: lang for _, name, lang in FIRST_OF_PART},
+                   (1280, 720): {name: lang for _, name, lang in PROJECTOR_PAGES}}
 
 
 def _marks(code: str):
@@ -261,10 +349,21 @@ def test_every_slide(chromium_browser, server_url, tabs, lesson, lang):
                 page.wait_for_function(FITTED, timeout=WAIT_MS)
                 found = problems(page.evaluate(MEASURE), chart_overlaps(page, w), k, titles)
             failures += [f"{code} {lang} {w}x{h} slide {k}/{n}: {p}" for p in found]
+            if k == 1 and AXE_FIRST_SLIDE.get((w, h), {}).get(code) == lang:
+                # replaces test_axe.py::test_presenter_mode_has_no_serious_violation (1440x900) and
+                # ::test_presenter_mode_on_a_projector_has_no_serious_violation (1280x720)
+                failures += _axe_first_slide(page, code, lang, w, h)
+            if k == 2 and lang == "en" and (w, h) == (1440, 900):
+                # replaces test_classroom.py::test_every_lesson_one_section_at_a_time[<slug>]
+                failures += [f"{code} {lang} {w}x{h} slide 2/{n}: {p}" for p in _one_section(page, n)]
             if code in SHOT_LESSONS and (w, h) == (1280, 720):
                 _shot(page, code, lang, k)
         sizes.reverse()                                 # the next slide starts at this size
     assert page.locator('[data-testid="stException"]').count() == 0
+    if lang == "en" and lesson.code in NEXT:
+        # replaces test_classroom.py::test_stepping_across_lessons[<slug>><next slug>]; leaves the tab
+        # on this lesson, which the next test's page.goto leaves
+        failures += _across(page, lesson.url_path, NEXT[lesson.code].url_path, n)
     if code in LAYOUT_PENDING and not STRICT:
         pending = [f for f in failures if any(k in f for k in LAYOUT_FINDINGS)]
         if pending:
