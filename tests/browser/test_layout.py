@@ -11,7 +11,8 @@ Full-page screenshots go to tests/screenshots/layout-<lesson>-<lang>-<width>.png
 
 Each page is loaded once and checked at both sizes (_check_both: a fresh load at 1024x768, then the
 window grown to 1440x900; ORDER says why this way round); a lesson's page load also runs
-tests/browser/test_pages.py's checks (test_lesson_fits_and_reacts).
+tests/browser/test_pages.py's checks, axe-core's gate and, in one language, test_keyboard.py's walk
+(test_lesson_fits_and_reacts).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from tests.browser.conftest import SHOTS, WAIT_MS, quiet, settle, steady
+from tests.browser.test_keyboard import by_keyboard, keyboard_lang
 from ui.course import existing_lessons
 
 SIZES = [(1024, 768), (1440, 900)]
@@ -310,17 +312,45 @@ def test_lesson_fits_and_reacts(chromium_browser, server_url, slug, name, lang):
     last, after the layout checks of the lesson at its defaults). The test_pages checks ran at
     1400x1000 before; now at 1024x768 (the first run) and 1440 px (the slider). And axe-core's gate at
     1440x900 (axe_at_1440), which was tests/browser/test_axe.py::test_page_has_no_serious_violation's
-    load of each lesson."""
+    load of each lesson. And, in the language tests/browser/test_keyboard.py's turns give the lesson
+    (keyboard_lang), its keyboard walk (keyboard_at_1440, after reacts), which was
+    test_keyboard.py::test_every_control_by_keyboard[<lesson>]'s load."""
     from tests.browser.test_pages import failed_requests, opened_clean, reacts, served_clean
+
+    def then(p) -> list[str]:
+        out = axe_at_1440(p, f"{name} ({lang})") + reacts(p, name)
+        if lang == keyboard_lang(slug):
+            out += keyboard_at_1440(p, name, lang)
+        return out + served_clean(failed)
 
     page = chromium_browser.new_page(viewport={"width": ORDER[0][0], "height": ORDER[0][1]})
     failed = failed_requests(page)
     try:
         _check_both(page, f"{server_url}/{slug}?lang={lang}", f"{name}-{lang}", least=True,
-                    known=KNOWN_OPEN.get(name, ()), loaded=lambda p: opened_clean(p, name, lang),
-                    then=lambda p: axe_at_1440(p, f"{name} ({lang})") + reacts(p, name) + served_clean(failed))
+                    known=KNOWN_OPEN.get(name, ()), loaded=lambda p: opened_clean(p, name, lang), then=then)
     finally:
         page.close()
+
+
+# A live slider (ui/chart/live.js) sends its value KEY_WAIT (600 ms) after the last key: the rerun
+# that follows reacts' press of one.
+LIVE_COMMIT_MS = 700
+
+
+def keyboard_at_1440(page, name: str, lang: str) -> list[str]:
+    """tests/browser/test_keyboard.py's walk of the lesson (by_keyboard: Tab reaches every control,
+    each shows its focus, the first of each kind answers keys), which was
+    test_keyboard.py::test_every_control_by_keyboard[<lesson>]'s own page load at 1440x900 in the
+    language keyboard_lang picks. Here after reacts: reacts presses a slider to its end and waits for
+    a figure to change, which a slider _operate had already left at its end would not do (nor,
+    perhaps, a figure a toggle or a choice of _operate had hidden); _operate moves a slider at its
+    end down instead. The page is first let finish the live slider's rerun and given its 1440x900
+    window back (the screenshot made it as tall as the lesson), so the walk scrolls as it did."""
+    if page.locator('[data-testid="stMain"] .anatomy-live input[type="range"]').count():
+        page.wait_for_timeout(LIVE_COMMIT_MS)
+    resize(page, *ORDER[-1])
+    assert ORDER[-1] == (1440, 900)
+    return by_keyboard(page, name, lang)
 
 
 # Overlaps found and not yet mended, by lesson: each pattern matches one problem line, with why it
