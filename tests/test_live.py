@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from tests.apptest_util import decode
+from tests.browser.test_live import LIVE
 from ui.chart import _to_json
 from ui.live import MAX_BYTES, frames_of, nearest, parse, snap, url_text
 
@@ -328,3 +329,31 @@ def test_page_live_figure(page, fig_key):
     assert len(live["values"]) == len(live["texts"]) == len(json.loads(live["frames"])["frames"]) >= 2
     # The frame at the value sent, applied to the figure sent, is that figure.
     assert _plain(compose(live["frames"], json.loads(spec), live["index"])) == _plain(json.loads(spec))
+
+
+@pytest.mark.parametrize("path,fig_key,key", LIVE)
+def test_url_values_snap_to_the_grid(path, fig_key, key):
+    """Each live control of tests/browser/test_live.py given, in a shared link, a value that is no
+    number, one between its last two grid values (nearer the last) and one far beyond its end: the
+    chart's live part (the frames and the index the browser shows) opens on the default's frame, the
+    nearer grid value and the last one; no exception. Was the browser's test_bad_url_values (three
+    page loads a control), checked here where the index is chosen (issue 40)."""
+    from tests.apptest_util import assert_ok, live_of, open_lesson
+    from ui.course import existing_lessons
+
+    page = next(lesson.file for lesson in existing_lessons() if lesson.url_path == path)
+    at = open_lesson(page, "zh", {key: "abc"})
+    assert_ok(at)
+    live = live_of(at, fig_key)
+    grid, default_index = live["values"], live["index"]
+    values = grid
+    if isinstance(values[0], str):       # options (E1's capacity factors, "∞"): by the numbers they name
+        values = [float("inf") if v == "∞" else float(v) for v in values[:-1]]
+    assert default_index == values.index(min(values, key=lambda v: abs(v - values[default_index])))
+    between = (values[-2] + values[-1]) / 2 + (values[-1] - values[-2]) * 0.1   # nearer the last
+    at = open_lesson(page, "zh", {key: str(between)})
+    assert_ok(at)
+    assert grid[live_of(at, fig_key)["index"]] in (grid[len(values) - 1], values[-1])
+    at = open_lesson(page, "zh", {key: str(values[-1] * 100 + 1000)})
+    assert_ok(at)
+    assert live_of(at, fig_key)["index"] in (len(values) - 1, len(grid) - 1)   # beyond: its end

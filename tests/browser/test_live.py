@@ -1,7 +1,7 @@
 """Live controls in a real Chromium (issue 25): the figure follows its own slider while it is
 dragged or stepped with the keys, with no server run; on release the value reaches the URL and the
 page parts that depend on it, in exactly one run; a fresh page at ``?key=value`` draws the same
-figure; bad URL values snap or fall back to the default."""
+figure; a bad URL value falls back to the default (where others snap: tests/test_live.py)."""
 from __future__ import annotations
 
 import json
@@ -146,25 +146,22 @@ def test_keys_and_drag_move_the_figure_without_a_run(chromium_browser, server_ur
 
 
 @pytest.mark.parametrize("path,fig_key,key", LIVE)
-def test_bad_url_values(chromium_browser, server_url, path, fig_key, key):
+def test_bad_url_value_opens_on_the_default_frame(chromium_browser, server_url, path, fig_key, key):
+    """A value that is no number: the live chart opens on the frame of the control's default, with no
+    exception and no console error. Where values between and beyond the grid land is the index the
+    server sends (ui.live): tests/test_live.py::test_url_values_snap_to_the_grid checks it in an
+    AppTest for these same controls (issue 40: two page loads each fewer; the chart showing the index
+    it is sent is this file's other tests)."""
     page, errors = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{key}=abc")
     st = _state(page, fig_key)
-    default_index = st["index"]
     assert page.locator('[data-testid="stException"]').count() == 0
     page.close()
     values = st["values"]
     if isinstance(values[0], str):       # options (E1's capacity factors, "∞"): by the numbers they name
         values = [float("inf") if v == "∞" else float(v) for v in values[:-1]]
-    between = (values[-2] + values[-1]) / 2 + (values[-1] - values[-2]) * 0.1   # nearer the last
-    page, errors2 = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{key}={between}")
-    assert st["values"][_state(page, fig_key)["index"]] in (st["values"][len(values) - 1], values[-1])
-    page.close()
-    page, errors3 = _open(chromium_browser, f"{server_url}/{path}?lang=zh&{key}={values[-1] * 100 + 1000}")
-    assert _state(page, fig_key)["index"] in (len(values) - 1, len(st["values"]) - 1)   # beyond: its end
-    assert page.locator('[data-testid="stException"]').count() == 0
-    page.close()
+    default_index = st["index"]
     assert default_index == values.index(min(values, key=lambda v: abs(v - values[default_index])))
-    assert not errors + errors2 + errors3
+    assert not errors
 
 
 def test_dependent_text_follows_the_release(chromium_browser, server_url):
