@@ -17,29 +17,69 @@ def smol():
     return real()
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """SmolLM2's sweeps, the page's and core's, on one thread (tests.real_util.one_thread)."""
+    from tests.real_util import one_thread
+    with one_thread():
+        yield
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    from tests.real_util import shared_dir
+    return shared_dir(tmp_path_factory)
+
+
 _CORE: dict = {}
+
+
+def _core(smol, name: str, noising: bool):
+    model, tok = smol
+    b = P.PAIRS[name]
+    pair = P.tokenize_pair(tok, b.clean, b.corrupted, b.right, b.wrong)
+    runs = P.run_pair(model, pair, noising)
+    return pair, runs, P.sweeps(model, runs), P.head_sweep(model, runs)
 
 
 def core_maps(smol, name: str, noising: bool = False):
     """The pair's runs and every map, straight from core (once per pair and direction)."""
     key = (name, noising)
     if key not in _CORE:
-        model, tok = smol
-        b = P.PAIRS[name]
-        pair = P.tokenize_pair(tok, b.clean, b.corrupted, b.right, b.wrong)
-        runs = P.run_pair(model, pair, noising)
-        _CORE[key] = (pair, runs, P.sweeps(model, runs), P.head_sweep(model, runs))
+        _CORE[key] = _core(smol, name, noising)
     return _CORE[key]
 
 
-def warm(smol, name: str, noising: bool = False) -> None:
-    """The page's shared maps of a built-in pair computed before the page opens (as a server's
-    first student does), so that a run of the page stays inside AppTest's time limit on a busy
-    machine. What the page shows is still checked against core_maps, computed apart."""
+def _page_key(name: str, noising: bool) -> tuple:
     from ui import f4_patching
 
     b = P.PAIRS[name]
-    f4_patching.pair_maps(f4_patching.pair_key(b.clean, b.corrupted, b.right, b.wrong, noising, "cpu"), smol)
+    return f4_patching.pair_key(b.clean, b.corrupted, b.right, b.wrong, noising, "cpu")
+
+
+def warm(smol, folder, *pairs: tuple[str, bool], core: bool = True) -> None:
+    """The page's shared maps of built-in pairs computed before the page opens (as a server's
+    first student does), so that a run of the page stays inside AppTest's time limit on a busy
+    machine. What the page shows is still checked against core_maps, computed apart: with
+    ``core``, those are computed here too. Each once for every xdist worker
+    (tests.real_util.shared): the page's maps by f4_patching.pair_maps, core's by _core, in
+    whichever worker gets to them first, split between workers that ask at once."""
+    from tests.real_util import shared
+    from ui import f4_patching
+
+    jobs = {}
+    for name, noising in pairs:
+        if core and (name, noising) not in _CORE:
+            jobs[("f4 core", name, noising)] = lambda n=name, d=noising: _core(smol, n, d)
+        key = _page_key(name, noising)
+        if f4_patching.maps_ready(key) is None:
+            jobs[("f4 page", *key)] = lambda k=key: f4_patching.pair_maps(k, smol)
+    for job, got in shared(folder, jobs).items():
+        if job[0] == "f4 core":
+            _CORE[job[1:]] = got
+        elif f4_patching.maps_ready(job[1:]) is None:       # computed by another worker
+            with f4_patching._MAPS_LOCK:
+                f4_patching._MAPS[job[1:]] = got
 
 
 def _metrics(at) -> list[tuple[str, str]]:
@@ -84,8 +124,8 @@ def _check_cell(at, smol, name: str, noising: bool, layer: int, pos: int) -> Non
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_f4_ioi_equals_core_and_the_cell_follows(lang, smol):
-    warm(smol, "ioi")
+def test_f4_ioi_equals_core_and_the_cell_follows(lang, smol, folder):
+    warm(smol, folder, ("ioi", False))
     at = open_lesson(PAGE, lang)
     assert at.segmented_control(key="f4.pair").value == "ioi"
     assert at.segmented_control(key="f4.dir").value == "denoise"
@@ -109,10 +149,9 @@ def test_f4_ioi_equals_core_and_the_cell_follows(lang, smol):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_f4_pairs_and_noising(lang, smol):
+def test_f4_pairs_and_noising(lang, smol, folder):
     """The fact pair, then noising: the maps follow, and both are in the address."""
-    for name, noising in (("fact", False), ("fact", True), ("agreement", True)):
-        warm(smol, name, noising)
+    warm(smol, folder, ("fact", False), ("fact", True), ("agreement", True))
     at = open_lesson(PAGE, lang, {"f4.pair": "fact"})
     _check_maps(at, smol, "fact", False)
     resid = trace_array(figure_by_key(at, "f4.resid"), 0, "z")
@@ -131,14 +170,14 @@ def test_f4_pairs_and_noising(lang, smol):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_f4_own_pair_and_bad_input(lang, smol):
+def test_f4_own_pair_and_bad_input(lang, smol, folder):
     """The student's own pair: lengths that differ show both tokenizations; an answer of several
     tokens is scored by its first (said); empty, emoji, markup and 5,000 characters give a
     message, never a traceback; a good pair is patched behind the button."""
     import i18n
 
     _, tok = smol
-    warm(smol, "ioi")
+    warm(smol, folder, ("ioi", False), core=False)
     at = open_lesson(PAGE, lang, {"f4.pair": "own"})
     assert at.text_input(key="f4.clean").value == P.PAIRS["ioi"].clean
     assert not [b for b in at.button if b.key == "f4.run"]               # the IOI pair: ready already

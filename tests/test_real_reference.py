@@ -15,7 +15,7 @@ import torch
 from core.models import gguf_llama
 from core.models.generate import Generation
 from core.parts.trace import Trace
-from tests.real_util import need_package, real
+from tests.real_util import need_package, one_thread, real
 
 transformers = pytest.importorskip("transformers")
 
@@ -136,13 +136,14 @@ def test_logits_layer_by_layer(reference_model, prompt):
 def test_greedy_32_tokens(reference_model, prompt):
     model, tok = real()
     ids = torch.tensor([tok.encode(prompt)])
-    with torch.inference_mode():
+    with one_thread(), torch.inference_mode():
         ref = reference_model.generate(ids, max_new_tokens=32, do_sample=False, eos_token_id=tok.eos_id,
                                        pad_token_id=tok.eos_id)
     want = ref[0, ids.shape[1]:].tolist()
     assert len(want) == 32 or want[-1] == tok.eos_id
     for use_cache in (True, False):
         gen = Generation(model, tok, prompt, 32, temperature=0.0, use_cache=use_cache)
-        while not gen.done:
-            gen.step()
+        with one_thread():
+            while not gen.done:
+                gen.step()
         assert gen.new_ids == want, (use_cache, tok.decode(gen.new_ids), tok.decode(want))
