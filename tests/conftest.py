@@ -9,6 +9,13 @@ os.environ["ANATOMY_DATA_DIR"] = tempfile.mkdtemp(prefix="anatomy-test-data-")
 # Lessons skip plotly's figure validation for speed; the tests validate every figure drawn.
 os.environ["ANATOMY_VALIDATE_FIGURES"] = "1"
 
+# One PyTorch thread in each of scripts/test.sh's two workers (one a core), as the app itself runs
+# (ui/preload.py): two workers of two threads each on two cores took a SmolLM2 generation 4-5x as long
+# (tests/real_util.one_thread, measured there). The results do not depend on it.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    import torch
+    torch.set_num_threads(1)
+
 
 def pytest_collection_modifyitems(config, items):
     _quick_filter(config, items)
