@@ -713,13 +713,20 @@ def _redraw_question(room_code: str, now: int, section: str) -> bool:
         return False
     box = st.session_state.get(_BOXES, {}).get(q.key) if q is not None else None
     here = this_fragment()
-    if box is None or here is None or not rerun_fragment(here[0], box):
+    if box is None or here is None:
         return False
-    st.session_state[_SEEN] = now
     asked = (q.lesson, q.key, q.round, q.state)
-    if st.session_state.get(_ASKED) != asked:
-        st.session_state[_ASKED] = asked
+    new = st.session_state.get(_ASKED) != asked
+    if new:
+        # Drawn before the box's rerun is asked for: that request reaches the session from the event
+        # loop, and when it came first it could stop this run before the script was sent (the student
+        # was then never brought to the question: test_room, one run in three).
         st.html(scroll_script(section, now, q.key), unsafe_allow_javascript=True)
+    if not rerun_fragment(here[0], box):
+        return False                    # the whole page runs (and _to_question scrolls, _ASKED unset)
+    st.session_state[_SEEN] = now
+    if new:
+        st.session_state[_ASKED] = asked
     return True
 
 
