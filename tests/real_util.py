@@ -6,7 +6,6 @@ requirements-model.txt``) they are skipped. The cache is the configured one
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
@@ -15,8 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import torch
 
+# one_thread(): torch's operations on one thread inside (core.lab.sparse_lab's, for its measurements).
+# scripts/test.sh runs two xdist workers on a machine of two cores: a worker's second OpenMP thread
+# waits for a core the other worker holds, and SmolLM2's small operations (a step of one token, a
+# sweep's few rows) ran 5 to 10 times slower on two threads than on one (a 32-token generation:
+# 19-39 s against 2-4 s).
+from core.lab.sparse_lab import one_thread  # noqa: F401  (the tests import it from here)
 from core.models import gguf_llama
 
 
@@ -84,15 +88,3 @@ def shared(folder: Path | None, jobs: dict[tuple, Callable[[], object]]) -> dict
     return out
 
 
-@contextlib.contextmanager
-def one_thread():
-    """torch's operations on one thread inside. scripts/test.sh runs two xdist workers on a
-    machine of two cores: a worker's second OpenMP thread waits for a core the other worker
-    holds, and SmolLM2's small operations (a step of one token, a sweep's few rows) ran 5 to 10
-    times slower on two threads than on one (a 32-token generation: 19-39 s against 2-4 s)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
