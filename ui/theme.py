@@ -36,8 +36,8 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
   outline: 2px solid #2f2d2b; outline-offset: 2px; }
 [data-testid="stElementToolbar"] button:focus-visible, [data-testid="stCode"] button:focus-visible {
   outline: 2px solid #2f2d2b !important; outline-offset: 1px; opacity: 1 !important; }
-[data-testid="stSelectbox"] [data-baseweb="select"]:has(input:focus-visible),
-[data-testid="stMultiSelect"] [data-baseweb="select"]:has(input:focus-visible) {
+[data-testid="stSelectbox"] :has(> input:focus-visible),
+[data-testid="stMultiSelect"] :has(> input:focus-visible) {
   outline: 2px solid #2f2d2b; outline-offset: 2px; border-radius: 0.5rem; }
 [data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
 [data-testid="stMetricLabel"] :is([data-testid="stMarkdownContainer"], p) { white-space: normal; overflow: visible;
