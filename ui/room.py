@@ -272,9 +272,13 @@ def start() -> None:
         if not teaching():
             # A student sees the normal page, whatever the link said (the teacher's link has present=1).
             st.session_state[PRESENTING] = False
-    cookie = st.session_state.pop(_COOKIE, None)
+    cookie = st.session_state.get(_COOKIE)
     if cookie:
+        # Forgotten only once drawn: a rerun asked for meanwhile (a poll, the teacher's push) stops
+        # this run inside st.html before the element is sent, and the next run draws it again. A
+        # browser without the cookie would come back from a reconnect as a new student.
         st.html(_set_cookie_script(*cookie), unsafe_allow_javascript=True)
+        st.session_state.pop(_COOKIE, None)
 
 
 def _enter(raw: str) -> None:
