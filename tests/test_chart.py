@@ -21,6 +21,25 @@ def test_publish_copies_the_wheels_plotly_once(tmp_path):
     assert not list((tmp_path / "static").glob("*.tmp"))
 
 
+def test_a_chart_element_carries_a_loader_and_the_module_is_published_once(tmp_path):
+    """Issue 39: the chart's code (~110 KB) is a static file named by its digest; each element's
+    ``js`` is a loader of a few hundred bytes that imports it (a browser evaluates it once a page)."""
+    target = chart.publish_chart_js(tmp_path / "static")
+    assert target.name == chart.CHART_MODULE and target.read_text(encoding="utf-8") == chart._JS
+    assert len(chart._JS) > 50_000 and chart.publish_chart_js(tmp_path / "static") == target
+    loader = chart.loader_js(chart.CHART_MODULE)
+    assert len(loader.encode()) < 1_000 and f'"/app/static/{chart.CHART_MODULE}"' in loader
+    assert chart.CHART_MODULE == chart.module_name(chart._JS, "anatomy-chart")
+    assert chart.module_name(chart._JS + " ", "anatomy-chart") != chart.CHART_MODULE   # a new version, a new name
+    at = open_lesson("b1_attention.py", "en")
+    assert {el.proto.js_content for el in charts(at)} == {loader}
+    from ui import classroom  # noqa: PLC0415 (the presenter's bar likewise)
+
+    bar = [el for el in at.get("bidi_component") if el.proto.component_name == classroom.NAME]
+    assert bar and all(el.proto.js_content == chart.loader_js(classroom.MODULE) for el in bar)
+    assert (chart.static_dir() / classroom.MODULE).read_text(encoding="utf-8") == classroom._JS
+
+
 def test_plotly_url_follows_the_base_path():
     assert chart.plotly_url().startswith("/app/static/plotly.min.js?v=")
     config.set_option("server.baseUrlPath", "/course/")

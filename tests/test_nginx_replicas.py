@@ -94,6 +94,10 @@ def test_nginx_serves_static_files_compressed_and_cached(cluster):
     asset = _get(url, "/" + script, {"Accept-Encoding": "gzip"})
     assert asset.status == 200 and asset.getheader("Content-Encoding") == "gzip"
     assert "immutable" in asset.getheader("Cache-Control") and asset.getheader("X-Replica") is None
+    from ui.chart import _JS, CHART_MODULE  # noqa: PLC0415
+    module = _get(url, f"/app/static/{CHART_MODULE}", {"Accept-Encoding": "gzip"})   # the charts' code (issue 39)
+    assert module.status == 200 and module.getheader("X-Replica") is None
+    assert "javascript" in module.getheader("Content-Type") and gzip.decompress(module.body).decode() == _JS
     assert _get(url, "/_stcore/health").status == 200
 
 

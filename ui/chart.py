@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -84,6 +85,54 @@ def bundle_js(entry: Path) -> str:
 
 
 _JS = bundle_js(Path(__file__).parent / "chart.js")
+
+# ---- The component's code as a static file, fetched once a page (issue 39) ------------------------
+# components.v2 sends a component's inline ``js=`` inside every element it draws: the chart's ~110 KB
+# went to the browser with every chart of every run (C3's first page 1.2 MB of websocket, 0.10 MB
+# before). The bundle is published once a process beside plotly.js, under a name with its digest (a
+# browser keeps it a day: a new version is a new name), and each element carries only this loader,
+# which imports it; the browser fetches and evaluates a module URL once a page.
+_LOADER = """// ui/chart.py: the chart's code is a static file, imported once a page.
+const SOURCE = new URL(%s, window.location.href).href;
+let loading = null, draw = null;
+export default function (component) {
+  if (draw) return draw(component);
+  let gone = false, release = null;
+  loading = loading || import(SOURCE).then((m) => (draw = m.default));
+  loading.then((ready) => { if (!gone) release = ready(component); }, (err) => {
+    console.warn(err);
+    const { data, parentElement } = component;
+    if (gone || !data || typeof data.failed !== "string") return;
+    let host = parentElement.querySelector(":scope > .anatomy-chart");
+    if (!host) {
+      host = document.createElement("div");
+      host.className = "anatomy-chart";
+      parentElement.appendChild(host);
+    }
+    host.textContent = data.failed;   // plain text, in the page's language
+  });
+  return () => { gone = true; if (typeof release === "function") release(); };
+}
+"""
+
+
+def module_name(text: str, stem: str) -> str:
+    """A module's file name under /app/static/: ``<stem>.<digest>.js``."""
+    return f"{stem}.{hashlib.sha256(text.encode()).hexdigest()[:12]}.js"
+
+
+CHART_MODULE = module_name(_JS, "anatomy-chart")
+
+
+def static_url(name: str) -> str:
+    """Where the browser fetches a file of static/: ``/<server.baseUrlPath>/app/static/<name>``."""
+    base = (config.get_option("server.baseUrlPath") or "").strip("/")
+    return "/" + (base + "/" if base else "") + "app/static/" + name
+
+
+def loader_js(name: str) -> str:
+    """The few lines each element carries in place of the module ``name`` itself."""
+    return _LOADER % json.dumps(static_url(name))
 _CSS = """.anatomy-chart { width: 100%; }
 .anatomy-sr { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 .anatomy-live { display: flex; align-items: center; gap: 0.75rem; margin: 0 0 0.25rem; font-size: 0.95rem; }
@@ -114,37 +163,54 @@ def _static_dir_of(main_script: str) -> Path:
 _PUBLISH_LOCK = threading.Lock()
 
 
-def publish_plotly_js(folder: Path) -> Path:
-    """Put the plotly wheel's plotly.min.js where the app's server serves it (once a process).
+def _publish(folder: Path, name: str, size: int, write: Callable) -> Path:
+    """Put a file where the app's server serves it, once a process (``write(out)`` fills it).
 
-    Safe when many first charts call it at once: one thread copies under the lock, each copy
+    Safe when many first charts call it at once: one thread writes under the lock, each copy
     goes to a temporary file of its own and is renamed into place (atomic, so two servers
     starting at once from one folder both end well too)."""
     with _PUBLISH_LOCK:
-        if folder in _PUBLISHED:
-            return _PUBLISHED[folder]
-        target = folder / "plotly.min.js"
-        if not target.exists() or target.stat().st_size != PLOTLY_JS.stat().st_size:
+        if (folder, name) in _PUBLISHED:
+            return _PUBLISHED[folder, name]
+        target = folder / name
+        if not target.exists() or target.stat().st_size != size:
             folder.mkdir(exist_ok=True)
-            fd, partial = tempfile.mkstemp(prefix="plotly.min.", suffix=".tmp", dir=folder)
+            fd, partial = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=folder)
             try:
-                with os.fdopen(fd, "wb") as out, open(PLOTLY_JS, "rb") as src:
-                    shutil.copyfileobj(src, out)
+                with os.fdopen(fd, "wb") as out:
+                    write(out)
                 os.replace(partial, target)
             except BaseException:
                 Path(partial).unlink(missing_ok=True)
                 raise
-        _PUBLISHED[folder] = target
+        _PUBLISHED[folder, name] = target
         return target
 
 
-_PUBLISHED: dict[Path, Path] = {}
+_PUBLISHED: dict[tuple[Path, str], Path] = {}
+
+
+def publish_plotly_js(folder: Path) -> Path:
+    """The plotly wheel's plotly.min.js, served at /app/static/plotly.min.js."""
+    def copy(out) -> None:
+        with open(PLOTLY_JS, "rb") as src:
+            shutil.copyfileobj(src, out)
+    return _publish(folder, "plotly.min.js", PLOTLY_JS.stat().st_size, copy)
+
+
+def publish_module(folder: Path, name: str, text: str) -> Path:
+    """A component's JavaScript (``text``), served at /app/static/``name``."""
+    body = text.encode("utf-8")
+    return _publish(folder, name, len(body), lambda out: out.write(body))
+
+
+def publish_chart_js(folder: Path) -> Path:
+    return publish_module(folder, CHART_MODULE, _JS)
 
 
 def plotly_url() -> str:
     """Where the browser fetches plotly.js: ``/<server.baseUrlPath>/app/static/...``."""
-    base = (config.get_option("server.baseUrlPath") or "").strip("/")
-    return "/" + (base + "/" if base else "") + "app/static/plotly.min.js?v=" + plotly.__version__
+    return static_url("plotly.min.js") + "?v=" + plotly.__version__
 
 
 # Keys whose arrays plotly sends as plain lists, not typed arrays (as plotly's own to_dict).
@@ -185,11 +251,13 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     keys move over its points, Enter or Space sends the point as a click does. ``present_most``:
     in presenter mode, the most height the chart takes before the browser draws it a quarter
     larger and fits it to the slide (ui/chart/present.js); None, its own height."""
-    publish_plotly_js(static_dir())
+    folder = static_dir()
+    publish_plotly_js(folder)
+    publish_chart_js(folder)
     spec, revision = figure_json(fig)
     # Registered on each call: a new Streamlit runtime (AppTest) starts with no components;
     # registering the same definition again is a dictionary write.
-    mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+    mount = st.components.v2.component(NAME, js=loader_js(CHART_MODULE), css=_CSS, isolate_styles=False)
     events = {} if on_select is None else {"on_select_change": on_select}
     if on_commit is not None:
         events["on_commit_change"] = on_commit

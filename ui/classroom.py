@@ -27,6 +27,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import room
+from ui.chart import loader_js, module_name, publish_module, static_dir
 from ui.frame import lang, tr
 
 NAME = "anatomy_classroom"
@@ -35,6 +36,12 @@ STEP = "step"                       # URL parameter: the section shown, 1 = the 
 _ON = "_classroom.present"          # this session's mode (the URL alone is lost on a page switch); ui.chart.PRESENTING
 MAX_STEP = 99
 _JS = (Path(__file__).parent / "classroom.js").read_text(encoding="utf-8")
+# A static file imported once a page, as the chart's (ui/chart.py): not 15 KB in every run's bar.
+MODULE = module_name(_JS, "anatomy-classroom")
+
+
+def publish_classroom_js(folder: Path) -> Path:
+    return publish_module(folder, MODULE, _JS)
 # Under 1200 px the bar drops the lesson's name (the title is on the first step), so it stays short.
 _CSS = """.anatomy-classroom { font-size: 0.9rem; }
 @media (max-width: 1200px) { .anatomy-classroom .anatomy-lesson { display: none; } }
@@ -113,7 +120,8 @@ def bar(current, order: list) -> None:
     }
     data = {"present": on, "step": step(), "lesson": current.title, "page": current.url_path, "labels": labels,
             "has_prev": at > 0, "has_next": at < len(order) - 1, "can_start_room": on and not room.in_room()}
-    mount = st.components.v2.component(NAME, js=_JS, css=_CSS, isolate_styles=False)
+    publish_classroom_js(static_dir())
+    mount = st.components.v2.component(NAME, js=loader_js(MODULE), css=_CSS, isolate_styles=False)
     where = st.container() if on else st.sidebar
     with where:
         result = mount(data=data, key="_classroom.on" if on else "_classroom.off", on_action_change=_noop)

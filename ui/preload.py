@@ -31,7 +31,9 @@ import plotly.io as pio  # noqa: E402
 import core  # noqa: E402
 import ui  # noqa: E402
 import viz  # noqa: E402
-from ui.chart import publish_plotly_js, static_dir  # noqa: E402
+from ui.chart import CHART_MODULE, publish_chart_js, publish_plotly_js, static_dir  # noqa: E402
+from ui.classroom import MODULE as CLASSROOM_MODULE  # noqa: E402
+from ui.classroom import publish_classroom_js  # noqa: E402
 from ui.memory import settle_memory  # noqa: E402
 from ui.model import real_model_available, warm_real  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
@@ -107,10 +109,15 @@ _torch_threads()
 _start_the_profiler_here()
 _draw_every_trace_type()
 publish_plotly_js(static_dir())
+publish_chart_js(static_dir())
+publish_classroom_js(static_dir())
 tcp_nodelay()
-# plotly.js and Streamlit's scripts gzipped once, not for each student (ui/static_gzip.py).
+# plotly.js, the chart's module and Streamlit's scripts gzipped once, not for each student
+# (ui/static_gzip.py).
 if install(static_dir()):
     compressed("/app/static/plotly.min.js", static_dir())
+    compressed(f"/app/static/{CHART_MODULE}", static_dir())
+    compressed(f"/app/static/{CLASSROOM_MODULE}", static_dir())
 
 # What is loaded now lives as long as the process: out of the collector's reach (see settle_memory).
 settle_memory()

@@ -2,7 +2,10 @@
 slider move redraws the chart in place (same element, new figure), not a new chart."""
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.conftest import CHANGE_MS, WAIT_MS, settle
+from ui import chart
 
 REMEMBER = """() => { window.__hosts = Array.from(document.querySelectorAll('.anatomy-chart'));
     window.__data = window.__hosts.map(el => el.data); return window.__hosts.length; }"""
@@ -13,8 +16,13 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     page = chromium_browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    modules: list[str] = []
+    page.on("request", lambda r: modules.append(r.url) if "/app/static/anatomy-chart." in r.url else None)
     page.goto(f"{server_url}/attention?lang=zh")
     settle(page)
+    # The chart's code came once for the page's charts, from the app's static files (issue 39: each
+    # element carries only a loader); none is asked for again on a rerun below.
+    assert len(modules) == 1 and modules[0].endswith(chart.CHART_MODULE), modules
     # plotly.js came from this app's server (the resource-timing list can be full by then:
     # look at the script element and what it defined instead).
     assert page.evaluate("""() => !!window.Plotly && Array.from(document.scripts)
@@ -29,6 +37,7 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     assert page.evaluate("() => Array.from(document.querySelectorAll('.anatomy-chart'))"
                          ".every((el, i) => el === window.__hosts[i])")
     assert page.evaluate("() => window.__hosts.every(el => el.querySelector('.main-svg'))")
+    assert len(modules) == 1, modules
     # A narrower window: every chart refits its new width.
     page.set_viewport_size({"width": 1000, "height": 1000})
     page.wait_for_function("""() => window.__hosts.every(el =>
@@ -43,11 +52,12 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     page.close()
 
 
-def test_chart_says_so_when_plotly_cannot_load(chromium_browser, server_url):
-    """No plotly.js (a proxy that blocks it, a broken install): the chart's place says what
-    went wrong, in the page's language, instead of staying blank."""
+@pytest.mark.parametrize("blocked", ["plotly.min.js*", "anatomy-chart.*"])
+def test_chart_says_so_when_plotly_cannot_load(chromium_browser, server_url, blocked):
+    """No plotly.js or no chart module (a proxy that blocks it, a broken install): the chart's place
+    says what went wrong, in the page's language, instead of staying blank."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.route("**/app/static/plotly.min.js*", lambda route: route.abort())
+    context.route(f"**/app/static/{blocked}", lambda route: route.abort())
     page = context.new_page()
     page.goto(f"{server_url}/attention?lang=zh")
     page.wait_for_function("() => document.querySelectorAll('.anatomy-chart').length >= 3"
