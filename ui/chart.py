@@ -163,8 +163,9 @@ def _static_dir_of(main_script: str) -> Path:
 _PUBLISH_LOCK = threading.Lock()
 
 
-def _publish(folder: Path, name: str, size: int, write: Callable) -> Path:
-    """Put a file where the app's server serves it, once a process (``write(out)`` fills it).
+def _publish(folder: Path, name: str, size: Callable[[], int], write: Callable) -> Path:
+    """Put a file where the app's server serves it, once a process (``write(out)`` fills it,
+    ``size()`` says how large it is).
 
     Safe when many first charts call it at once: one thread writes under the lock, each copy
     goes to a temporary file of its own and is renamed into place (atomic, so two servers
@@ -172,6 +173,7 @@ def _publish(folder: Path, name: str, size: int, write: Callable) -> Path:
     with _PUBLISH_LOCK:
         if (folder, name) in _PUBLISHED:
             return _PUBLISHED[folder, name]
+        size = size()
         target = folder / name
         if not target.exists() or target.stat().st_size != size:
             folder.mkdir(exist_ok=True)
@@ -195,13 +197,16 @@ def publish_plotly_js(folder: Path) -> Path:
     def copy(out) -> None:
         with open(PLOTLY_JS, "rb") as src:
             shutil.copyfileobj(src, out)
-    return _publish(folder, "plotly.min.js", PLOTLY_JS.stat().st_size, copy)
+    if (folder, "plotly.min.js") in _PUBLISHED:     # every chart asks: no system call then
+        return _PUBLISHED[folder, "plotly.min.js"]
+    return _publish(folder, "plotly.min.js", lambda: PLOTLY_JS.stat().st_size, copy)
 
 
 def publish_module(folder: Path, name: str, text: str) -> Path:
     """A component's JavaScript (``text``), served at /app/static/``name``."""
-    body = text.encode("utf-8")
-    return _publish(folder, name, len(body), lambda out: out.write(body))
+    if (folder, name) in _PUBLISHED:                  # every chart asks: nothing encoded then
+        return _PUBLISHED[folder, name]
+    return _publish(folder, name, lambda: len(text.encode("utf-8")), lambda out: out.write(text.encode("utf-8")))
 
 
 def publish_chart_js(folder: Path) -> Path:
