@@ -11,7 +11,7 @@ import torch
 from ui import classroom, room
 from ui.course import PARTS, ROOT
 from ui.frame import language_and_device_controls, sanitise_url, tr
-from ui.navigation import draw_navigation
+from ui.navigation import navigation
 from ui.theme import theme_css
 
 # The lessons' tensors are tiny: one thread per script run is as fast as two, and it leaves the
@@ -22,7 +22,6 @@ st.set_page_config(page_title="Transformer Anatomy · Transformer 解剖室", pa
 
 sanitise_url()
 theme_css()          # text contrast (ui/theme.py)
-nav = st.sidebar.container(key="anatomy-nav")   # the lessons first in the sidebar, filled below
 language_and_device_controls()
 room.start()           # a class room: ?room=<CODE> (ui/room.py), before presenter mode reads the URL
 classroom.start()      # presenter mode: ?present=1 (ui/classroom.py)
@@ -40,8 +39,7 @@ for part, lessons in PARTS:
     if present:
         pages[tr(f"home.part_{part}")] = present
 
-current = st.navigation(pages, position="hidden")
-draw_navigation(nav, pages, current)
+current = navigation(pages)   # the sidebar's (ui/navigation.py)
 # Copy link / presenter mode (its bar, keys and one section at a time), in course order.
 order = [page for group in pages.values() for page in group]
 classroom.bar(current, order)

@@ -1,67 +1,58 @@
-"""The sidebar's navigation: a heading per part of the course and a link per lesson (issue 43).
+"""The sidebar's navigation: Streamlit's own (``st.navigation(position="sidebar")``), every part's
+lessons under its heading, made whole for a screen reader (issue 43) by a small fixed script.
 
-Streamlit's own navigation (``st.navigation(position="sidebar")``) draws a ``<ul>`` whose children
-are not ``<li>``s: two serious axe-core violations (list, listitem) on every page. Here the pages are
-those ``st.navigation`` knows (``position="hidden"``), in the same order with the same titles, icons
-and addresses, drawn with ``st.page_link`` and no list at all.
+Streamlit 1.67 draws the pages as a ``<ul>`` whose children are ``<li>``s and, for each section,
+a ``<div>`` holding a header and more ``<li>``s: two serious axe-core violations (list, listitem)
+on every page. ``NAV_JS`` takes the list semantics off (role=none on the list and its items: links
+under headings, as a table of contents reads), makes each part's header a level-2 heading and names
+the navigation landmark in the page's language; Streamlit itself marks the current lesson's link
+(aria-current). A mutation observer applies it again whenever Streamlit redraws the navigation.
+``NAV_CSS`` draws a focus ring on the links and a bar beside the current one. Both are fixed, so
+they travel in the theme's two elements (ui/theme.py): the navigation costs a page run no element.
+Our earlier navigation of page links (one element per lesson and part, ~30 a page) was a fifth of
+a first page's server time (issue 39).
 """
 from __future__ import annotations
 
-import html
 import json
 
 import streamlit as st
 
-from ui.frame import tr
+import i18n
 
-# A fixed style sheet: compact rows as in Streamlit's own navigation, a heading per part, a focus
-# ring (Streamlit's page link draws none), and a bar beside the current lesson.
 NAV_CSS = """<style>
-.st-key-anatomy-nav { gap: 0; }
-.st-key-anatomy-nav h2.anatomy-nav-part { font-size: 0.875rem; font-weight: 600; line-height: 1.4;
-  margin: 0.9rem 0 0.2rem; padding: 0 0.5rem; color: inherit; }
-.st-key-anatomy-nav a[data-testid="stPageLink-NavLink"]:focus-visible { outline: 2px solid #2f2d2b;
+[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]:focus-visible { outline: 2px solid #2f2d2b;
   outline-offset: -2px; }
-.st-key-anatomy-nav a[aria-current="page"] { box-shadow: inset 3px 0 0 #b3303f; }
+[data-testid="stSidebarNav"] a[aria-current="page"] { box-shadow: inset 3px 0 0 #b3303f; }
 </style>"""
-# The current lesson's link says so to a screen reader (aria-current, as Streamlit's navigation did)
-# and shows a bar on its left beside Streamlit's own shading; the block is a navigation landmark.
-# A fixed script: only the page's ASCII address and our catalogue's label (as JSON) go into it.
+
+# The landmark's name in each language, from the catalogues (fixed for the process).
+_LABELS = json.dumps({lang: i18n.t(lang, "common.nav_label") for lang in i18n.LANGS}, ensure_ascii=False)
 NAV_JS = """<script>
-(() => {{
-  const here = {here}, label = {label};
-  const mark = () => {{
-    const nav = document.querySelector('.st-key-anatomy-nav');
-    if (!nav) return false;
-    nav.setAttribute('role', 'navigation');
-    nav.setAttribute('aria-label', label);
-    for (const a of nav.querySelectorAll('a[href]')) {{
-      const path = a.getAttribute('href').split(/[?#]/)[0].replace(/\\/+$/, '').split('/').pop();
-      if (path === here) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
-    }}
-    return true;
-  }};
-  if (window.__anatomyNav) window.__anatomyNav.disconnect();
-  const start = (tries) => {{
-    if (!mark()) {{ if (tries < 40) setTimeout(() => start(tries + 1), 50); return; }}
-    window.__anatomyNav = new MutationObserver(mark);
-    window.__anatomyNav.observe(document.querySelector('.st-key-anatomy-nav'), {{childList: true, subtree: true}});
-  }};
-  start(0);
-}})();
-</script>"""
+(() => {
+  if (window.__anatomyNav) return;
+  window.__anatomyNav = true;
+  const labels = %s;
+  const set = (el, name, value) => { if (el.getAttribute(name) !== value) el.setAttribute(name, value); };
+  const mark = () => {
+    const nav = document.querySelector('[data-testid="stSidebarNav"]');
+    if (!nav) return;
+    set(nav, 'aria-label', labels[document.documentElement.lang] || labels.en);
+    for (const el of nav.querySelectorAll('ul, li')) set(el, 'role', 'none');
+    for (const h of nav.querySelectorAll('[data-testid="stNavSectionHeader"]')) {
+      set(h, 'role', 'heading');
+      set(h, 'aria-level', '2');
+    }
+  };
+  const watch = new MutationObserver(mark);
+  watch.observe(document.body, {childList: true, subtree: true});
+  watch.observe(document.documentElement, {attributes: true, attributeFilter: ['lang']});
+  mark();
+})();
+</script>""" % _LABELS
 
 
-def draw_navigation(where, pages: dict[str, list], current) -> None:
-    """Every page as a link in ``where``, under its part's heading (the home page under none)."""
-    with where:
-        st.html(NAV_CSS)
-        for part, group in pages.items():
-            if part:
-                st.html(f'<h2 class="anatomy-nav-part">{html.escape(part)}</h2>')
-            for page in group:
-                st.page_link(page, width="stretch")
-        st.html(NAV_JS.format(here=json.dumps(current.url_path), label=json.dumps(tr("common.nav_label"))),
-                unsafe_allow_javascript=True)
-
-
+def navigation(pages: dict[str, list]):
+    """The page this run shows; every page in the sidebar under its part's heading (the home page
+    under none), all parts open."""
+    return st.navigation(pages, position="sidebar", expanded=True)

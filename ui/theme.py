@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.navigation import NAV_CSS, NAV_JS
+
 # A fixed style sheet (no user text); each selector is more specific than Streamlit's own
 # (`.<its class>`, `.<its class> .token.comment`), whatever order the sheets load in.
 CONTRAST_CSS = """<style>
@@ -82,5 +84,5 @@ def theme_css() -> None:
     """On every page, in the sidebar: a style sheet applies to the whole page from wherever it is,
     and there it takes no place among a lesson's elements (nor a presenter's slides). With it the
     script that gives a formula too wide for the column a tab stop."""
-    st.sidebar.html(CONTRAST_CSS)
-    st.sidebar.html(WIDE_FORMULA_JS, unsafe_allow_javascript=True)
+    st.sidebar.html(CONTRAST_CSS + NAV_CSS)
+    st.sidebar.html(WIDE_FORMULA_JS + NAV_JS, unsafe_allow_javascript=True)   # and the navigation's (ui/navigation.py)

@@ -43,7 +43,7 @@ def test_chart_redraws_in_place(chromium_browser, server_url):
     page.wait_for_function("""() => window.__hosts.every(el =>
         Math.abs(el.querySelector('.main-svg').getBoundingClientRect().width - el.clientWidth) < 2)""", timeout=CHANGE_MS)
     # Another lesson, same tab: the old plots are freed, the new page draws its own.
-    page.locator('.st-key-anatomy-nav a[href$="masks"]').click()   # the sidebar's navigation (ui/navigation.py)
+    page.locator('[data-testid="stSidebarNav"] a[href$="/masks"]').click()   # the sidebar's navigation (ui/navigation.py)
     page.wait_for_function("() => location.pathname.endsWith('/masks')")
     settle(page)
     page.wait_for_function("() => window.__hosts.every(el => !el.isConnected && !el.data)", timeout=CHANGE_MS)
