@@ -48,7 +48,9 @@ def leak(text: str, position: int, seed: int, dev: str) -> dict:
 
 # --- The page's controls and live frames (lessons/b3_masks.py lays out the sections) -------------
 def text_controls():
-    c1, c2, c3 = st.columns([3, 1, 1])
+    # The toggle's column wide enough for its label beside the switch and the help mark down to a
+    # 720 px window (200 % zoom): at 1 of 5 parts "Causal mask" was cut to "Causal m…".
+    c1, c2, c3 = st.columns([3, 1, 1.4])
     with c1:
         text = text_box(f"{NS}.text", DEFAULT_TEXT, LIMIT, tr(f"{NS}.text_label"))
     with c2:
