@@ -277,8 +277,9 @@ class RoomReport:
         return [
             f"replica killed            {k.replica} at {k.at_s:.1f} s into the vote (SIGKILL), {k.students} of its students",
             f"  landed on the other     {k.landed} of {k.students}; kill -> page run there {stats(k.land_s)}",
-            f"  acknowledged votes      {k.acked_before} before the kill, {k.kept} of them in the database after "
-            f"({k.votes_after} votes in all right after)",
+            f"  acknowledged votes      {k.acked_before} before the kill, {k.kept_1s} of them in the database 1 s after "
+            f"({k.votes_after} votes in all then), {k.kept} at the vote's end",
+            *([f"  not read 1 s after     {', '.join(k.missing_1s)}"] if k.missing_1s else []),
         ]
 
 
@@ -309,8 +310,11 @@ class KillReport:
     landed: int = 0                    # of them, reconnected to another replica with their page run
     land_s: list[float] = field(default_factory=list)    # kill -> the page's first run on the other
     acked_before: int = 0              # votes acknowledged before the kill
-    kept: int = 0                      # of them, in the database after the kill
-    votes_after: int = 0               # the whole room's votes in the database right after the kill
+    kept: int = 0                      # of them, in the database at the vote's end (none votes again once acknowledged)
+    kept_1s: int = 0                   # of them, in the database 1 s after the kill
+    votes_after: int = 0               # the whole room's votes in the database 1 s after the kill
+    before: list[str] = field(default_factory=list)      # the student ids acknowledged before the kill
+    missing_1s: list[str] = field(default_factory=list)  # of them, not read 1 s after: id, student, replica
 
 
 def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float = 60.0, ramp: float = 10.0,
@@ -421,9 +425,11 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                 report.count_final_s = shown[0] - last
                 break
             time.sleep(0.1)
-        report.votes_counted = _votes_in_database(code)
+        final = _voters_in_database(code)
+        report.votes_counted = len(final)
         if report.kill:
             k = report.kill
+            k.kept = sum(1 for s in k.before if s in final)
             moved = [c for c in pupils if c.drops]
             k.landed = sum(1 for c in moved if c.landed and c.replica != k.replica)
             k.land_s = [c.landed[0] - c.drops[0] for c in moved if c.landed]
@@ -481,8 +487,10 @@ def _kill_one(replicas: dict[str, int], teacher: Client, pupils: list[Client], c
         os.kill(replicas[victim], signal.SIGKILL)
     time.sleep(1.0)
     voters = _voters_in_database(code)
+    where = {c.cookies.get("anatomy_student", c.name): f"{c.name} on {c.replica}" for c in pupils}
     return KillReport(replica=victim, at_s=at - window, students=counts[victim], acked_before=len(before),
-                      kept=sum(1 for s in before if s in voters), votes_after=len(voters))
+                      kept_1s=sum(1 for s in before if s in voters), votes_after=len(voters), before=before,
+                      missing_1s=[f"{s} ({where.get(s, '?')})" for s in before if s not in voters])
 
 
 @contextlib.contextmanager

@@ -169,7 +169,12 @@ def test_a_replica_killed_during_a_vote_loses_no_acknowledged_vote(tmp_path):
     nginx sharing one database; halfway through the vote the replica without the teacher is killed
     (SIGKILL). Its students reconnect as browsers do and land on the other replica, back in the
     room as the same students; every vote acknowledged before the kill is still counted after it,
-    and in the end every student's vote is counted once."""
+    and in the end every student's vote is counted once.
+
+    "After it" is read at the vote's end (a student whose vote was acknowledged never votes again,
+    so a vote lost in the kill could not come back). The database is also read 1 s after the kill:
+    one run (CI, 2026-12-06: 1 of 6 that day) found 2 of 3 acknowledged votes there and all 8
+    at the end, cause not found; a warning names the missing ones (bench_room's report too)."""
     from bench.bench_room import run_room
 
     with replicas(2, log_dir=tmp_path) as reps, \
@@ -181,5 +186,9 @@ def test_a_replica_killed_during_a_vote_loses_no_acknowledged_vote(tmp_path):
     assert k is not None and k.students >= 1, "no student was on the replica without the teacher"
     assert k.landed == k.students
     assert k.kept == k.acked_before
+    if k.kept_1s != k.acked_before:
+        import warnings
+        warnings.warn(f"1 s after the kill the database held {k.kept_1s} of the {k.acked_before} votes acknowledged "
+                      f"before it (all {k.kept} at the end); not read: {k.missing_1s}", stacklevel=1)
     assert report.votes_acked == report.votes_counted == 8
     assert not report.errors
