@@ -94,9 +94,9 @@ class WatchedBrowser:
     fresh context (measured 2026-12-06: 2.4-3.6 s against 4.5-6.0 s a load; the renderer, its fonts
     and compiled scripts, and the HTTP cache are already there), and Chromium was most of the browser
     tests' time. A kept tab is as good as a fresh one to the next test: when a test closes it, the
-    listeners, routes and media emulation the test added are taken off, the mouse released, the
-    origin's local and session storage emptied, the page left for about:blank and the context's
-    cookies cleared. A tab the test changed in a way that cannot be undone (an init script, an
+    listeners, routes and media emulation the test added are taken off, the mouse released and put
+    back at (0, 0), the origin's local and session storage emptied, the page left for about:blank and
+    the context's cookies cleared. A tab the test changed in a way that cannot be undone (an init script, an
     exposed function) is closed for good. One tab of a kind is lent at a time: a test that opens a
     second page beside the first gets a fresh context, as before, so two pages of one test never
     share cookies. ANATOMY_FRESH_TABS=1 gives every test fresh pages."""
@@ -154,6 +154,7 @@ class WatchedBrowser:
             if lent["emulated"]:
                 page.emulate_media(media="null", color_scheme="null", contrast="null", reduced_motion="null", forced_colors="null")
             page.mouse.up()
+            page.mouse.move(0, 0)       # where a fresh tab's pointer is: no hover left over a chart
             page.evaluate("() => { try { localStorage.clear(); sessionStorage.clear(); } catch (e) {} }")
             page.goto("about:blank")
             kept["context"].clear_cookies()
