@@ -99,7 +99,12 @@ class WatchedBrowser:
     the context's cookies cleared. A tab the test changed in a way that cannot be undone (an init script, an
     exposed function) is closed for good. One tab of a kind is lent at a time: a test that opens a
     second page beside the first gets a fresh context, as before, so two pages of one test never
-    share cookies. ANATOMY_FRESH_TABS=1 gives every test fresh pages."""
+    share cookies.
+
+    Off unless ANATOMY_KEPT_TABS=1 (2026-12-06): with kept tabs one full run here passed and the next
+    failed two D1 browser tests (the real-model bars read before their data; one run more during
+    the temperature slider's frames) that fresh tabs have not failed; until that is understood, CI
+    runs fresh tabs, one a test, as before."""
 
     def __init__(self, browser):
         self._browser = browser
@@ -111,7 +116,7 @@ class WatchedBrowser:
             hash(kind)
         except TypeError:
             kind = None
-        if args or kind is None or os.environ.get("ANATOMY_FRESH_TABS") == "1":
+        if args or kind is None or os.environ.get("ANATOMY_KEPT_TABS") != "1":
             return self._fresh(*args, viewport=viewport, **options)
         kept = self._kept.get(kind)
         if kept is None:
