@@ -16,6 +16,17 @@ from tests.live_server import free_port
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "tests" / "screenshots"
+# The screenshots are for a person to look at (the bar's "Look at it"): ANATOMY_SHOTS=0 takes none
+# (.ci/run: no one opens a clean checkout's pictures, and a lesson drawn in a window as tall as itself,
+# then encoded as PNG, was about a fifth of a layout test's time). The checks are the same either way.
+SHOOT = os.environ.get("ANATOMY_SHOTS", "1") != "0"
+
+
+def shoot(page, path, **options) -> bool:
+    """``page.screenshot`` to ``path`` when SHOOT; whether it took one."""
+    if SHOOT:
+        page.screenshot(path=str(path), **options)
+    return SHOOT
 # Waits are long but bounded: on a loaded CI machine (several test runs sharing two cores) a
 # first page load once took over 30 s. A test that really hangs still fails, after WAIT_MS.
 WAIT_MS = int(float(os.environ.get("ANATOMY_BROWSER_WAIT_S", "120")) * 1000)
@@ -101,14 +112,17 @@ class WatchedBrowser:
     second page beside the first gets a fresh context, as before, so two pages of one test never
     share cookies.
 
-    Off unless ANATOMY_KEPT_TABS=1 (2026-12-06): with kept tabs one full run here passed and the next
-    failed two D1 browser tests (the real-model bars read before their data; one run more during
-    the temperature slider's frames) that fresh tabs have not failed; until that is understood, CI
-    runs fresh tabs, one a test, as before."""
+    A test module opts out with ``KEPT_TABS = False`` (``ANATOMY_KEPT_TABS=0`` turns kept tabs off
+    everywhere). test_live.py and test_d1_branch.py do: with kept tabs everywhere, two full runs of
+    three here failed one of their tests each (D1's real-model bars read before their data; one run
+    more during the temperature slider's frames; a key press on A3's offsets not seen), which fresh
+    tabs have not failed; they time a page's own runs and frames, and a page that loads faster in a
+    warm tab meets their races sooner. The tests that only load and read a page keep their tabs."""
 
     def __init__(self, browser):
         self._browser = browser
         self._kept: dict[tuple, dict] = {}     # context options -> {"context", "idle": [pages], "lent": page}
+        self.keep = False                      # set for each test by _kept_tabs (below)
 
     def new_page(self, *args, viewport: dict | None = None, **options):
         try:
@@ -116,7 +130,7 @@ class WatchedBrowser:
             hash(kind)
         except TypeError:
             kind = None
-        if args or kind is None or os.environ.get("ANATOMY_KEPT_TABS") != "1":
+        if args or kind is None or not self.keep:
             return self._fresh(*args, viewport=viewport, **options)
         kept = self._kept.get(kind)
         if kept is None:
@@ -237,6 +251,17 @@ def chromium_browser():
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         yield WatchedBrowser(b)
         b.close()
+
+
+@pytest.fixture(autouse=True)
+def _kept_tabs(request):
+    """Kept tabs (WatchedBrowser.new_page) for this test unless its module says ``KEPT_TABS = False``
+    or ANATOMY_KEPT_TABS=0."""
+    if "chromium_browser" in request.fixturenames:
+        browser = request.getfixturevalue("chromium_browser")
+        if isinstance(browser, WatchedBrowser):
+            browser.keep = (getattr(request.module, "KEPT_TABS", True)
+                            and os.environ.get("ANATOMY_KEPT_TABS", "1") != "0")
 
 
 _RAN = """() => {

@@ -15,7 +15,7 @@ import pytest
 
 import i18n
 from tests.apptest_util import decode
-from tests.browser.conftest import SHOTS, WAIT_MS, settle
+from tests.browser.conftest import SHOTS, WAIT_MS, settle, shoot
 
 VISIBLE_H3 = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] h3'))
     .filter(h => h.offsetParent !== null).map(h => h.textContent.trim())"""
@@ -49,10 +49,10 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     assert page.locator('[data-testid="stMain"] h1').first.is_visible()
     assert page.evaluate(VISIBLE_H3) == []
     assert "1" in bar.inner_text()
-    page.screenshot(path=str(SHOTS / f"present-b1-{lang}-1440.png"))
+    shoot(page, SHOTS / f"present-b1-{lang}-1440.png")
     page.set_viewport_size({"width": 1024, "height": 768})
     page.wait_for_timeout(300)
-    page.screenshot(path=str(SHOTS / f"present-b1-{lang}-1024.png"))
+    shoot(page, SHOTS / f"present-b1-{lang}-1024.png")
     page.set_viewport_size({"width": 1440, "height": 900})
 
     # → : the first section alone, its step in the URL; the title has gone with the opening.
@@ -60,10 +60,10 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     _wait_query(page, step="2", present="1", lang=lang)
     assert page.evaluate(VISIBLE_H3) == [i18n.t(lang, "b1.matrix_title")]
     assert not page.locator('[data-testid="stMain"] h1').first.is_visible()
-    page.screenshot(path=str(SHOTS / f"present-b1-{lang}-step2-1440.png"))
+    shoot(page, SHOTS / f"present-b1-{lang}-step2-1440.png")
     page.set_viewport_size({"width": 1024, "height": 768})
     page.wait_for_timeout(300)
-    page.screenshot(path=str(SHOTS / f"present-b1-{lang}-step2-1024.png"))
+    shoot(page, SHOTS / f"present-b1-{lang}-step2-1024.png")
     page.set_viewport_size({"width": 1440, "height": 900})
     # A focused slider keeps its arrows: the step does not move.
     slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"]:visible input[type="range"]').first
@@ -119,7 +119,7 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     assert titles[1] == t("b1.matrix_title") and titles[-1] == t("common.try_this")
     assert t("b1.matrix_title") in titles[2]            # "(continued)": the matrix's own slide
     assert titles[3] == t("b1.mix_slide")               # and its second: scores, weights, output
-    page.screenshot(path=str(SHOTS / f"present-overview-b1-{lang}-1440.png"))
+    shoot(page, SHOTS / f"present-overview-b1-{lang}-1440.png")
     items.nth(4).click()
     _wait_query(page, step="5")
     assert page.locator(".anatomy-overview").count() == 0

@@ -7,6 +7,8 @@ import pytest
 
 from tests.browser.conftest import settle, steady
 
+# Fresh tabs (tests/browser/conftest.py, WatchedBrowser): these tests time the page's own runs and frames.
+KEPT_TABS = False
 QUERY = "d1.lm=smollm2&d1.max_new=12&d1.temperature=1&d1.seed=3&d1.real_step=3"
 
 # The screen point of the visible end of bar ``i`` (trace 0) of the step's bars: a log axis draws

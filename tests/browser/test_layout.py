@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.conftest import SHOTS, WAIT_MS, quiet, settle, steady
+from tests.browser.conftest import SHOOT, SHOTS, WAIT_MS, quiet, settle, shoot, steady
 from tests.browser.test_keyboard import by_keyboard, keyboard_lang
 from ui.course import existing_lessons
 
@@ -201,11 +201,14 @@ def _found(page, width: int, known: tuple[str, ...] = (), least: bool = False) -
 
 def _shoot(page, width: int, height: int, shot: str) -> None:
     """Streamlit scrolls its main column, not the page: a "full page" screenshot is the
-    viewport. Make the window as tall as the lesson (same width, so the same layout)."""
+    viewport. Make the window as tall as the lesson (same width, so the same layout). None when
+    conftest.SHOOT is off."""
+    if not SHOOT:
+        return
     tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": min(max(tall, height), 16000)})
     quiet(page, 500)
-    page.screenshot(path=str(SHOTS / f"layout-{shot}.png"))
+    shoot(page, SHOTS / f"layout-{shot}.png")
 
 
 def _raised(page) -> list[str]:
@@ -459,7 +462,7 @@ def test_button_brings_its_figure_into_view(chromium_browser, server_url, slug, 
             const r = el.getBoundingClientRect();
             return [r.top, r.bottom, window.innerHeight];
         }}""")
-        page.screenshot(path=str(SHOTS / f"layout-{name}-pressed-{width}.png"))
+        shoot(page, SHOTS / f"layout-{name}-pressed-{width}.png")
         top, bottom, window_height = box
         assert top >= -1 and bottom <= window_height + 1, (before, box)
     finally:

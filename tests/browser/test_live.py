@@ -14,6 +14,8 @@ from tests.browser.test_pages import _base_path_probe
 
 # (url path, figure key, value key, a dependent text the release changes: a CSS selector and
 # where to look, or None)
+# Fresh tabs (tests/browser/conftest.py, WatchedBrowser): these tests time the page's own runs and frames.
+KEPT_TABS = False
 LIVE = [
     ("generation", "d1.bars", "d1.temperature"),
     ("positions", "a3.offsets", "a3.p"),

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import CHANGE_MS, CONSOLE_ERRORS, SHOTS, settle
+from tests.browser.conftest import CHANGE_MS, CONSOLE_ERRORS, SHOTS, settle, shoot
 
 PAGES = [("", "home")]
 PLOT_DATA = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
@@ -39,7 +39,7 @@ def opened_clean(page, name: str, lang: str) -> list[str]:
     """Just after the page's first run: no exception box; a full-page screenshot <name>-<lang>.png."""
     boxes = page.locator('[data-testid="stException"]')
     out = [f"exception box: {boxes.first.inner_text()}"] if boxes.count() else []
-    page.screenshot(path=str(SHOTS / f"{name}-{lang}.png"), full_page=True)
+    shoot(page, SHOTS / f"{name}-{lang}.png", full_page=True)
     return out
 
 

@@ -9,7 +9,7 @@ import time
 from urllib.parse import parse_qs, urlparse
 
 import i18n
-from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle
+from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle, shoot
 
 FOLLOW_S = 2.0     # issue 42 §2: the student's screen at the teacher's slide within 2 s of the key press
 
@@ -35,7 +35,7 @@ def test_teacher_and_student(chromium_browser, server_url):
     cookies = {c["name"]: c["value"] for c in teacher_ctx.cookies()}
     secret = cookies.get(f"anatomy_teacher_{code}")
     assert secret and secret not in teacher.url
-    teacher.screenshot(path=str(SHOTS / "room-teacher-join.png"))
+    shoot(teacher, SHOTS / "room-teacher-join.png")
 
     # The student opens the teacher's exact link: a student, on the normal page.
     student = student_ctx.new_page()
@@ -52,7 +52,7 @@ def test_teacher_and_student(chromium_browser, server_url):
     student.wait_for_function("() => document.body.dataset.anatomyFollowed === '2'", timeout=WAIT_MS)
     took = time.monotonic() - pressed
     assert student.locator(".anatomy-followed").count() == 1
-    student.screenshot(path=str(SHOTS / "room-student-followed-390.png"))
+    shoot(student, SHOTS / "room-student-followed-390.png")
     assert took <= FOLLOW_S, f"the student's page followed in {took:.2f} s"
 
     # The teacher opens B1's first question: the student's page is brought to it (not left at the
@@ -67,7 +67,7 @@ def test_teacher_and_student(chromium_browser, server_url):
     assert 0 <= box["y"] <= 844 / 2, f"the opened question is at y={box['y']:.0f} on the student's screen"
     assert 0 <= vote.bounding_box()["y"] and vote.bounding_box()["y"] + 48 <= 844
     assert student.locator(".st-key-room-q-b1-try1.anatomy-followed").count() == 1
-    student.screenshot(path=str(SHOTS / "room-student-question-390.png"))
+    shoot(student, SHOTS / "room-student-question-390.png")
     assert vote.bounding_box()["height"] >= 44
     vote.click()
     student.get_by_text(t("room.q.yours", option="B. " + i18n.items("en", "b1.try1.options")[1])).wait_for(
@@ -125,7 +125,7 @@ def test_a_class_of_three(chromium_browser, server_url, tmp_path):
     # The join card is in the flow: slide 1's title comes after it, not under it.
     title = teacher.locator('[data-testid="stMain"] h1').first
     assert card.bounding_box()["y"] + card.bounding_box()["height"] <= title.bounding_box()["y"]
-    teacher.screenshot(path=str(SHOTS / "room-class-teacher-1280.png"))
+    shoot(teacher, SHOTS / "room-class-teacher-1280.png")
 
     laptop = browser(viewport={"width": 1280, "height": 800})
     laptop.goto(f"{server_url}/?room={code}&lang=en")                    # by the link
@@ -171,12 +171,12 @@ def test_a_class_of_three(chromium_browser, server_url, tmp_path):
             lang = "zh" if t is zh else "en"
             _wait_text(page, t("room.q.yours", option=f"{'ABC'[pick]}. {options[lang][pick]}"))
         _wait_text(teacher, en("room.q.current", round=round_, n=3))
-    phone.screenshot(path=str(SHOTS / "room-class-phone-vote-390.png"))
+    shoot(phone, SHOTS / "room-class-phone-vote-390.png")
     _press(teacher, "_room.reveal.b1.try1")
     for page, t in students:
         _wait_text(page, t("b1.try1.why"))
         assert page.locator(".st-key-_room-vote-b1-try1-0").count() == 0   # no vote after the reveal
-    chinese.screenshot(path=str(SHOTS / "room-class-zh-revealed.png"))
+    shoot(chinese, SHOTS / "room-class-zh-revealed.png")
 
     # The teacher's results: counts per round and option, no student ids.
     with teacher.expect_download(timeout=WAIT_MS) as download:
@@ -227,5 +227,5 @@ def test_the_teachers_bar_is_compact_on_a_phone(chromium_browser, server_url):
     for name in (t("room.end"), t("room.csv")):
         button = page.get_by_role("button", name=name)
         assert button.count() == 1 and button.bounding_box()["height"] >= 40
-    page.screenshot(path=str(SHOTS / "room-teacher-phone-390.png"))
+    shoot(page, SHOTS / "room-teacher-phone-390.png")
     ctx.close()

@@ -32,7 +32,7 @@ import pytest
 
 import i18n
 from tests.browser import axe
-from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle
+from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle, shoot
 from tests.browser.test_axe import FIRST_OF_PART, PROJECTOR_PAGES
 from tests.browser.test_classroom import VISIBLE_H3, _query, _wait_query
 from tests.browser.test_layout import PROBLEMS
@@ -214,7 +214,8 @@ def _shot(page, code: str, lang: str, k: int) -> None:
 
     PRESENT_SHOTS.mkdir(parents=True, exist_ok=True)
     full = PRESENT_SHOTS / f"{code}-{lang}-{k}-1280.png"
-    page.screenshot(path=str(full))
+    if not shoot(page, full):
+        return
     with Image.open(full) as img:
         img.resize((img.width // 2, img.height // 2), Image.LANCZOS).save(PRESENT_SHOTS / f"{code}-{lang}-{k}-1280-half.png")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser import axe
-from tests.browser.conftest import SHOTS, quiet, settle
+from tests.browser.conftest import SHOOT, SHOTS, quiet, settle, shoot
 from tests.browser.test_axe import PHONE, PHONE_PAGES
 from tests.browser.test_layout import PROBLEMS, resize
 
@@ -94,10 +94,11 @@ def test_page_on_a_phone_zoomed_and_at_320_px(chromium_browser, server_url, slug
         settle(page)
         quiet(page, 300)                     # charts below the fold draw when idle (ui/chart.js)
         failures += [f"{name} ({lang}) at 200 %: {p}" for p in _problems(page)[:30]]
-        tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-        page.set_viewport_size({"width": ZOOMED["width"], "height": min(max(tall, ZOOMED["height"]), 8000)})
-        quiet(page, 500)
-        page.screenshot(path=str(SHOTS / f"zoom-200-{name}-{lang}.png"))
+        if SHOOT:
+            tall = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+            page.set_viewport_size({"width": ZOOMED["width"], "height": min(max(tall, ZOOMED["height"]), 8000)})
+            quiet(page, 500)
+            shoot(page, SHOTS / f"zoom-200-{name}-{lang}.png")
 
         resize(page, **PHONE)
         found = axe.describe(axe.grave(axe.violations(page)))
@@ -109,7 +110,7 @@ def test_page_on_a_phone_zoomed_and_at_320_px(chromium_browser, server_url, slug
         if scroll > client:
             failures.append(f"{name} ({lang}) at 320 px: the page is {scroll} px wide")
         if name == "f4":
-            page.screenshot(path=str(SHOTS / "reflow-320-f4.png"))
+            shoot(page, SHOTS / "reflow-320-f4.png")
         if page.locator('[data-testid="stException"]').count():
             failures.append(f"{name} ({lang}): an exception box")
     finally:
