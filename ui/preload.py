@@ -11,6 +11,7 @@ this module is the first thing app.py does; Python's import lock makes every oth
 """
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import pkgutil
@@ -130,6 +131,10 @@ REAL_THREAD: threading.Thread | None = None
 if real_model_available() and os.environ.get("ANATOMY_PRELOAD_REAL", "1") != "0":
     REAL_THREAD = threading.Thread(target=warm_real, args=("cpu",), name="preload-smollm2", daemon=True)
     REAL_THREAD.start()
+    # A process that ends while the load is under way aborts ("terminate called without an active
+    # exception", exit -6: PyTorch's threads torn down under it; a process ending 0.5 s after this
+    # import did, and a CI run's B5 test process once). It waits for the load to end first.
+    atexit.register(lambda: REAL_THREAD.join(120))
 
 
 def wait_for_real_model(timeout: float | None = None) -> None:
