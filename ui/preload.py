@@ -134,7 +134,7 @@ if real_model_available() and os.environ.get("ANATOMY_PRELOAD_REAL", "1") != "0"
     # A process that ends while the load is under way aborts ("terminate called without an active
     # exception", exit -6: PyTorch's threads torn down under it; a process ending 0.5 s after this
     # import did, and a CI run's B5 test process once). It waits for the load to end first.
-    atexit.register(lambda: REAL_THREAD.join(120))
+    atexit.register(REAL_THREAD.join, 120)
 
 
 def wait_for_real_model(timeout: float | None = None) -> None:

@@ -18,15 +18,8 @@ CHROMIUM = "/usr/bin/chromium"
 SHOTS = ROOT / "tests" / "screenshots"
 # The screenshots are for a person to look at (the bar's "Look at it"): ANATOMY_SHOTS=0 takes none
 # (.ci/run: no one opens a clean checkout's pictures, and a lesson drawn in a window as tall as itself,
-# then encoded as PNG, was about a fifth of a layout test's time). The checks are the same either way.
+# then encoded as PNG, was about a tenth of a layout test's time). The checks are the same either way.
 SHOOT = os.environ.get("ANATOMY_SHOTS", "1") != "0"
-
-
-def shoot(page, path, **options) -> bool:
-    """``page.screenshot`` to ``path`` when SHOOT; whether it took one."""
-    if SHOOT:
-        page.screenshot(path=str(path), **options)
-    return SHOOT
 # Waits are long but bounded: on a loaded CI machine (several test runs sharing two cores) a
 # first page load once took over 30 s. A test that really hangs still fails, after WAIT_MS.
 WAIT_MS = int(float(os.environ.get("ANATOMY_BROWSER_WAIT_S", "120")) * 1000)
@@ -35,6 +28,13 @@ CHANGE_MS = WAIT_MS // 2   # a figure changing after a key press
 SERVER_LOG = f"server-{os.environ['PYTEST_XDIST_WORKER']}.log" if "PYTEST_XDIST_WORKER" in os.environ else "server.log"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def shoot(page, path, **options) -> bool:
+    """``page.screenshot`` to ``path`` when SHOOT; whether it took one."""
+    if SHOOT:
+        page.screenshot(path=str(path), **options)
+    return SHOOT
 
 
 @pytest.fixture(scope="session")
