@@ -17,9 +17,10 @@ import os
 import pkgutil
 import threading
 
-# Optional backends that plotly and narwhals look up in sys.modules; Streamlit's tables need
-# pandas and pyarrow too. Imported whole here, in one thread.
-for _name in ("pandas", "pyarrow", "narwhals", "narwhals.stable.v1", "orjson"):
+# Optional backends that plotly and narwhals look up in sys.modules. Imported whole here, in one
+# thread. Not pandas or pyarrow: no page draws an st.dataframe (tables are markdown), so neither
+# is ever loaded (~80 MB a process, issue 39; tests/test_preload.py keeps it so).
+for _name in ("narwhals", "narwhals.stable.v1", "orjson"):
     try:
         importlib.import_module(_name)
     except ImportError:
@@ -35,7 +36,7 @@ import viz  # noqa: E402
 from ui.chart import CHART_MODULE, publish_chart_js, publish_plotly_js, static_dir  # noqa: E402
 from ui.classroom import MODULE as CLASSROOM_MODULE  # noqa: E402
 from ui.classroom import publish_classroom_js  # noqa: E402
-from ui.memory import settle_memory  # noqa: E402
+from ui.memory import settle_memory, start_giving_back  # noqa: E402
 from ui.model import real_model_available, warm_real  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
 from ui.static_gzip import compressed, install  # noqa: E402
@@ -79,12 +80,13 @@ def _start_the_profiler_here() -> None:
     equal the first one's (CI saw it once in three runs). Started here, kineto is set up before
     any session measures. KINETO_LOG_LEVEL, read once at that start, silences kineto's own
     progress lines ("STAGE: ...", "USDT: ..."); 6 is above its highest level (USDT = 5). An
-    operator's own setting is kept."""
+    operator's own setting is kept. The same profiler as peak_bytes (not torch.profiler's
+    wrapper, which imports the compiler: 68 MB)."""
     import torch
-    from torch.profiler import ProfilerActivity, profile
+    from torch.autograd.profiler import profile
 
     os.environ.setdefault("KINETO_LOG_LEVEL", KINETO_QUIET)
-    with profile(activities=[ProfilerActivity.CPU]):
+    with profile(use_cpu=True):
         torch.zeros(1).add_(1)
 
 
@@ -122,6 +124,8 @@ if install(static_dir()):
 
 # What is loaded now lives as long as the process: out of the collector's reach (see settle_memory).
 settle_memory()
+# What the sessions' threads free goes back to the system every few seconds (ui/memory.py).
+start_giving_back()
 
 # SmolLM2-135M-Instruct (issue 24), only when its package is installed: the cache built once per
 # machine (~40 s) and the model loaded into ui.model's st.cache_resource (~0.5-2 s), in a thread,

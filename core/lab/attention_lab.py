@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 import torch
+from torch import nn
 
 from core.lab import toy
 from core.lab.head_analysis import is_break
@@ -35,15 +36,15 @@ def seeded_mha(
     Built on the meta device first, so that nn.Linear's own random
     initialisation (which reads the process-wide generator) never runs; the
     weights are N(0, 1/D_in), which keeps activations at unit variance.
+    Each weight is then a new tensor (not ``to_empty``: on meta tensors it
+    runs PyTorch's Python stand-in, which imports its compiler, 68 MB).
     """
     with torch.device("meta"):
-        mha = MultiHeadAttention(MHAConfig(d_model, n_heads))
-    mha = mha.to_empty(device=device)
+        mha = MultiHeadAttention(MHAConfig(d_model, n_heads))   # no biases
     g = toy.generator(seed + 2)
-    with torch.no_grad():
-        for linear in (mha.w_q, mha.w_k, mha.w_v, mha.w_o):
-            w = torch.randn(linear.weight.shape, generator=g)  # (out, in)
-            linear.weight.copy_(w * linear.in_features ** -0.5)
+    for linear in (mha.w_q, mha.w_k, mha.w_v, mha.w_o):
+        w = torch.randn(linear.weight.shape, generator=g)      # (out, in)
+        linear.weight = nn.Parameter((w * linear.in_features ** -0.5).to(device), requires_grad=False)
     return mha.eval()
 
 

@@ -150,7 +150,13 @@ class LlamaDecoder(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.embed = nn.Embedding(config.vocab_size, config.d_model,
+                                  _weight=torch.empty(config.vocab_size, config.d_model))
+        # N(0, 1), as nn.Embedding draws it (the same numbers from the same generator); not on the
+        # meta device (shapes only: SmolLM2's load, LoRA's view), where there is nothing to draw and
+        # PyTorch's Python stand-in for normal_ imports its compiler, 68 MB a process (issue 39).
+        if not self.embed.weight.is_meta:
+            nn.init.normal_(self.embed.weight)
         self.blocks = nn.ModuleList(self.block_type(config) for _ in range(config.n_layers))
         self.final_norm = RMSNorm(config.d_model, config.norm_eps)
         self.output = nn.Linear(config.d_model, config.vocab_size, bias=False)
