@@ -3,7 +3,7 @@ import functools
 
 import streamlit as st
 
-from core.lab.embedding import kept_on_map, lookup, nearest, nearest_to, pca_2d, unit_rows, word_vectors
+from core.lab.embedding import kept_on_map, lookup, nearest, nearest_to, pca_2d, row_lengths, word_vectors
 from ui.a2_embeddings import (
     FALLBACK_D,
     TABLE_TEXT,
@@ -40,7 +40,7 @@ lesson.section("lookup", layout_only=True, code=(lookup,), height=300,
                note=functools.partial(no_model_note, problem) if missing else None)
 if real is not None:
     lesson.section("near", layout_only=True, text=[f"{NS}.near_text_math", f"{NS}.real_near_text"],
-                   code=(nearest_to, unit_rows, word_vectors), height=460)
+                   code=(nearest_to, row_lengths, word_vectors), height=460)
     lesson.section("real_map", layout_only=True, code=(word_vectors, pca_2d))
 elif model is None:
     lesson.section("near", layout_only=True, text=[f"{NS}.near_text_math", f"{NS}.near_text"], slide=False,

@@ -116,12 +116,28 @@ def test_window_means_and_draw_batch():
 def test_count_models_by_hand():
     counts = count_models(torch.tensor([1, 4, 4, 5]), 6)
     assert counts.unigram.tolist() == pytest.approx([0, 0, 0, 0, 2 / 3, 1 / 3])
-    assert counts.bigram[4].tolist() == pytest.approx([0, 0, 0, 0, 0.5, 0.5])
-    assert counts.bigram[1].tolist() == pytest.approx([0, 0, 0, 0, 1, 0])
-    assert counts.bigram[2].tolist() == pytest.approx(counts.unigram.tolist())    # never a first token
+    assert counts.bigram(torch.tensor(4)).tolist() == pytest.approx([0, 0, 0, 0, 0.5, 0.5])
+    assert counts.bigram(torch.tensor([1])).tolist() == [pytest.approx([0, 0, 0, 0, 1, 0])]
+    assert counts.bigram(torch.tensor(2)).tolist() == pytest.approx(counts.unigram.tolist())   # never a first token
     assert counts.unigram_loss == pytest.approx(-(2 * math.log(2 / 3) + math.log(1 / 3)) / 3)
     assert counts.bigram_loss == pytest.approx(-(math.log(1) + 2 * math.log(0.5)) / 3)
-    assert torch.allclose(counts.bigram.sum(1), torch.ones(6))
+    every = counts.bigram(torch.arange(6))                                          # (V, V)
+    assert every.shape == (6, 6) and torch.allclose(every.sum(1), torch.ones(6))
+    assert counts.bigram(torch.tensor([[1, 4], [4, 2]])).shape == (2, 2, 6)
+
+
+def test_counts_equal_the_dense_table(ck, data):
+    """The sparse counts give, row for row, what the dense (V, V) table of every pair gave
+    (float64 counts divided by their row sums, the unigram for a row with none; then float32)."""
+    V = len(ck.tokenizer)
+    counts = count_models(data, V)
+    prev, nxt = data[:-1], data[1:]
+    dense = torch.zeros(V, V, dtype=torch.float64)
+    dense.index_put_((prev, nxt), torch.ones(len(nxt), dtype=torch.float64), accumulate=True)
+    rows = dense.sum(1, keepdim=True)
+    table = torch.where(rows > 0, dense / rows.clamp(min=1), counts.unigram.double())
+    assert torch.equal(counts.bigram(torch.arange(V)), table.float())
+    assert counts.bigram_loss == pytest.approx(float(-table[prev, nxt].log().mean()), rel=1e-12)
 
 
 def test_the_curve_passes_the_counting_models_in_order(ck, data):

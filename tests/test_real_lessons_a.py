@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from core.lab.embedding import nearest_to, pca_2d, unit_rows, word_list, word_vectors
+from core.lab.embedding import nearest_to, pca_2d, row_lengths, word_list, word_vectors
 from core.lab.real_tokens import count_tokens, merge_steps, readable, symbol_text, tokens_of_chars
 from core.text.byte_bpe import bpe, pre_tokenize
 from tests.real_util import real
@@ -73,15 +73,16 @@ def test_readable():
     assert symbol_text("Ġt") == " t"
 
 
-def test_unit_rows_and_nearest_to_equal_torch():
+def test_row_lengths_and_nearest_to_equal_torch():
     """Cosine top-k over SmolLM2's whole table against torch.nn.functional.cosine_similarity."""
     model, tok = real()
     table = model.embed.weight.detach()
-    unit = unit_rows(table)
-    assert torch.allclose(unit.norm(dim=-1), torch.ones(len(table)), atol=1e-5)
+    lengths = row_lengths(table)
+    assert lengths.shape == (len(table),)
+    assert torch.allclose(lengths, torch.linalg.vector_norm(table, dim=-1))
     king = tok.encode(" king")
     assert king == [4197]
-    ids, sims = nearest_to(unit, table[king[0]], 10, king)
+    ids, sims = nearest_to(table, lengths, table[king[0]], 10, king)
     ref = torch.nn.functional.cosine_similarity(table, table[king[0]][None], dim=-1)
     ref[king[0]] = -2
     top = ref.topk(10)

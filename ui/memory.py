@@ -17,3 +17,48 @@ def settle_memory() -> None:
     loaded (ui.model._load_real)."""
     gc.collect()
     gc.freeze()
+
+
+def _libc_trim():
+    """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+TRIM = _libc_trim()
+TRIM_EVERY_S = 10.0
+
+
+def give_back_free_memory() -> None:
+    """Hand the pages that freed objects left in the allocator back to the system.
+
+    Why (issue 39): Streamlit runs every session's script in its own thread, and glibc gives
+    threads their own heaps (arenas); what a page's run frees there (a lesson's activations,
+    its figures, a closed session's state) stays in the process, counted in its RSS, until
+    ``malloc_trim``. Measured on a server warmed by every lesson in both languages: 1,280 MB
+    before, 1,198 MB after (82 MB), ~2 ms. A ctypes call lets go of the GIL meanwhile."""
+    if TRIM is not None:
+        TRIM(0)
+
+
+def _trim_forever(every: float) -> None:
+    import time
+
+    while True:
+        time.sleep(every)
+        give_back_free_memory()
+
+
+def start_giving_back(every: float = TRIM_EVERY_S) -> None:
+    """A daemon thread that calls give_back_free_memory every ``every`` s for the life of the
+    server (about 2 ms of a core each time: 0.02 % of one core)."""
+    import threading
+
+    if TRIM is not None:
+        threading.Thread(target=_trim_forever, args=(every,), name="give-back-memory", daemon=True).start()

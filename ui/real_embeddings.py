@@ -1,7 +1,7 @@
 """A2 on SmolLM2: its embedding table read for every student of the process.
 
-The unit-length copy of the (49,152, 576) table (113 MB) is made once per process and device
-(``st.cache_resource``), never per session; the results a page draws are small and cached on
+The rows' lengths of the (49,152, 576) table (192 KB: no unit-length copy of the 113 MB table)
+are measured once per process and device (``st.cache_resource``), never per session; the results a page draws are small and cached on
 the plain inputs (``st.cache_data``). The model and tokenizer come in as ``_model``/``_tok``:
 Streamlit does not hash them (there is one shared copy per device), the device string is the key.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from core.lab.embedding import lookup, nearest_to, pca_2d, unit_rows, word_vectors
+from core.lab.embedding import lookup, nearest_to, pca_2d, row_lengths, word_vectors
 from core.lab.real_tokens import readable
 
 MAX_ROWS = 64          # tokens of the prompt drawn as X (64 x 576 float32 = 147 KB)
@@ -27,10 +27,10 @@ def table(model) -> torch.Tensor:
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
-def unit_table(device: str, _model) -> torch.Tensor:
-    """Every row of E at unit length, shared by all sessions: read only."""
+def lengths(device: str, _model) -> torch.Tensor:
+    """The length of every row of E, shared by all sessions: read only."""
     with torch.no_grad():
-        return unit_rows(table(_model))                           # (V, D)
+        return row_lengths(table(_model))                         # (V,)
 
 
 @st.cache_data(max_entries=64)
@@ -48,7 +48,7 @@ def neighbours(word: str, space: bool, k: int, device: str, _model, _tok) -> dic
     ``space``: the form a word has inside a sentence) by cosine, its own tokens left out."""
     ids = _tok.encode((" " + word) if space else word)            # (n,) one token or several
     query = word_vectors(table(_model), [ids])[0]                 # (D,)
-    found, sims = nearest_to(unit_table(device, _model), query, k, ids)
+    found, sims = nearest_to(table(_model), lengths(device, _model), query, k, ids)
     return {"ids": ids, "tokens": shown(_tok, ids), "found": found.tolist(),
             "labels": shown(_tok, found.tolist()), "sims": sims.cpu().numpy()}
 

@@ -124,37 +124,38 @@ def kept_on_map(coords: torch.Tensor, chosen: torch.Tensor, neighbours: torch.Te
 
 # --- a trained model's whole table (SmolLM2: V = 49,152, D = 576) ---------------------------
 
-def unit_rows(table: torch.Tensor) -> torch.Tensor:
-    """Every row divided by its length: then a cosine is one dot product,
-    and the whole vocabulary one matrix-vector product. Made once per
-    process and shared by every student.
+def row_lengths(table: torch.Tensor) -> torch.Tensor:
+    """The length of every row, made once per process and shared by every
+    student: with it a cosine against the whole vocabulary is one
+    matrix-vector product and one division, and no second, unit-length copy
+    of the table is kept (SmolLM2's would be 113 MB; the lengths are 192 KB).
 
-    Example: unit_rows(torch.tensor([[3., 4.], [0., 2.]]))
-             -> [[0.6, 0.8], [0., 1.]]
+    Example: row_lengths(torch.tensor([[3., 4.], [0., 2.]])) -> [5., 2.]
     """
-    norms = table.norm(dim=-1, keepdim=True).clamp_min(1e-12)  # (V, 1)
-    return table / norms                                        # (V, D)
+    return table.norm(dim=-1).clamp_min(1e-12)                  # (V,)
 
 
 def nearest_to(
-    unit: torch.Tensor, query: torch.Tensor, k: int, exclude: list[int]
+    table: torch.Tensor, lengths: torch.Tensor, query: torch.Tensor, k: int,
+    exclude: list[int]
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The k rows of the unit table with the largest cosine to ``query``
-    (a row, or a mean of rows); the ids in ``exclude`` (the query's own
-    tokens) are left out.
+    """The k rows of the table with the largest cosine to ``query`` (a row,
+    or a mean of rows); ``lengths`` are the rows' lengths (row_lengths); the
+    ids in ``exclude`` (the query's own tokens) are left out.
 
+    cos(e_j, q) = (e_j . q) / (|e_j| |q|), for every row j at once.
     Returns (ids, similarities), both (k,), most similar first (ties:
     lower id first).
-    Example: nearest_to(unit_rows(torch.tensor([[1., 0.], [1., 1.],
-                                                [-1., 0.]])),
-                        torch.tensor([1., 0.]), 1, [0]) -> ([1], [0.707])
+    Example: t = torch.tensor([[1., 0.], [1., 1.], [-1., 0.]])
+             nearest_to(t, row_lengths(t), torch.tensor([1., 0.]), 1, [0])
+             -> ([1], [0.707])
     """
     q = query / query.norm().clamp_min(1e-12)            # (D,)
-    sims = unit @ q                                      # (V,) all cosines
+    sims = (table @ q) / lengths                         # (V,) all cosines
     if exclude:
-        out = torch.tensor(exclude, device=unit.device)  # (n,)
+        out = torch.tensor(exclude, device=table.device)  # (n,)
         sims = sims.index_fill(0, out, float("-inf"))
-    k = min(k, len(unit) - len(set(exclude)))
+    k = min(k, len(table) - len(set(exclude)))
     order = torch.sort(sims, descending=True, stable=True).indices[:k]
     return order, sims[order]                            # (k,), (k,)
 

@@ -180,7 +180,7 @@ def outcome(logits: torch.Tensor, ids: list[int], off: list[tuple[int, int]]) ->
     losses = token_losses(logits, ids)                                   # (N - 1,)
     first, second = copy_losses(losses, length)
     return Outcome(list(off), losses.cpu(), first, second, second_copy_accuracy(logits, ids, length),
-                   logits[-2].float().cpu())
+                   logits[-2].to("cpu", torch.float32, copy=True))   # its own (V,), not a view of (N, V)
 
 
 @dataclass(frozen=True)

@@ -191,9 +191,24 @@ def first_below(points: list[tuple[int, float]], level: float) -> int | None:
 @dataclass(frozen=True)
 class Counts:
     unigram: torch.Tensor     # (V,) how often each token is a target, as a probability
-    bigram: torch.Tensor      # (V, V) row a: how often each token follows a, as a probability
+    pairs: torch.Tensor       # (V, V) sparse: how often b follows a (a count; most pairs never occur)
+    firsts: torch.Tensor      # (V,) how often each token is followed by another (pairs' row sums)
     unigram_loss: float       # cross-entropy of the corpus under each, nats (in-sample)
     bigram_loss: float
+
+    def bigram(self, prev: torch.Tensor) -> torch.Tensor:
+        """The bigram model's next-token distribution after each id of ``prev`` (any shape):
+        (..., V). Row a: how often each token follows a, as a probability; a token never
+        followed by another (never a first) gets the unigram frequencies. Built row by row
+        from the counts: the dense (V, V) table (25 MB for our 2,582 characters) is never kept.
+
+        Example: data [1, 4, 4, 5], V 6: bigram(tensor([4])) -> [[0, 0, 0, 0, 1/2, 1/2]]
+        """
+        flat = prev.reshape(-1)                                         # (M,)
+        seen = self.pairs.index_select(0, flat).to_dense()              # (M, V) counts
+        total = self.firsts[flat, None]                                 # (M, 1)
+        rows = torch.where(total > 0, seen / total.clamp(min=1), self.unigram.double())
+        return rows.float().reshape(*prev.shape, -1)
 
 
 def count_models(data: torch.Tensor, vocab_size: int) -> Counts:
@@ -206,17 +221,15 @@ def count_models(data: torch.Tensor, vocab_size: int) -> Counts:
     V = vocab_size
     prev, nxt = data[:-1], data[1:]                             # (M,), (M,)
     uni = torch.bincount(nxt, minlength=V).double()             # (V,)
-    pairs = torch.zeros(V, V, dtype=torch.float64)              # (V, V)
-    ones = torch.ones(len(nxt), dtype=torch.float64)
-    pairs.index_put_((prev, nxt), ones, accumulate=True)
     unigram = uni / uni.sum()
-    rows = pairs.sum(1, keepdim=True)                           # (V, 1)
-    # a token never followed by another (never a first): its frequencies
-    bigram = torch.where(rows > 0, pairs / rows.clamp(min=1), unigram)
+    pair_ids, seen = torch.unique(prev * V + nxt, return_counts=True)   # every pair that occurs
+    pairs = torch.sparse_coo_tensor(torch.stack([pair_ids // V, pair_ids % V]), seen.double(),
+                                    (V, V), check_invariants=True).coalesce()   # (V, V), sparse
+    firsts = torch.bincount(prev, minlength=V).double()         # (V,) = pairs' row sums
     uni_loss = -unigram[nxt].log().mean()
-    bi_loss = -bigram[prev, nxt].log().mean()
-    return Counts(unigram.float(), bigram.float(),
-                  float(uni_loss), float(bi_loss))
+    pair_p = seen[torch.searchsorted(pair_ids, prev * V + nxt)] / firsts[prev]   # (M,) p(next | prev)
+    bi_loss = -pair_p.log().mean()
+    return Counts(unigram.float(), pairs, firsts, float(uni_loss), float(bi_loss))
 
 
 @torch.no_grad()
@@ -232,7 +245,7 @@ def resemblance(models: list[torch.nn.Module], counts: Counts,
     """
     x, y = windows[:, :-1], windows[:, 1:]                      # (W, T) each
     uni = counts.unigram                                        # (V,)
-    bi = counts.bigram[x]                                       # (W, T, V)
+    bi = counts.bigram(x)                                       # (W, T, V)
     out: dict[str, list[float]] = {"unigram": [], "bigram": [],
                                    "truth": [], "loss": []}
     for model in models:
@@ -303,7 +316,7 @@ def next_char_at(models: list[torch.nn.Module], tok: CharTokenizer,
         top_prob=top.values.tolist(),
         target=None if target is None else tok.tokens([target])[0],
         unigram=with_rest(counts.unigram),
-        bigram=with_rest(counts.bigram[ids[read - 1]]))
+        bigram=with_rest(counts.bigram(torch.tensor(ids[read - 1]))))
 
 
 @torch.no_grad()
