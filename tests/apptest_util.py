@@ -60,9 +60,15 @@ def charts(at: AppTest) -> list:
     return [el for el in at.get("bidi_component") if el.proto.component_name == CHART_NAME]
 
 
+def component_data(el) -> dict:
+    """The data a component element carries to the browser (sent as a one-item list: ui/chart.py)."""
+    data = json.loads(el.proto.json)
+    return data[0] if isinstance(data, list) else data
+
+
 def chart_spec(el) -> str:
     """The figure JSON a chart element carries to the browser."""
-    return json.loads(el.proto.json)["figure"]
+    return component_data(el)["figure"]
 
 
 def chart_keys(at: AppTest) -> list[str]:
@@ -160,5 +166,40 @@ def live_of(at: AppTest, fig_key: str) -> dict:
     """The live part a chart carries: ``values``, ``index``, ``label``, ``texts``, ``frames`` (JSON)."""
     for el in charts(at):
         if el.proto.id.endswith("-" + fig_key):
-            return json.loads(el.proto.json)["live"][0]     # a one-item list (ui/chart.py)
+            return component_data(el)["live"]
     raise KeyError(fig_key)
+
+
+class _Table:
+    def __init__(self, value):
+        self.value = value
+
+
+def tables(at: AppTest) -> list[_Table]:
+    """Every markdown table on the page (ui.words.text_table), in page order, each as a pandas
+    DataFrame in ``.value`` (cells unescaped; a column of whole numbers as ints), as
+    ``at.dataframe`` gave them when the pages drew st.dataframe."""
+    import re
+
+    import pandas as pd
+
+    def cells(line: str) -> list[str]:
+        parts = re.split(r"(?<!\\)\|", line.strip()[1:-1])
+        return [re.sub(r"\\(.)", r"\1", c.strip()) for c in parts]
+
+    found = []
+    for md in at.markdown:
+        lines = md.value.split("\n")
+        for i in range(len(lines) - 1):
+            if lines[i].startswith("| ") and re.fullmatch(r"\|(---:?\|)+", lines[i + 1].strip()):
+                head, body = cells(lines[i]), []
+                for line in lines[i + 2:]:
+                    if not line.startswith("|"):
+                        break
+                    body.append(cells(line))
+                frame = pd.DataFrame(body, columns=head)
+                for col in frame.columns:
+                    if len(frame) and frame[col].str.fullmatch(r"-?\d+").all():
+                        frame[col] = frame[col].astype(int)
+                found.append(_Table(frame))
+    return found

@@ -7,7 +7,16 @@ import numpy as np
 import plotly.graph_objects as go
 from streamlit import config
 
-from tests.apptest_util import chart_keys, chart_spec, charts, decode, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import (
+    chart_keys,
+    chart_spec,
+    charts,
+    component_data,
+    decode,
+    figure_by_key,
+    open_lesson,
+    trace_array,
+)
 from ui import chart
 from viz.attention import heatmap
 from viz.common import make
@@ -61,7 +70,7 @@ def test_element_keeps_its_id_and_carries_the_figure():
     w = trace_array(after, 4, "z")                     # B1's panels: Q, K, V, scores, weights, output
     assert w.shape == (11, 11) and np.allclose(w.sum(-1), 1, atol=1e-5)
     for el in charts(at):                              # the revision names the figure exactly
-        data = json.loads(el.proto.json)
+        data = component_data(el)
         assert data["revision"] == f"{chart.zlib.crc32(chart_spec(el).encode()):08x}"
         assert data["plotly"].endswith("plotly.min.js?v=" + chart.plotly.__version__)
 

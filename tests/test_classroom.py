@@ -2,12 +2,10 @@
 step from the URL, bad steps), every chart's export buttons, and the Try-this score."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import i18n
-from tests.apptest_util import assert_ok, chart_keys, charts, figures, open_lesson
+from tests.apptest_util import assert_ok, chart_keys, charts, component_data, figures, open_lesson
 from ui import classroom
 from ui.course import existing_lessons
 from ui.figures import DESCRIBE_KEYS
@@ -19,7 +17,7 @@ LANGS = ["en", "zh"]
 def _bar(at) -> dict:
     found = [el for el in at.get("bidi_component") if el.proto.component_name == classroom.NAME]
     assert len(found) == 1, "one classroom bar a page"
-    return json.loads(found[0].proto.json)
+    return component_data(found[0])
 
 
 def _presenter_css(at) -> list[str]:
@@ -50,8 +48,8 @@ def test_presenter_mode_frame(lang):
     keys, shown_figs = keys[:mix[0]] + keys[mix[0] + 1:], shown_figs[:mix[0]] + shown_figs[mix[0] + 1:]
     assert keys == chart_keys(plain)
     # ...the most height each chart is drawn at in presenter mode goes with it, for the browser.
-    assert [json.loads(el.proto.json)["most"] for el in charts(at)] == [PRESENT_MAX_HEIGHT] * len(charts(at))
-    assert {json.loads(el.proto.json)["most"] for el in charts(plain)} == {None}
+    assert [component_data(el)["most"] for el in charts(at)] == [PRESENT_MAX_HEIGHT] * len(charts(at))
+    assert {component_data(el)["most"] for el in charts(plain)} == {None}
     for key, shown, own in zip(keys, shown_figs, figures(plain), strict=True):
         assert shown["layout"].get("height", 420) == own["layout"].get("height", 420)
         if key.endswith("-b1.weights"):
@@ -140,7 +138,7 @@ def test_every_chart_has_its_export_buttons(lang):
     found = charts(at)
     assert found
     for el in found:
-        export = json.loads(el.proto.json)["export"][0]      # a one-item list (ui/chart.py)
+        export = component_data(el)["export"]
         words = export.pop("words")
         # the templates of the chart's description for screen readers (ui/chart/describe.js), in the page's language
         assert export.pop("describe") == {key: i18n.t(lang, f"classroom.describe.{key}") for key in DESCRIBE_KEYS}
@@ -154,7 +152,7 @@ def test_every_chart_has_its_export_buttons(lang):
             assert set(words) == set(PLOTLY_WORDS)
             assert words["Zoom"] == i18n.t(lang, "classroom.plotly.zoom")
             assert all(v != k and any("\u4e00" <= ch <= "\u9fff" for ch in v) for k, v in words.items())
-    assert "b1.weights" in [json.loads(el.proto.json)["export"][0]["file"] for el in found]
+    assert "b1.weights" in [component_data(el)["export"]["file"] for el in found]
 
 
 def _score_lines(at) -> list[str]:

@@ -2,7 +2,7 @@
 import pytest
 
 from core.text.bpe import SAMPLE_CORPUS, ByteBPE, corpora
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, tables, trace_array
 
 PAGE = "a1_tokens.py"
 
@@ -15,8 +15,9 @@ TABLES = ("a1.id_table", "a1.merge_table")   # in page order
 
 
 def _table(at, key):
-    assert len(at.dataframe) == len(TABLES)
-    return at.dataframe[TABLES.index(key)].value
+    found = [t.value for t in tables(at) if t.value.shape[1] > 2]     # not the two-column shapes tables
+    assert len(found) == len(TABLES)
+    return found[TABLES.index(key)]
 
 
 def _chips(at) -> list[str]:
@@ -130,8 +131,8 @@ REAL = {"a1.lm": "smollm2"}
 
 
 def _real_table(at, column: str):
-    """The dataframe that has ``column`` (the SmolLM2 page has five)."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    """The table that has ``column`` (the SmolLM2 page has five)."""
+    return next(d.value for d in tables(at) if column in d.value.columns)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -146,7 +147,7 @@ def test_a1_on_smollm2(lang):
     ids = tok.encode(text)
     assert len(ids) == 22
     assert [int(c.split("<br>")[1]) for c in _chips(at)] == ids          # no BOS/EOS on plain text
-    table = next(d.value for d in at.dataframe if d.value.shape[0] == 22)
+    table = next(d.value for d in tables(at) if d.value.shape[0] == 22)
     assert list(table["id"]) == ids
     # tokens per character: 1 for the course model, SmolLM2's own count, 3 UTF-8 bytes each
     fig = figure_by_key(at, "a1.per_char")
@@ -177,7 +178,7 @@ def test_a1_on_smollm2(lang):
         box.set_value(i).run()
         assert_ok(at)
         _, steps = merge_steps(pieces[i], tok.ranks)
-        replay = next(d.value for d in at.dataframe if d.value.shape[1] == 6)
+        replay = next(d.value for d in tables(at) if d.value.shape[1] == 6)
         assert replay.shape[0] == len(steps) + 1
         assert [int(r) for r in replay.iloc[1:, 1]] == [s.rank for s in steps]
         caption = next(c.value for c in at.caption if "ByteBPE.encode" in c.value)
@@ -250,5 +251,5 @@ def test_a1_on_smollm2_names_the_bytes_it_drops(lang):
     assert_ok(at)
     start, steps = merge_steps("\U00050000", tok.ranks, tok.no_token)
     assert len(start) == 3
-    replay = next(d.value for d in at.dataframe if d.value.shape[1] == 6)
+    replay = next(d.value for d in tables(at) if d.value.shape[1] == 6)
     assert replay.shape[0] == len(steps) + 1

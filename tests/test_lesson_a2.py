@@ -8,7 +8,7 @@ import core.models.model
 import ui.model
 from core.lab.embedding import frequent_ids, nearest
 from core.models.model import CourseModelUnavailable, load_course_model
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, figure_by_key, open_lesson, tables, trace_array
 
 PAGE = "a2_embeddings.py"
 DEFAULT_WORDS = ("king queen man woman prince princess Paris France Rome Italy Tokyo Japan "
@@ -132,7 +132,7 @@ def test_a2_without_the_model(monkeypatch):
 def test_a1_and_a2_share_one_vocabulary():
     """Issue 16: A1's char ids are the course model's ids, so an id in A1 is the same row in A2."""
     a1 = open_lesson("a1_tokens.py", "en", {"a1.text": "一二月"})
-    table = next(el for el in a1.dataframe if "id" in el.value.columns).value
+    table = next(el for el in tables(a1) if "id" in el.value.columns).value
     assert list(table["id"]) == TOK.encode("一二月", bos=True, eos=True)
     assert list(table["id"])[:2] == [TOK.bos_id, TOK.stoi["一"]]
 

@@ -3,7 +3,6 @@ on a corpus, the text's tokens in each scheme, and SmolLM2's tokens and merges o
 """
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.lab.real_tokens import count_tokens, dropped_note, merge_steps, readable, symbol_text, tokens_of_chars
@@ -12,6 +11,7 @@ from core.text import byte_bpe
 from core.text.bpe import ByteBPE, corpora, corpus_lengths, load_corpus, tokenize
 from core.text.tokenizer import CharTokenizer
 from ui.frame import choice, drawn, figure, plain, shapes_table, text_box, tr
+from ui.words import text_table
 from viz.tokens import chips, per_character
 
 NS = "a1"
@@ -98,6 +98,17 @@ def visible(token: str) -> str:
     return token.replace(" ", "␣").replace("\n", "↵")
 
 
+ROW_PX = 36               # one row of a markdown table, drawn (header included)
+
+
+def scrolled(table: str, height: int) -> None:
+    """A table in a box of ``height`` px that scrolls when its rows do not fit; a short table
+    takes only its own height."""
+    rows = table.count("\n")                    # the header's rule and the body rows
+    box = st.container(height=height, border=False) if rows * ROW_PX + 12 > height else st.container()
+    box.markdown(table)
+
+
 def use_example(text: str) -> None:
     st.session_state[f"{NS}.text"] = text          # a callback: runs before the text box is drawn
 
@@ -165,8 +176,8 @@ def course_ids(view, scheme: str, text: str) -> None:
         st.caption(tr(f"{NS}.row_other"))
     elif known:
         st.caption(tr(f"{NS}.row_caption", token=plain(known[0][0]), id=known[0][1]))
-    st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(len(view.ids)), tr(f"{NS}.col_token"): view.tokens,
-                               "id": view.ids}), hide_index=True, height=240, key=f"{NS}.id_table")
+    scrolled(text_table([tr(f"{NS}.col_position"), tr(f"{NS}.col_token"), "id"],
+                        [(i, visible(t), d) for i, (t, d) in enumerate(zip(view.tokens, view.ids, strict=True))]), 240)
     n = len(view.ids)
     shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
                   (tr(f"{NS}.with_specials"), f"BOS + {n - 2} + EOS")])
@@ -182,9 +193,9 @@ def real_ids(rv: dict, text: str, real_tok) -> None:
            key=f"{NS}.chips")
     if shown < n:
         st.caption(tr(f"{NS}.chips_cut", shown=shown, n=n))
-    st.dataframe(pd.DataFrame({tr(f"{NS}.col_position"): range(n), tr(f"{NS}.col_token"): list(map(visible, rv["tokens"])),
-                               "id": rv["ids"], tr(f"{NS}.col_bytes"): rv["hex"]}),
-                 hide_index=True, height=240, key=f"{NS}.id_table")
+    scrolled(text_table([tr(f"{NS}.col_position"), tr(f"{NS}.col_token"), "id", tr(f"{NS}.col_bytes")],
+                        [(i, visible(t), d, h) for i, (t, d, h) in enumerate(zip(rv["tokens"], rv["ids"], rv["hex"],
+                                                                                 strict=True))]), 240)
     shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
                   (tr(f"{NS}.vocab"), f"V = {len(real_tok):,}")])
 
@@ -226,9 +237,8 @@ def real_merge_replay(rv: dict, s, real_tok) -> None:
     rows = [(rank, *map(visible, pair), new) for rank, *pair, new in real_merges(start, real_tok)]
     with s.figure:
         st.markdown(tr(f"{NS}.real_rank_caption", start=start, end=rows[-1][0]))
-        st.dataframe(pd.DataFrame(rows, columns=[tr(f"{NS}.col_rank"), tr(f"{NS}.col_left"), tr(f"{NS}.col_right"),
-                                                 tr(f"{NS}.col_joined"), tr(f"{NS}.col_new")]),
-                     hide_index=True, height=260, key=f"{NS}.real_rank_table")
+        scrolled(text_table([tr(f"{NS}.col_rank"), tr(f"{NS}.col_left"), tr(f"{NS}.col_right"),
+                             tr(f"{NS}.col_joined"), tr(f"{NS}.col_new")], rows), 260)
     if not rv["pieces"]:
         return
     with s.replay:
@@ -238,20 +248,16 @@ def real_merge_replay(rv: dict, s, real_tok) -> None:
         steps = [(0, "", "", "", "", " | ".join(map(visible, p["start"])))] + [
             (i + 1, str(rank), visible(left), visible(right), str(count), " | ".join(map(visible, after)))
             for i, (rank, left, right, count, after) in enumerate(p["steps"])]
-        st.dataframe(pd.DataFrame(steps, columns=[tr(f"{NS}.col_step"), tr(f"{NS}.col_rank"), tr(f"{NS}.col_left"),
-                                                  tr(f"{NS}.col_right"), tr(f"{NS}.col_times"), tr(f"{NS}.col_after")]),
-                     hide_index=True, height=min(420, 35 * (len(steps) + 1) + 3), key=f"{NS}.replay_table")
+        scrolled(text_table([tr(f"{NS}.col_step"), tr(f"{NS}.col_rank"), tr(f"{NS}.col_left"),
+                             tr(f"{NS}.col_right"), tr(f"{NS}.col_times"), tr(f"{NS}.col_after")], steps), 420)
         st.caption(tr(f"{NS}.replay_ids", ids=", ".join(map(str, p["ids"]))))
 
 
 def merge_table(bpe: ByteBPE, k: int, k_used: int) -> None:
     """The first ``k_used`` merges of the corpus's BPE, newest first (a note when k asks for more)."""
-    rows = [{tr(f"{NS}.col_step"): m.step, tr(f"{NS}.col_pair"): f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}",
-             tr(f"{NS}.col_ids"): f"({m.pair[0]}, {m.pair[1]})", tr(f"{NS}.col_count"): m.count,
-             tr(f"{NS}.col_new"): m.new_id, tr(f"{NS}.col_token"): bpe.token_text(m.new_id)}
-            for m in reversed(bpe.merges[:k_used])]
+    rows = [(m.step, f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}", f"({m.pair[0]}, {m.pair[1]})",
+             m.count, m.new_id, bpe.token_text(m.new_id)) for m in reversed(bpe.merges[:k_used])]
     st.markdown(tr(f"{NS}.table_caption", k=k_used))
-    st.dataframe(pd.DataFrame(rows, columns=[tr(f"{NS}.col_{c}") for c in ("step", "pair", "ids", "count", "new", "token")]),
-                 hide_index=True, height=260, key=f"{NS}.merge_table")
+    scrolled(text_table([tr(f"{NS}.col_{c}") for c in ("step", "pair", "ids", "count", "new", "token")], rows), 260)
     if k > len(bpe.merges):
         st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))

@@ -263,14 +263,15 @@ def chart(fig, key: str, failed_text: str, export: dict[str, str] | None = None,
     events = {} if on_select is None else {"on_select_change": on_select}
     if on_commit is not None:
         events["on_commit_change"] = on_commit
-    # The two dicts go in one-item tuples (lists in the browser, unwrapped by chart.js's ``sent``):
-    # Streamlit asks of every top-level value of a component's data whether it is a dataframe, a
-    # quarter of a millisecond for a dict, a tuple passes at once (issue 39: every chart, every run).
-    mount(data={"figure": spec, "revision": revision, "plotly": plotly_url(),
-                "failed": failed_text, "export": (export,), "select": on_select is not None,
-                "pick": tr("classroom.describe.pick") if on_select is not None else "",
-                # presenter mode (ui/classroom.py): the browser draws the type larger
-                "present": bool(st.session_state.get(PRESENTING)), "most": present_most, "live": (live,)},
+    # The data goes in a one-item tuple (a list in the browser, unwrapped by chart/plot.js's
+    # ``sent``): Streamlit asks of every top-level value of a component's dict whether it is a
+    # dataframe, which imports pandas and pyarrow (80 MB a process) and takes a quarter of a
+    # millisecond for a dict; a tuple passes at once (issue 39: every chart, every run).
+    mount(data=({"figure": spec, "revision": revision, "plotly": plotly_url(),
+                 "failed": failed_text, "export": export, "select": on_select is not None,
+                 "pick": tr("classroom.describe.pick") if on_select is not None else "",
+                 # presenter mode (ui/classroom.py): the browser draws the type larger
+                 "present": bool(st.session_state.get(PRESENTING)), "most": present_most, "live": live},),
           key=key, width="stretch", height="content", **events)
 
 

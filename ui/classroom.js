@@ -234,7 +234,8 @@ function copyButton(labels) {
 }
 
 export default function (component) {
-  const { data, parentElement, setTriggerValue } = component;
+  const { parentElement, setTriggerValue } = component;
+  const data = Array.isArray(component.data) ? component.data[0] : component.data;   // ui/classroom.py: a one-item list
   if (!data) return;
   const L = data.labels;
   Object.assign(state, { present: data.present, step: data.step, lesson: data.lesson, labels: L,

@@ -124,7 +124,9 @@ def bar(current, order: list) -> None:
     mount = st.components.v2.component(NAME, js=loader_js(MODULE), css=_CSS, isolate_styles=False)
     where = st.container() if on else st.sidebar
     with where:
-        result = mount(data=data, key="_classroom.on" if on else "_classroom.off", on_action_change=_noop)
+        # A one-item tuple, not the dict itself: Streamlit would ask each of a dict's values whether
+        # it is a dataframe, importing pandas and pyarrow to do so (ui/chart.py, issue 39).
+        result = mount(data=(data,), key="_classroom.on" if on else "_classroom.off", on_action_change=_noop)
         room.teacher_bar(current, step() if on else 1)   # issue 42: the class room's strip (ui/room.py)
     action = getattr(result, "action", None)
     if isinstance(action, str):

@@ -58,3 +58,24 @@ def plain(text: str) -> str:
     Example: plain("<b>$x$</b>") -> "\\<b\\>\\$x\\$\\</b\\>"; plain("a\nb") -> "a↵b"
     """
     return "".join("\\" + ch if ch in _MD_SPECIAL else _BREAKS.get(ch, ch) for ch in text)
+
+
+def text_table(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A markdown table whose cells may hold the student's own text: every text cell escaped
+    (``plain``, a ``|`` included), numbers right-aligned as a table of numbers does.
+
+    Markdown, not ``st.dataframe``: a real <table> that a screen reader walks by row and column,
+    and no pandas or pyarrow in the process (issue 39: ~80 MB a process; A1 was their only user).
+
+    Example: text_table(["token", "id"], [["<b>", 7]]) -> "| token | id |\\n|---|---:|\\n| \\\\<b\\\\> | 7 |"
+    """
+    def numeric(i: int) -> bool:
+        return bool(rows) and all(isinstance(r[i], int | float) for r in rows)
+
+    def cell(value: object) -> str:
+        return str(value) if isinstance(value, int | float) else plain(str(value))
+
+    head = "| " + " | ".join(plain(c) for c in columns) + " |"
+    rule = "|" + "".join("---:|" if numeric(i) else "---|" for i in range(len(columns)))
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join([head, rule, *body])

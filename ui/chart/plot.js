@@ -23,11 +23,10 @@ export function loadPlotly(src) {
 
 // What the server sent, with the export names and the live frames taken out of the one-item lists
 // they travel in (ui/chart.py: Streamlit checks a dict there for a dataframe on every run).
+// The chart's data, sent as a one-item list (ui/chart.py says why).
 export function sent(component) {
   const data = component.data;
-  if (!data) return data;
-  const one = (v) => (Array.isArray(v) ? v[0] : v);
-  return { ...data, export: one(data.export), live: one(data.live) };
+  return Array.isArray(data) ? data[0] : data;
 }
 
 export function watchResize(host, Plotly) {
