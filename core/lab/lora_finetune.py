@@ -136,6 +136,41 @@ def finetune(model: LlamaDecoder, data: torch.Tensor, config: FinetuneConfig,
     return run
 
 
+class Adam:
+    """Adam (Kingma & Ba 2015) on ``params``: per parameter, two running averages of its gradient,
+    m (the mean) and v (the mean square), and a step that divides one by the other's root:
+
+        m = b1 m + (1 - b1) g        v = b2 v + (1 - b2) g^2
+        p = p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
+
+    These two tensors, each as large as the parameter, are what training holds besides the
+    weights and the gradients (optimizer_bytes). The same operations, in the same order, as
+    ``torch.optim.Adam`` on the CPU (no weight decay, no amsgrad): the same numbers to the last
+    bit (tests/test_lora_finetune.py). Ours, not torch.optim's: constructing any torch.optim
+    optimiser imports PyTorch's compiler (torch._dynamo and sympy: 68 MB a server process, and
+    165,000 objects every full garbage collection walks, 100 ms holding the GIL; issue 39).
+    """
+
+    def __init__(self, params: list[torch.Tensor], betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8):
+        self.params, self.betas, self.eps, self.t = params, betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in params]             # each as large as its parameter
+        self.v = [torch.zeros_like(p) for p in params]
+
+    @torch.no_grad()
+    def step(self, lr: float) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        first, second = 1 - b1 ** self.t, 1 - b2 ** self.t         # the bias corrections
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
+            if p.grad is None:
+                continue
+            g = p.grad
+            m.lerp_(g, 1 - b1)                                      # m + (1 - b1)(g - m)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            p.addcdiv_(m, (v.sqrt() / second ** 0.5).add_(self.eps), value=-lr / first)
+
+
 def train_steps(module: torch.nn.Module, params: list[torch.Tensor], data: torch.Tensor,
                 steps: int, batch_size: int, seq_len: int, lr: float, seed: int,
                 on_step: Callable[[int, float], None] | None = None) -> list[float]:
@@ -144,7 +179,7 @@ def train_steps(module: torch.nn.Module, params: list[torch.Tensor], data: torch
     (so LoRA and a full fine-tune with the same seed see the same batches). Returns the
     training loss of every step."""
     gen = torch.Generator().manual_seed(seed + 1)
-    opt = torch.optim.Adam(params, lr=lr)
+    opt = Adam(params)
     seq_len = min(seq_len, len(data) - 1)
     losses: list[float] = []
     module.train()
@@ -153,11 +188,10 @@ def train_steps(module: torch.nn.Module, params: list[torch.Tensor], data: torch
         batch = torch.stack([data[s: s + seq_len + 1] for s in starts.tolist()])    # (B, T+1)
         logits = module(batch[:, :-1])                                               # (B, T, V)
         loss = F.cross_entropy(logits.flatten(0, 1), batch[:, 1:].flatten())
-        for group in opt.param_groups:
-            group["lr"] = lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps)))
-        opt.zero_grad(set_to_none=True)
+        for p in params:
+            p.grad = None
         loss.backward()
-        opt.step()
+        opt.step(lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / steps))))
         losses.append(float(loss.detach()))
         if on_step is not None:
             on_step(step + 1, losses[-1])
@@ -254,14 +288,13 @@ def measured_optimizer_bytes(model: torch.nn.Module, ids: torch.Tensor) -> dict[
     """The same, measured: one Adam step on ``model``'s trainable parameters, then the bytes
     of every .grad and every tensor in the optimiser's state (its step counters excluded)."""
     params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.Adam(params, lr=1e-9)
+    opt = Adam(params)
     x = ids[None, :]                                                         # (1, T+1)
     logits = model(x[:, :-1])                                                # (1, T, V)
     F.cross_entropy(logits.flatten(0, 1), x[0, 1:]).backward()
-    opt.step()
+    opt.step(1e-9)
     grads = sum(p.grad.numel() * p.grad.element_size() for p in params if p.grad is not None)
-    adam = sum(t.numel() * t.element_size() for s in opt.state.values()
-               for k, t in s.items() if k != "step")
+    adam = sum(t.numel() * t.element_size() for t in opt.m + opt.v)
     for p in params:
         p.grad = None
     return {"gradients": grads, "adam": adam, "total": grads + adam}
