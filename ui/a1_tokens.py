@@ -258,6 +258,7 @@ def merge_table(bpe: ByteBPE, k: int, k_used: int) -> None:
     rows = [(m.step, f"{bpe.token_text(m.pair[0])} + {bpe.token_text(m.pair[1])}", f"({m.pair[0]}, {m.pair[1]})",
              m.count, m.new_id, bpe.token_text(m.new_id)) for m in reversed(bpe.merges[:k_used])]
     st.markdown(tr(f"{NS}.table_caption", k=k_used))
-    scrolled(text_table([tr(f"{NS}.col_{c}") for c in ("step", "pair", "ids", "count", "new", "token")], rows), 260)
+    scrolled(text_table([tr(f"{NS}.col_step"), tr(f"{NS}.col_pair"), tr(f"{NS}.col_ids"), tr(f"{NS}.col_count"),
+                         tr(f"{NS}.col_new"), tr(f"{NS}.col_token")], rows), 260)
     if k > len(bpe.merges):
         st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))
