@@ -11,6 +11,7 @@ from core.text import byte_bpe
 from core.text.bpe import ByteBPE, corpora, corpus_lengths, load_corpus, tokenize
 from core.text.tokenizer import CharTokenizer
 from ui.frame import choice, drawn, figure, plain, shapes_table, text_box, tr
+from ui.theme import SCROLL_BOX
 from ui.words import text_table
 from viz.tokens import chips, per_character
 
@@ -101,11 +102,12 @@ def visible(token: str) -> str:
 ROW_PX = 36               # one row of a markdown table, drawn (header included)
 
 
-def scrolled(table: str, height: int) -> None:
-    """A table in a box of ``height`` px that scrolls when its rows do not fit; a short table
-    takes only its own height."""
+def scrolled(table: str, height: int, name: str) -> None:
+    """A table in a box of ``height`` px that scrolls when its rows do not fit (and then takes a
+    tab stop: ui/theme.py); a short table takes only its own height."""
     rows = table.count("\n")                    # the header's rule and the body rows
-    box = st.container(height=height, border=False) if rows * ROW_PX + 12 > height else st.container()
+    tall = rows * ROW_PX + 12 > height
+    box = st.container(height=height, border=False, key=f"{SCROLL_BOX}-{name}") if tall else st.container()
     box.markdown(table)
 
 
@@ -177,7 +179,7 @@ def course_ids(view, scheme: str, text: str) -> None:
     elif known:
         st.caption(tr(f"{NS}.row_caption", token=plain(known[0][0]), id=known[0][1]))
     scrolled(text_table([tr(f"{NS}.col_position"), tr(f"{NS}.col_token"), "id"],
-                        [(i, visible(t), d) for i, (t, d) in enumerate(zip(view.tokens, view.ids, strict=True))]), 240)
+                        [(i, visible(t), d) for i, (t, d) in enumerate(zip(view.tokens, view.ids, strict=True))]), 240, "ids")
     n = len(view.ids)
     shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
                   (tr(f"{NS}.with_specials"), f"BOS + {n - 2} + EOS")])
@@ -195,7 +197,7 @@ def real_ids(rv: dict, text: str, real_tok) -> None:
         st.caption(tr(f"{NS}.chips_cut", shown=shown, n=n))
     scrolled(text_table([tr(f"{NS}.col_position"), tr(f"{NS}.col_token"), "id", tr(f"{NS}.col_bytes")],
                         [(i, visible(t), d, h) for i, (t, d, h) in enumerate(zip(rv["tokens"], rv["ids"], rv["hex"],
-                                                                                 strict=True))]), 240)
+                                                                                 strict=True))]), 240, "real-ids")
     shapes_table([(tr(f"{NS}.text"), f"{len(text)} {tr(f'{NS}.chars')}"), (tr(f"{NS}.ids"), f"({n},)"),
                   (tr(f"{NS}.vocab"), f"V = {len(real_tok):,}")])
 
@@ -238,7 +240,7 @@ def real_merge_replay(rv: dict, s, real_tok) -> None:
     with s.figure:
         st.markdown(tr(f"{NS}.real_rank_caption", start=start, end=rows[-1][0]))
         scrolled(text_table([tr(f"{NS}.col_rank"), tr(f"{NS}.col_left"), tr(f"{NS}.col_right"),
-                             tr(f"{NS}.col_joined"), tr(f"{NS}.col_new")], rows), 260)
+                             tr(f"{NS}.col_joined"), tr(f"{NS}.col_new")], rows), 260, "real-ranks")
     if not rv["pieces"]:
         return
     with s.replay:
@@ -249,7 +251,7 @@ def real_merge_replay(rv: dict, s, real_tok) -> None:
             (i + 1, str(rank), visible(left), visible(right), str(count), " | ".join(map(visible, after)))
             for i, (rank, left, right, count, after) in enumerate(p["steps"])]
         scrolled(text_table([tr(f"{NS}.col_step"), tr(f"{NS}.col_rank"), tr(f"{NS}.col_left"),
-                             tr(f"{NS}.col_right"), tr(f"{NS}.col_times"), tr(f"{NS}.col_after")], steps), 420)
+                             tr(f"{NS}.col_right"), tr(f"{NS}.col_times"), tr(f"{NS}.col_after")], steps), 420, "replay")
         st.caption(tr(f"{NS}.replay_ids", ids=", ".join(map(str, p["ids"]))))
 
 
@@ -259,6 +261,6 @@ def merge_table(bpe: ByteBPE, k: int, k_used: int) -> None:
              m.count, m.new_id, bpe.token_text(m.new_id)) for m in reversed(bpe.merges[:k_used])]
     st.markdown(tr(f"{NS}.table_caption", k=k_used))
     scrolled(text_table([tr(f"{NS}.col_step"), tr(f"{NS}.col_pair"), tr(f"{NS}.col_ids"), tr(f"{NS}.col_count"),
-                         tr(f"{NS}.col_new"), tr(f"{NS}.col_token")], rows), 260)
+                         tr(f"{NS}.col_new"), tr(f"{NS}.col_token")], rows), 260, "merges")
     if k > len(bpe.merges):
         st.info(tr(f"{NS}.exhausted", n=len(bpe.merges)))

@@ -44,7 +44,8 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
 [data-testid="stDataFrame"] canvas:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: -2px; }
 [data-testid="stMetricLabel"] :is([data-testid="stMarkdownContainer"], p) { white-space: normal; overflow: visible;
   text-overflow: clip; }
-.katex-display[tabindex]:focus-visible { outline: 2px solid #2f2d2b; outline-offset: 2px; }
+.katex-display[tabindex]:focus-visible, [class*="st-key-anatomy-scroll-"]:focus-visible {
+  outline: 2px solid #2f2d2b; outline-offset: 2px; }
 @media (prefers-reduced-motion: reduce) {
   *, *::before, *::after { animation-duration: 0.01ms !important; animation-iteration-count: 1 !important;
     transition-duration: 0.01ms !important; scroll-behavior: auto !important; }
@@ -52,17 +53,23 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
 </style>"""
 
 
-# A displayed formula wider than the column scrolls sideways in its own box (a phone, 200 % zoom):
-# the keyboard must reach it to scroll it (axe-core: scrollable-region-focusable, serious), so such a
-# formula takes a tab stop, and gives it back when it fits again (a wider window). Formulas that fit
-# take none. A fixed script (no user text), started once per browser tab.
+# A container keyed f"{SCROLL_BOX}-..." (a table in a box of fixed height: ui/a1_tokens.py) is a box
+# whose rows scroll, marked by the script below like a wide formula.
+SCROLL_BOX = "anatomy-scroll"
+
+# A displayed formula wider than the column scrolls sideways in its own box (a phone, 200 % zoom),
+# and so does a table in a box of fixed height: the keyboard must reach them to scroll them (axe-core:
+# scrollable-region-focusable, serious), so such a box takes a tab stop, and gives it back when its
+# content fits again (a wider window). Boxes that fit take none. A fixed script (no user text),
+# started once per browser tab.
 WIDE_FORMULA_JS = """<script>
 (() => {
   if (window.__anatomyWideFormulas) return;
   window.__anatomyWideFormulas = true;
   const mark = () => {
-    for (const el of document.querySelectorAll('[data-testid="stMain"] .katex-display')) {
-      const wide = el.scrollWidth > el.clientWidth + 1;
+    const boxes = document.querySelectorAll('[data-testid="stMain"] :is(.katex-display, [class*="st-key-SCROLL_BOX-"])');
+    for (const el of boxes) {
+      const wide = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
       if (wide && !el.hasAttribute('tabindex')) el.tabIndex = 0;
       else if (!wide && el.getAttribute('tabindex') === '0') el.removeAttribute('tabindex');
     }
@@ -77,7 +84,7 @@ WIDE_FORMULA_JS = """<script>
   window.addEventListener('resize', soon);
   soon();
 })();
-</script>"""
+</script>""".replace("SCROLL_BOX", SCROLL_BOX)
 
 
 def theme_css() -> None:

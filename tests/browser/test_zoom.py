@@ -37,7 +37,8 @@ WIDTH = "() => [document.documentElement.scrollWidth, document.documentElement.c
 # - meet: two lines of text of different text nodes (a formula is one) whose boxes overlap (each line's
 #   own box, from a Range over the text node), by more than 2 px across and a third of a line's height.
 # Left out: charts (PROBLEMS checks their text), tables drawn on a canvas, code panels (they scroll),
-# text only for screen readers (.anatomy-sr, clipped to 1 px on purpose) and what is hidden.
+# text only for screen readers (.anatomy-sr, clipped to 1 px on purpose) and what is hidden; of text
+# inside a box that scrolls (a table in a box of fixed height), only the part the box shows.
 TEXT_PROBLEMS = r"""() => {
   const main = document.querySelector('[data-testid="stMain"]');
   const SKIP = '.js-plotly-plot, .anatomy-sr, .anatomy-pick, [data-testid="stDataFrame"], [data-testid="stCode"], '
@@ -45,6 +46,16 @@ TEXT_PROBLEMS = r"""() => {
   const out = [];
   const visible = (el) => { const s = getComputedStyle(el); return s.visibility !== 'hidden' && s.opacity !== '0'; };
   const lines = [];
+  const shows = (el, r) => {   // the part of r that the boxes around el which clip or scroll show
+    let [left, top, right, bottom] = [r.left, r.top, r.right, r.bottom];
+    for (let a = el.parentElement; a && a !== main; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowX === 'visible' && s.overflowY === 'visible') continue;
+      const b = a.getBoundingClientRect();
+      [left, top, right, bottom] = [Math.max(left, b.left), Math.max(top, b.top), Math.min(right, b.right), Math.min(bottom, b.bottom)];
+    }
+    return { left, top, right, bottom, width: right - left, height: bottom - top };
+  };
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const text = node.textContent.trim();
@@ -54,7 +65,10 @@ TEXT_PROBLEMS = r"""() => {
     range.selectNodeContents(node);
     // A formula's glyphs (KaTeX) are one text: they stack and touch by design.
     const whole = el.closest('.katex') || node;
-    for (const r of range.getClientRects()) if (r.width > 1 && r.height > 1) lines.push({ r, whole, text: text.slice(0, 30) });
+    for (const line of range.getClientRects()) {
+      const r = shows(el, line);
+      if (r.width > 1 && r.height > 1) lines.push({ r, whole, text: text.slice(0, 30) });
+    }
   }
   for (let a = 0; a < lines.length; a++)
     for (let b = a + 1; b < lines.length; b++) {
