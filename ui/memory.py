@@ -1,7 +1,12 @@
 """The garbage collector and a server that many students share."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import gc
+import resource
+import threading
+import time
 
 
 def settle_memory() -> None:
@@ -21,9 +26,6 @@ def settle_memory() -> None:
 
 def _libc_trim():
     """glibc's ``malloc_trim``, or None where the C library has none (musl, macOS)."""
-    import ctypes
-    import ctypes.util
-
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return libc.malloc_trim
@@ -49,20 +51,24 @@ def give_back_free_memory() -> None:
 
 
 def _cpu_seconds() -> float:
-    import resource
-
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
 
-def _trim_when_quiet(every: float) -> None:
-    import time
+def quiet(cpu_seconds: float, every: float) -> bool:
+    """Whether ``cpu_seconds`` of work in ``every`` s is a quiet server (under QUIET_SHARE of a core).
 
+    Example: quiet(0.1, 5.0) -> True (2 % of a core); quiet(3.0, 5.0) -> False (a class at work)
+    """
+    return cpu_seconds < QUIET_SHARE * every
+
+
+def _trim_when_quiet(every: float) -> None:
     before = _cpu_seconds()
     while True:
         time.sleep(every)
         now = _cpu_seconds()
-        if now - before < QUIET_SHARE * every:
+        if quiet(now - before, every):
             give_back_free_memory()
         before = now
 
@@ -71,7 +77,5 @@ def start_giving_back(every: float = TRIM_EVERY_S) -> None:
     """A daemon thread that gives freed memory back after every quiet ``every`` s (the process
     used under 5 % of a core): after a warm-up, after a class, not in the middle of one, where
     the pages handed back would be needed again at once (each one faulted in and zeroed anew)."""
-    import threading
-
     if TRIM is not None:
         threading.Thread(target=_trim_when_quiet, args=(every,), name="give-back-memory", daemon=True).start()
