@@ -101,7 +101,8 @@ export default function (component) {
   loading = loading || import(SOURCE).then((m) => (draw = m.default));
   loading.then((ready) => { if (!gone) release = ready(component); }, (err) => {
     console.warn(err);
-    const { data, parentElement } = component;
+    const { parentElement } = component;
+    const data = Array.isArray(component.data) ? component.data[0] : component.data;   // a one-item list (chart())
     if (gone || !data || typeof data.failed !== "string") return;
     let host = parentElement.querySelector(":scope > .anatomy-chart");
     if (!host) {
