@@ -68,7 +68,7 @@ ALONE = (
     "tests/test_toy_embedding.py::test_embedding_is_fast_and_deterministic",
     # A key press commits after a pause and a drag commits on release, and the test counts the runs
     # between: with a busy neighbour the keys' run can still be in flight when the drag ends on the
-    # same value (nothing new to send), and the run the test waits for never comes (2 of 40 there).
+    # same value (nothing new to send), and the run the test waits for never comes (1 of 10, twice).
     "tests/browser/test_live.py::test_keys_and_drag_move_the_figure_without_a_run",
 )
 
