@@ -91,7 +91,9 @@ _JS = bundle_js(Path(__file__).parent / "chart.js")
 # went to the browser with every chart of every run (C3's first page 1.2 MB of websocket, 0.10 MB
 # before). The bundle is published once a process beside plotly.js, under a name with its digest (a
 # browser keeps it a day: a new version is a new name), and each element carries only this loader,
-# which imports it; the browser fetches and evaluates a module URL once a page.
+# which imports it; the browser fetches and evaluates a module URL once a page. When the module
+# cannot load, the loader writes the chart's message (data[0].failed: the data is a one-item list,
+# chart() says why) as plain text, in the page's language. Kept under 1 KB (tests/test_chart.py).
 _LOADER = """// ui/chart.py: the chart's code is a static file, imported once a page.
 const SOURCE = new URL(%s, window.location.href).href;
 let loading = null, draw = null;
@@ -101,8 +103,7 @@ export default function (component) {
   loading = loading || import(SOURCE).then((m) => (draw = m.default));
   loading.then((ready) => { if (!gone) release = ready(component); }, (err) => {
     console.warn(err);
-    const { parentElement } = component;
-    const data = Array.isArray(component.data) ? component.data[0] : component.data;   // a one-item list (chart())
+    const { parentElement } = component, data = (component.data || [])[0];
     if (gone || !data || typeof data.failed !== "string") return;
     let host = parentElement.querySelector(":scope > .anatomy-chart");
     if (!host) {
@@ -110,7 +111,7 @@ export default function (component) {
       host.className = "anatomy-chart";
       parentElement.appendChild(host);
     }
-    host.textContent = data.failed;   // plain text, in the page's language
+    host.textContent = data.failed;
   });
   return () => { gone = true; if (typeof release === "function") release(); };
 }
