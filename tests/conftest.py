@@ -66,10 +66,6 @@ ALONE = (
     "tests/browser/test_room.py::test_teacher_and_student",
     "tests/test_date_model.py::test_weights_checksum_size_and_load_time",
     "tests/test_toy_embedding.py::test_embedding_is_fast_and_deterministic",
-    # A key press commits after a pause and a drag commits on release, and the test counts the runs
-    # between: with a busy neighbour the keys' run can still be in flight when the drag ends on the
-    # same value (nothing new to send), and the run the test waits for never comes (1 of 10, twice).
-    "tests/browser/test_live.py::test_keys_and_drag_move_the_figure_without_a_run",
 )
 
 
