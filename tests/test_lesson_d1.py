@@ -135,6 +135,21 @@ def test_d1_bars_name_every_candidate_and_keep_their_legend(lang):
     assert "10" in fig["layout"]["title"]["text"]
 
 
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_d1_each_bar_carries_its_token_id_for_a_click(horizontal):
+    """A click on a bar sends its token id (D1's branch): both data traces carry the ids as
+    ``customdata``, in the bars' order, upright or across; without ids, nothing."""
+    from viz.generation import probability_bars
+    kw = dict(title=None, names=("m", "s"), hover_names=("tok", "m", "s"), legend=("a", "b", "c", "d"),
+              horizontal=horizontal)
+    tokens, ids = ["the", "a", "an"], [279, 264, 459]
+    fig = probability_bars(tokens, [0.5, 0.3, 0.2], [0.6, 0.4, 0.0], 0, ids=ids, **kw)
+    bars = [t for t in fig["data"] if t["type"] == "bar" and t.get("showlegend") is False]
+    assert len(bars) == 2 and all(list(t["customdata"]) == ids for t in bars)
+    plain = probability_bars(tokens, [0.5, 0.3, 0.2], [0.6, 0.4, 0.0], 0, **kw)
+    assert not any("customdata" in t for t in plain["data"])
+
+
 def test_d1_empty_prompt_has_one_notice_that_says_what_happens():
     """Review D1 #3: one notice, <bos>, not the generic "uses its example text"."""
     at = open_lesson(PAGE, "en")

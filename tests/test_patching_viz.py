@@ -75,3 +75,17 @@ def test_the_page_s_scale_words_in_both_languages(lang, monkeypatch):
         assert got == {"noising": noising, "ends": ends}
         bar = recovery_map(np.zeros((30, 4)), list("abcd"), list("abcd"), title=None, **WORDS, **got)["data"][0]
         assert f"1 · {ends[1]}" in bar["colorbar"]["ticktext"] and bar["zmin"] == (0.0 if noising else -1.0)
+
+
+def test_sublayer_labels_stand_upright_when_they_fit_and_turn_when_they_do_not():
+    """Both panels share the page's width: word labels that fit half of it stay level; a long prompt's
+    words are turned a quarter, and the figure grows by their length (no label on the panels)."""
+    kw = dict(title=None, panel_titles=("attn", "ffn"), **WORDS)
+    few = ["When", "Mary", "left"]
+    many = ("When Mary and John went to the store together , John gave a drink to").split()
+    short = sublayer_maps(np.zeros((30, 3)), np.zeros((30, 3)), few, few, **kw)
+    long = sublayer_maps(np.zeros((30, 16)), np.zeros((30, 16)), many, many, **kw)
+    for axis in ("xaxis", "xaxis2"):
+        assert short["layout"][axis]["tickangle"] == 0
+        assert long["layout"][axis]["tickangle"] == -90
+    assert long["layout"]["height"] > short["layout"]["height"]
