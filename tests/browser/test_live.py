@@ -98,8 +98,6 @@ def _wait_for_url(page, key: str, value) -> None:
     run on a busy machine: when the start and the end of a quick run reach the page in one task, the
     app's script state never shows "running" (1 of 10 under two workers, twice, and once in a whole
     run: a release whose run never came in 60 s)."""
-    page.wait_for_function("([k, v]) => new URLSearchParams(location.search).has(k)", arg=[key, str(value)],
-                           timeout=CHANGE_MS)
     for _ in range(CHANGE_MS // 100):
         if _holds(_query(page), key, value):
             return
