@@ -39,7 +39,8 @@ def _core(smol, name: str, noising: bool):
     b = P.PAIRS[name]
     pair = P.tokenize_pair(tok, b.clean, b.corrupted, b.right, b.wrong)
     runs = P.run_pair(model, pair, noising)
-    return pair, runs, P.sweeps(model, runs), P.head_sweep(model, runs)
+    maps = P.sweeps(model, runs, (*P.SITES, "head"))
+    return pair, runs, maps, maps["head"]
 
 
 def core_maps(smol, name: str, noising: bool = False):
@@ -238,17 +239,62 @@ def test_a_click_on_the_map_moves_the_cell(monkeypatch):
         assert (state["f4.layer"], state["f4.pos"]) == (21, 7)
 
 
-def test_f4_maps_are_shared_and_small(smol):
-    """A pair's maps are computed once for every session, and what is kept is far under 2 MB."""
+@pytest.mark.parametrize("name", list(P.PAIRS))
+def test_f4_maps_are_shared_and_small(smol, folder, name):
+    """A pair's maps are computed once for every session, and what is kept is under 2 MB."""
     import pickle
 
     from ui import f4_patching
 
-    b = P.PAIRS["ioi"]
-    key = f4_patching.pair_key(b.clean, b.corrupted, b.right, b.wrong, False, "cpu")
+    warm(smol, folder, (name, False), core=False)
+    key = _page_key(name, False)
     maps = f4_patching.pair_maps(key, smol)
     assert f4_patching.pair_maps(key, smol) is maps
     assert len(pickle.dumps(maps)) < 2_000_000
+
+
+def test_f4_students_asking_at_once_share_one_computation(smol, monkeypatch):
+    """Two sessions asking for a pair nobody has yet, at the same moment: one computes its maps,
+    the other waits for them and gets the same object; the other direction reuses the same two
+    plain runs (flipped), computed once."""
+    import threading
+
+    from ui import f4_patching
+
+    calls = {"sweeps": 0, "run_pair": 0}
+    sweeps, run_pair = P.sweeps, P.run_pair
+
+    def counted(name, fn):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(P, "sweeps", counted("sweeps", sweeps))
+    monkeypatch.setattr(P, "run_pair", counted("run_pair", run_pair))
+    texts = ("The dogs near the door", "The dog near the door", " are", " is")   # a pair no other test asks for
+    key = f4_patching.pair_key(*texts, False, "cpu")
+    start, got = threading.Barrier(2), []
+
+    def student():
+        start.wait()
+        got.append(f4_patching.pair_maps(key, smol))
+
+    threads = [threading.Thread(target=student) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 2 and got[0] is got[1]
+    assert calls == {"sweeps": 1, "run_pair": 1}
+    noised = f4_patching.pair_maps(f4_patching.pair_key(*texts, True, "cpu"), smol)
+    assert noised.noising and calls == {"sweeps": 2, "run_pair": 1}
+    model, tok = smol
+    runs = run_pair(model, P.tokenize_pair(tok, *texts)).flipped()
+    want = sweeps(model, runs, ("resid_pre",))["resid_pre"].recovered.numpy()
+    np.testing.assert_allclose(noised.recovered["resid_pre"], want, atol=1e-5)
+    f4_patching.cell_run(f4_patching.pair_key(*texts, True, "cpu"), "resid_pre", 3, 1, smol)
+    assert calls["run_pair"] == 1                                           # a click: the same runs
 
 
 def test_f4_without_the_real_model(monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from core.lab import patching as P
+from core.lab.logit_lens import lens_logits
 from core.models.model import CourseModelUnavailable, LlamaDecoder, load_course_model
 from core.text.tokenizer import CharTokenizer
 from tests.real_util import real
@@ -127,13 +128,12 @@ def smol():
 
 @pytest.fixture(scope="module")
 def ioi_maps(smol):
-    """Every map of the IOI pair in both directions: {(site, noising): Sweep}, ~10 s of a core."""
+    """Every map of the IOI pair in both directions: {(site, noising): Sweep}, ~5 s of a core."""
     model, _, runs = smol
     maps = {}
     for r in (runs["ioi"], runs["ioi"].flipped()):
-        for site, sweep in P.sweeps(model, r).items():
+        for site, sweep in P.sweeps(model, r, (*P.SITES, "head")).items():
             maps[site, r.noising] = sweep
-        maps["head", r.noising] = P.head_sweep(model, r)
     return maps
 
 
@@ -211,7 +211,7 @@ def test_toy_sweep_equals_naive_every_cell(site, noising):
 @pytest.mark.parametrize("noising", [False, True])
 def test_toy_head_sweep_equals_naive(noising):
     model, runs = _toy_runs(noising)
-    heads = P.head_sweep(model, runs)
+    heads = P.sweep(model, runs, "head")
     assert heads.diffs.shape == (3, 4)
     want = torch.tensor([[naive_for(model, runs, "head", b, -1, h) for h in range(4)] for b in range(3)])
     torch.testing.assert_close(heads.diffs, want, atol=1e-4, rtol=0)
@@ -235,7 +235,7 @@ def test_course_model_sweep_equals_naive():
     sweep = P.sweep(model, runs)
     want = naive_sweep(model, pair.corrupted_ids, pair.clean_ids, pair.right, pair.wrong)
     torch.testing.assert_close(sweep.diffs, want, atol=1e-4, rtol=0)
-    heads = P.head_sweep(model, runs)
+    heads = P.sweep(model, runs, "head")
     assert heads.diffs.shape == (model.config.n_layers, model.config.n_heads)
     assert heads.diffs[1, 2] == pytest.approx(naive_for(model, runs, "head", 1, -1, 2), abs=1e-4)
 
@@ -279,14 +279,16 @@ def test_patched_run_equals_its_sweep_cell_and_the_naive_logits(smol, ioi_maps):
 
 @pytest.mark.parametrize("layer", [0, 1, 2, 3])
 def test_whole_stream_copied_is_the_source_run(layer):
-    """The stream at every position at once, at any block (3 = after the last): the source run."""
+    """The stream at every position at once, at any block (3 = after the last): the source run, to
+    the last bit (the same operations on the same numbers; the plain run's last block is computed
+    as a patched run's, ``plain_run``)."""
     model, runs = _toy_runs()
     for r, want in ((runs, 1.0), (runs.flipped(), 0.0)):
         entry = P.Entry(layer, False, r.source.resid_pre[layer])                 # (T, D)
         final = P.resume(model, r.base, 0, [entry])                              # (1, D)
-        torch.testing.assert_close(final[0], r.source.resid_pre[-1, -1], atol=1e-5, rtol=0)
-        diff = P.logit_diff(model, final, r.pair.right, r.pair.wrong)
-        assert float(P.recovered(diff, r)[0]) == pytest.approx(want, abs=1e-5)
+        assert torch.equal(final[0], r.source.resid_pre[-1, -1])
+        diff = P.logit_diff(model, final[0], r.pair.right, r.pair.wrong)
+        assert float(P.recovered(diff, r)) == want
 
 
 def test_layer_zero_whole_stream_gives_the_clean_logits_exactly(smol):
@@ -295,6 +297,18 @@ def test_layer_zero_whole_stream_gives_the_clean_logits_exactly(smol):
     final = P.resume(model, r.base, 0, [P.Entry(0, False, r.clean.resid_pre[0])])
     assert torch.equal(final[0], r.clean.resid_pre[-1, -1])
     assert float(P.recovered(P.logit_diff(model, final[0], r.pair.right, r.pair.wrong), r)) == 1.0
+    # The logits: those of the clean run's forward pass, whose last block sums the same numbers in
+    # another order (the whole prompt at once), to float32's rounding.
+    torch.testing.assert_close(lens_logits(model, final[0]), r.clean.logits, atol=1e-4, rtol=0)
+
+
+def test_keys_values_are_the_blocks_own(smol):
+    model, _, runs = smol
+    run, T = runs["fact"].clean, 10
+    k, v = P.keys_values(model.blocks[29], run.resid_pre[29][None], torch.arange(T))   # (1, H_kv, T, d_head)
+    assert k.shape == v.shape == (1, 3, T, 64)
+    torch.testing.assert_close(k[0], run.k[29], atol=1e-5, rtol=0)
+    torch.testing.assert_close(v[0], run.v[29], atol=1e-5, rtol=0)
 
 
 def test_patching_nothing_is_the_base_run():
@@ -309,21 +323,58 @@ def test_patching_nothing_is_the_base_run():
     assert not torch.isfinite(sweep.recovered).any()                            # nothing to recover: 0 / 0
 
 
-def test_last_position_after_the_last_block_recovers_exactly_one(smol):
+def test_patching_nothing_on_smollm2_is_the_corrupted_run(smol):
+    """The fact pair: a source equal to the base leaves every map the corrupted run, no cell run;
+    and patched runs forced through ``resume`` with the base's own activations at every kind of
+    site (the skip bypassed) give its logit difference."""
     model, _, runs = smol
-    for r, want in ((runs["ioi"], 1.0), (runs["ioi"].flipped(), 0.0)):
-        one = P.patched_run(model, r, "resid_pre", model.config.n_layers, -1)
-        assert one.recovered == want
+    r = runs["fact"]
+    same = P.Runs(r.pair, r.corrupted, r.corrupted, r.clean_diff, r.corrupted_diff)
+    for site, sweep in P.sweeps(model, same, (*P.SITES, "head")).items():
+        assert not sweep.run.any() and torch.all(sweep.diffs == r.corrupted_diff), site
+        assert torch.all(sweep.recovered == 0), site
+    own = r.corrupted
+    for p in (1, 3, 9):
+        entries = [P.Entry(0, False, own.resid_pre[0, p][None]),                     # the stream itself
+                   P.Entry(12, False, own.resid_pre[12, p][None]),
+                   P.Entry(5, True, (own.resid_pre[5, p] + own.attn_out[5, p])[None]),   # its attention's add
+                   P.Entry(29, True, (own.resid_pre[29, p] + own.attn_out[29, p])[None]),
+                   P.Entry(8, False, (own.resid_mid[7, p] + own.ffn_out[7, p])[None]),   # its feed-forward's
+                   P.Entry(30, False, (own.resid_mid[29, p] + own.ffn_out[29, p])[None])]
+        diffs = P.logit_diff(model, P.resume(model, own, p, entries), r.pair.right, r.pair.wrong)
+        torch.testing.assert_close(diffs, torch.full((6,), r.corrupted_diff), atol=1e-4, rtol=0)
 
 
-def test_all_heads_patched_equal_the_attention_output_patched(smol, ioi_maps):
+@pytest.mark.parametrize("name", list(P.PAIRS))
+def test_last_position_after_the_last_block_recovers_exactly_one(smol, name):
+    """The issue's "last layer, last position: 1.0" is the final stream, after the last block: the
+    answer is read there alone, so the clean run's stream gives the clean answer, exactly. The
+    map's top row is the stream *entering* the last block (resid_pre, L rows: 0 .. L - 1): there the
+    last block still attends to the base run's other positions, so it is not exactly 1 (0.90-0.99
+    denoising, and noising takes the fact pair only to 0.26)."""
     model, _, runs = smol
-    r = runs["ioi"]
-    attn = ioi_maps["attn_out", False].diffs[:, -1]                             # (L,)
+    L = model.config.n_layers
+    for r, want in ((runs[name], 1.0), (runs[name].flipped(), 0.0)):
+        assert P.patched_run(model, r, "resid_pre", L, -1).recovered == want
+        top = P.patched_run(model, r, "resid_pre", L - 1, -1).recovered          # the map's top row
+        assert top != want and (top > 0.85 if want == 1.0 else top < 0.3)
+
+
+@pytest.mark.parametrize("name", ["ioi", "fact"])
+def test_all_heads_patched_equal_the_attention_output_patched(smol, ioi_maps, name):
+    model, _, runs = smol
+    r = runs[name]
+    last, n_layers = len(r.pair.clean_ids) - 1, model.config.n_layers
     every = torch.ones(model.config.n_heads, dtype=torch.bool)
-    entries = [P.patch_entry(model, r, "head", b, 13, every) for b in range(model.config.n_layers)]
-    heads = P.logit_diff(model, P.resume(model, r.base, 13, entries), r.pair.right, r.pair.wrong)
+
+    def diffs(entries):
+        return P.logit_diff(model, P.resume(model, r.base, last, entries), r.pair.right, r.pair.wrong)
+
+    heads = diffs([P.patch_entry(model, r, "head", b, last, every) for b in range(n_layers)])
+    attn = diffs([P.patch_entry(model, r, "attn_out", b, last) for b in range(n_layers)])
     torch.testing.assert_close(heads, attn, atol=1e-4, rtol=0)
+    if name == "ioi":                                                           # and the sweep's own map
+        torch.testing.assert_close(heads, ioi_maps["attn_out", False].diffs[:, -1], atol=1e-4, rtol=0)
 
 
 def test_logit_diff_reads_two_rows_of_the_unembedding():
@@ -381,8 +432,34 @@ def test_agreement_picture(smol):
 
 # --- Against transformers (requirements-reference.txt), the same GGUF, its own hooks ---------------------------
 
+def _hf_site(layers, site: str, layer: int):
+    """Where transformers' Llama holds a site: (module, is its input, how to reach the tensor)."""
+    if site == "resid_pre":
+        return layers[layer], True
+    if site == "attn_out":
+        return layers[layer].self_attn, False                   # its output: (attn_output, weights)
+    if site == "ffn_out":
+        return layers[layer].mlp, False
+    return layers[layer].self_attn.o_proj, True                 # "head": the heads side by side
+
+
+# A few cells of each site on each pair: (site, layer, position, head); -1 is the last position.
+HF_CELLS = {
+    "ioi": [("resid_pre", 3, 9, None), ("resid_pre", 22, -1, None), ("attn_out", 23, -1, None),
+            ("attn_out", 17, 9, None), ("ffn_out", 0, 9, None), ("ffn_out", 21, 9, None), ("head", 23, -1, 3),
+            ("head", 24, -1, 4)],
+    "fact": [("resid_pre", 4, 3, None), ("resid_pre", 29, -1, None), ("attn_out", 23, -1, None),
+             ("attn_out", 3, 3, None), ("ffn_out", 0, 2, None), ("head", 23, -1, 4), ("head", 29, -1, 0)],
+    "agreement": [("resid_pre", 10, 1, None), ("attn_out", 26, -1, None), ("ffn_out", 0, 1, None),
+                  ("ffn_out", 28, -1, None), ("head", 26, -1, 0), ("head", 27, -1, 8)],
+}
+
+
 @pytest.mark.slow
 def test_recovered_equals_transformers_with_hooks(smol):
+    """Denoising on the three built-in pairs, every kind of site: the fast sweep's cells
+    (``patched_diffs``, as the maps run them) against transformers' own model of the same GGUF,
+    its activation read in the clean run and written into the corrupted one by module hooks."""
     transformers = pytest.importorskip("transformers")
     from core.models import gguf_llama
     model, _, runs = smol
@@ -390,27 +467,51 @@ def test_recovered_equals_transformers_with_hooks(smol):
     hf = transformers.AutoModelForCausalLM.from_pretrained(
         str(path.parent), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager").eval()
     layers = hf.model.layers
+    d_head = model.config.d_head
 
     @torch.no_grad()
-    def hf_diff(ids, right, wrong, layer=None, position=None, value=None):
-        handle = None
-        if layer is not None:
-            def pre(mod, args, kwargs):
-                (args[0] if args else kwargs["hidden_states"])[0, position] = value
-            handle = layers[layer].register_forward_pre_hook(pre, with_kwargs=True)
+    def hf_diff(ids, pair, hooks=()):
+        """The logit difference of one transformers run, with each hook (site, layer, fn(tensor))
+        called on that activation (in place)."""
+        handles = []
+        for site, layer, fn in hooks:
+            module, is_input = _hf_site(layers, site, layer)
+            if is_input:
+                def pre(mod, args, kwargs, fn=fn):
+                    fn(args[0] if args else kwargs["hidden_states"])
+                handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
+            else:
+                def post(mod, args, out, fn=fn):
+                    fn(out[0] if isinstance(out, tuple) else out)
+                handles.append(module.register_forward_hook(post))
         try:
-            return float(_diff(hf(torch.tensor([ids])).logits, right, wrong)[0])
+            return float(_diff(hf(torch.tensor([ids])).logits, pair.right, pair.wrong)[0])
         finally:
-            if handle is not None:
+            for handle in handles:
                 handle.remove()
 
-    for name, cells in (("ioi", [(3, 9), (22, 13), (27, 13)]), ("fact", [(4, 3), (29, 9)])):
+    for name, cells in HF_CELLS.items():
         r = runs[name]
-        pair = r.pair
-        clean = hf_diff(pair.clean_ids, pair.right, pair.wrong)
-        corrupted = hf_diff(pair.corrupted_ids, pair.right, pair.wrong)
-        ours = P.sweep(model, r).recovered
-        for layer, p in cells:
-            value = r.clean.resid_pre[layer, p]
-            patched = hf_diff(pair.corrupted_ids, pair.right, pair.wrong, layer, p, value)
-            assert float(ours[layer, p]) == pytest.approx((patched - corrupted) / (clean - corrupted), abs=1e-3)
+        pair, last = r.pair, len(r.pair.clean_ids) - 1
+        todo = []
+        for site, layer, p, head in cells:
+            heads = None if head is None else torch.arange(model.config.n_heads) == head
+            todo.append((p % (last + 1), (site, layer, p, head), P.patch_entry(model, r, site, layer, p % (last + 1), heads)))
+        ours = P.patched_diffs(model, r, todo)
+        cols = {cell: slice(None) if cell[3] is None else slice(cell[3] * d_head, (cell[3] + 1) * d_head)
+                for cell in cells}
+        seen = {}                                     # every cell's clean activation, one clean run
+
+        def read(cell, seen=seen, cols=cols):
+            return lambda x: seen.setdefault(cell, x[0, cell[2], cols[cell]].clone())
+
+        def write(cell, seen=seen, cols=cols):
+            return lambda x: x[0, cell[2], cols[cell]].copy_(seen[cell])
+
+        clean = hf_diff(pair.clean_ids, pair, [(cell[0], cell[1], read(cell)) for cell in cells])
+        corrupted = hf_diff(pair.corrupted_ids, pair)
+        for cell in cells:
+            patched = hf_diff(pair.corrupted_ids, pair, [(cell[0], cell[1], write(cell))])
+            want = (patched - corrupted) / (clean - corrupted)
+            got = float(P.recovered(torch.tensor(ours[cell]), r))
+            assert got == pytest.approx(want, abs=1e-3), (name, cell)

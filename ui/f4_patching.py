@@ -1,12 +1,16 @@
 """Cached results of lesson F4 (activation patching), computed once per pair and direction for
 every session.
 
-A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: ~2-10 s of a
-core for SmolLM2. The built-in pairs are computed when a student first opens them (then served to
-everyone); a student's own pair only when asked (a button and a progress bar in the page), one
-computation at a time in this process, as F1's random control (``ui.f1_heads``). What is kept is
-what the page shows: a few small float32 arrays and the tokens as text (a few KB a pair), never
-the runs themselves (~10 MB).
+A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: 1.5-5 s of a
+core for SmolLM2's built-in pairs, up to ~14 s for a pair of 16 tokens that differs at its first
+(bench/bench_patching.py). The built-in pairs are computed when a student first opens them (then
+served to everyone); a student's own pair only when asked (a button and a progress bar in the
+page), one computation at a time in this process, as F1's random control (``ui.f1_heads``): a
+second student asking for a pair being computed waits for it, and gets the same object. What is
+kept for every pair is what the page shows: a few small float32 arrays and the tokens as text (a
+few KB a pair). The two plain runs themselves (~12 MB for 14 tokens, ~26 MB for 32) are kept for
+the two pairs last asked for only: a click on a cell then costs one patched run, and noising is the
+same runs patched the other way (``Runs.flipped``), never two forward passes again.
 """
 from __future__ import annotations
 
@@ -66,6 +70,22 @@ def pair_key(clean: str, corrupted: str, right: str, wrong: str, noising: bool, 
     return (clean, corrupted, right, wrong, bool(noising), dev)
 
 
+@st.cache_resource(max_entries=2, show_spinner=False)
+def pair_runs(clean: str, corrupted: str, right: str, wrong: str, dev: str, _loaded) -> P.Runs:
+    """Both plain runs of a pair, patched clean into corrupted (``.flipped()`` for noising), shared
+    and read only. Raises P.PairError."""
+    model, tok = _loaded
+    with torch.inference_mode():
+        return P.run_pair(model, P.tokenize_pair(tok, clean, corrupted, right, wrong))
+
+
+def runs_for(key: tuple, loaded) -> P.Runs:
+    """The runs of ``key`` (pair_key), patched in its direction."""
+    clean, corrupted, right, wrong, noising, dev = key
+    runs = pair_runs(clean, corrupted, right, wrong, dev, loaded)
+    return runs.flipped() if noising else runs
+
+
 def side(tok, run: P.Run, pair: P.Pair) -> Side:
     got = P.plain(run, pair)
     return Side(got.logit_diff, got.p_right, got.p_wrong, token_texts(tok, got.top_ids), got.top_probs)
@@ -89,32 +109,26 @@ def maps_ready(key: tuple) -> Maps | None:
 
 def pair_maps(key: tuple, _loaded, progress=None) -> Maps:
     """Every map of the pair ``key``: computed once for every session. ``progress(fraction)`` is
-    called as the sweeps go (the three position maps, then the heads). Raises P.PairError.
-    Read only."""
+    called as the sweeps go. Raises P.PairError. Read only."""
     found = maps_ready(key)
     if found is not None:
         return found
     model, tok = _loaded
-    clean, corrupted, right, wrong, noising, _ = key
-    pair = P.tokenize_pair(tok, clean, corrupted, right, wrong)
+    P.tokenize_pair(tok, *key[:4])                   # a pair that cannot be patched raises here
     with _COMPUTING:
         found = maps_ready(key)                      # computed while this one waited
         if found is not None:
             return found
-        tell = progress or (lambda f: None)
-        with torch.inference_mode():
-            runs = P.run_pair(model, pair, noising)
-            # The heads are ~270 runs of one position, the position maps ~3 × L × T of several.
-            sweeps = P.sweeps(model, runs, progress=lambda f: tell(0.85 * f))
-            heads = P.head_sweep(model, runs, progress=lambda f: tell(0.85 + 0.15 * f))
+        runs = runs_for(key, _loaded)
+        pair = runs.pair
+        with torch.inference_mode():                 # the three position maps and the heads, one pass
+            sweeps = P.sweeps(model, runs, (*P.SITES, "head"), progress=progress)
         found = Maps(token_texts(tok, pair.clean_ids), token_texts(tok, pair.corrupted_ids), pair.differ,
                      token_texts(tok, [pair.right])[0], token_texts(tok, [pair.wrong])[0],
                      len(pair.right_pieces), len(pair.wrong_pieces),
-                     side(tok, runs.clean, pair), side(tok, runs.corrupted, pair), bool(noising),
-                     {**{s: m.recovered.numpy().astype(np.float32) for s, m in sweeps.items()},
-                      "head": heads.recovered.numpy().astype(np.float32)},
-                     {**{s: m.diffs.numpy().astype(np.float32) for s, m in sweeps.items()},
-                      "head": heads.diffs.numpy().astype(np.float32)})
+                     side(tok, runs.clean, pair), side(tok, runs.corrupted, pair), runs.noising,
+                     {s: m.recovered.numpy().astype(np.float32) for s, m in sweeps.items()},
+                     {s: m.diffs.numpy().astype(np.float32) for s, m in sweeps.items()})
     with _MAPS_LOCK:
         _MAPS[key] = found
         while len(_MAPS) > _MAPS_MAX:
@@ -125,12 +139,10 @@ def pair_maps(key: tuple, _loaded, progress=None) -> Maps:
 @st.cache_data(max_entries=256, show_spinner=False)
 def cell_run(key: tuple, site: str, layer: int, position: int, _loaded) -> dict:
     """One cell's patched run to the end (a click on the map): its logit difference, recovered
-    fraction and top next tokens. The two plain runs again (two forward passes) and one resume."""
+    fraction and top next tokens. One resume on the pair's shared runs."""
     model, tok = _loaded
-    clean, corrupted, right, wrong, noising, _ = key
-    pair = P.tokenize_pair(tok, clean, corrupted, right, wrong)
+    runs = runs_for(key, _loaded)
     with torch.inference_mode():
-        runs = P.run_pair(model, pair, noising)
         got = P.patched_run(model, runs, site, layer, position)
     return {"logit_diff": got.logit_diff, "recovered": got.recovered, "top": token_texts(tok, got.top_ids),
             "top_probs": got.top_probs}

@@ -29,13 +29,16 @@ The sites, at block l and position p (trace names of core/parts/trace.py):
     head        one head's output at the last position, its d_head slice of ``attn.concat``
                 before w_o mixes the heads
 
-Why it is fast. A patch at block l changes nothing before block l, and nothing at positions
-before p (causal attention). So a patched run starts at block l with the base run's stream, and
-positions before p come from the base run's keys and values (a KV cache), never recomputed. For
-one position p, ``resume`` finishes the patched runs of every layer together: block j runs once,
-on the batch of every run that starts at j or earlier. A cell whose copied activation equals the
-base's own (the same token at layer 0, or any position before the prompts first differ) is the
-base run itself, and is not run at all.
+Why it is fast (a cell is one patched run; a pair's maps are ~3,000 of them). A patch at block l
+changes nothing before block l, and nothing at positions before p (causal attention). So a patched
+run starts at block l with the base run's stream, positions before p come from the base run's keys
+and values (a KV cache), never recomputed, and the last block computes only the last position (the
+metric reads nothing else; the other positions give it their keys and values). An entry into a
+feed-forward needs it at its own row only (the other rows are the base's): one call a layer, for
+every position. For one position p, ``resume`` finishes the patched runs of every layer together:
+block j runs once, on the batch of every run that starts at j or earlier. A cell whose copied
+activation equals the base's own (the same token at layer 0, or any position before the prompts
+first differ) is the base run itself, and is not run at all.
 """
 from __future__ import annotations
 
@@ -47,6 +50,7 @@ import torch
 from core.lab.layer_trace import KeepTrace
 from core.lab.logit_lens import lens_logits
 from core.parts.kv_cache import KVCache
+from core.parts.rope import apply_rope
 
 MAX_TOKENS = 32      # longest prompt patched: a full sweep costs ~ T^2 L^2 / 4 token-blocks
 TOP_K = 10           # next tokens listed for one patched run
@@ -145,7 +149,12 @@ def plain_run(model, ids: Sequence[int]) -> Run:
     def stack(name: str) -> torch.Tensor:
         return torch.stack([trace[f"blocks.{i}.{name}"][0] for i in range(n_layers)])  # (L, ...)
 
+    # The last position leaving the last block as a patched run computes it (``last_block``): a
+    # patched run that repeats this run then gives its numbers to the last bit, not only to the
+    # rounding of a sum taken in another order (a few 1e-7 of the forward's own).
     final = trace[f"blocks.{n_layers - 1}.resid_post"][0]                              # (T, D)
+    last = last_block(model, trace[f"blocks.{n_layers - 1}.resid_pre"], KVCache(n_layers))[0]  # (1, D)
+    final = torch.cat([final[:-1], last])                                              # (T, D)
     return Run(torch.cat([stack("resid_pre"), final[None]]), stack("resid_mid"),
                stack("attn.out"), stack("ffn_out"), stack("attn.concat"),
                stack("attn.k"), stack("attn.v"), logits)
@@ -187,14 +196,16 @@ def run_pair(model, pair: Pair, noising: bool = False) -> Runs:
 
 
 def logit_diff(model, final: torch.Tensor, right: int, wrong: int) -> torch.Tensor:
-    """Final streams (..., D), as they leave the last block -> logit(right) - logit(wrong) (...).
+    """The metric: final streams (..., D), as they leave the last block
+    -> logit(right) - logit(wrong) (...). A logit is the normed stream dotted
+    with the token's row of the unembedding U, so the difference is one dot
+    product with U[right] - U[wrong]: two rows read, not V.
 
-    A logit is the normed stream dotted with the token's row of the unembedding, so the
-    difference is one dot product with U[right] - U[wrong]: two rows read, not V.
-    Example: logit_diff(m, run.resid_pre[-1, -1], r, w) == run.logits[r] - run.logits[w] (to 1e-5)
+    Example: logit_diff(m, run.resid_pre[-1, -1], r, w)
+             == run.logits[r] - run.logits[w] (to 1e-5)
     """
-    u = model.output.weight                                                  # (V, D)
-    return model.final_norm(final) @ (u[right] - u[wrong])                   # (...)
+    u = model.output.weight                                  # (V, D)
+    return model.final_norm(final) @ (u[right] - u[wrong])   # (...)
 
 
 @dataclass(frozen=True)
@@ -220,91 +231,139 @@ def plain(run: Run, pair: Pair, k: int = TOP_K) -> Plain:
 @dataclass(frozen=True)
 class Entry:
     """A patched run from where it first differs from the base run: block ``layer``, position
-    ``start``. Its stream there has the copied activation in it."""
+    ``start``. Its rows there hold the copied activation; every later position is the base's."""
     layer: int                    # block it enters; L = after the last block (the final stream)
     mid: bool                     # True: it enters block ``layer``'s feed-forward (after attention)
-    stream: torch.Tensor          # (N, D) its stream at positions start .. T - 1
-
-
-def with_row(rows: torch.Tensor, first: torch.Tensor) -> torch.Tensor:
-    """rows (N, D) with its first row replaced by ``first`` (D,): the copy.
-
-    Example: with_row(tensor([[1., 1.], [2., 2.]]), tensor([9., 9.])) -> [[9., 9.], [2., 2.]]
-    """
-    return torch.cat([first[None], rows[1:]])                                # (N, D)
+    rows: torch.Tensor            # (n, D) its stream at positions start .. start + n - 1 (n = 1: one copy)
 
 
 @torch.no_grad()
 def patch_entry(model, runs: Runs, site: str, layer: int, position: int,
                 heads: torch.Tensor | None = None) -> Entry | None:
-    """The patched run of one cell, or None when the copied activation equals the base's own (the
-    patched run *is* the base run). ``heads`` (H,) bool, for site "head" only: the chosen heads'
-    slices of ``attn.concat`` are copied, and block ``layer``'s w_o mixes them as the model would.
+    """The copy: where one cell's patched run enters the model, with what.
+    None when the copied activation equals the base's own (the patched run
+    *is* the base run). ``heads`` (H,) bool, site "head" only.
 
-    Example: patch_entry(m, runs, "resid_pre", 3, 9).stream[0] == runs.clean.resid_pre[3, 9]
+    Example: patch_entry(m, runs, "resid_pre", 3, 9).rows[0]
+             == runs.clean.resid_pre[3, 9]
     """
-    base, source, p = runs.base, runs.source, position
-    if site == "resid_pre":
-        if torch.equal(source.resid_pre[layer, p], base.resid_pre[layer, p]):
-            return None
-        return Entry(layer, False, with_row(base.resid_pre[layer, p:], source.resid_pre[layer, p]))
-    if site == "attn_out":
-        if torch.equal(source.attn_out[layer, p], base.attn_out[layer, p]):
-            return None
-        written = base.resid_pre[layer, p] + source.attn_out[layer, p]                 # (D,)
-        return Entry(layer, True, with_row(base.resid_mid[layer, p:], written))
-    if site == "ffn_out":
-        if torch.equal(source.ffn_out[layer, p], base.ffn_out[layer, p]):
-            return None
-        written = base.resid_mid[layer, p] + source.ffn_out[layer, p]                  # (D,)
-        return Entry(layer + 1, False, with_row(base.resid_pre[layer + 1, p:], written))
-    if site == "head":
-        cols = heads.repeat_interleave(base.concat.shape[-1] // heads.numel())        # (H*d_head,)
-        concat = torch.where(cols, source.concat[layer, p], base.concat[layer, p])    # (H*d_head,)
-        if torch.equal(concat, base.concat[layer, p]):
-            return None
-        written = base.resid_pre[layer, p] + model.blocks[layer].attn.w_o(concat)     # (D,)
-        return Entry(layer, True, with_row(base.resid_mid[layer, p:], written))
-    raise ValueError(f"unknown site {site!r}; expected one of {SITES + ('head',)}")
+    base, src, p = runs.base, runs.source, position
+    if site == "resid_pre":    # the stream into the block: the source's
+        copied, own = src.resid_pre[layer, p], base.resid_pre[layer, p]
+        entry = Entry(layer, False, copied[None])
+    elif site == "attn_out":   # its attention adds the source's
+        copied, own = src.attn_out[layer, p], base.attn_out[layer, p]
+        stream = base.resid_pre[layer, p] + copied             # (D,)
+        entry = Entry(layer, True, stream[None])               # to its FFN
+    elif site == "ffn_out":    # its feed-forward adds the source's
+        copied, own = src.ffn_out[layer, p], base.ffn_out[layer, p]
+        stream = base.resid_mid[layer, p] + copied             # (D,)
+        entry = Entry(layer + 1, False, stream[None])          # to the next
+    elif site == "head":       # the chosen heads' outputs, before w_o
+        cols = heads.repeat_interleave(base.concat.shape[-1] // len(heads))
+        own = base.concat[layer, p]                            # (H*d_head,)
+        copied = torch.where(cols, src.concat[layer, p], own)  # (H*d_head,)
+        added = model.blocks[layer].attn.w_o(copied)           # (D,)
+        entry = Entry(layer, True, (base.resid_pre[layer, p] + added)[None])
+    else:
+        raise ValueError(f"unknown site {site!r}")
+    return None if torch.equal(copied, own) else entry
 
 
-def prefix_cache(base: Run, layer: int, start: int, batch: int) -> KVCache | None:
+def past_feed_forward(model, entries: Sequence[Entry]) -> list[Entry]:
+    """Entries into a feed-forward (``mid``) carried past it -> entries into the next block, in the
+    same order; the others as they are. The feed-forward works position by position and the positions
+    after an entry's rows are the base's, so it runs on the entries' own rows only: once a layer,
+    on the rows of every entry into it, whatever their positions.
+
+    Example: past_feed_forward(m, [Entry(3, True, row)]) -> [Entry(4, False, row + FFN(norm(row)))]
+    """
+    out = list(entries)
+    for layer in sorted({entry.layer for entry in entries if entry.mid}):
+        picked = [e for e, entry in enumerate(entries) if entry.mid and entry.layer == layer]
+        rows = torch.cat([entries[e].rows for e in picked])                      # (R, D)
+        done = model.blocks[layer].feed_forward(rows[None])[0]                   # (R, D)
+        for e, part in zip(picked, done.split([len(entries[e].rows) for e in picked]), strict=True):
+            out[e] = Entry(layer + 1, False, part)
+    return out
+
+
+def streams(base: Run, start: int, layer: int, entries: Sequence[Entry]) -> torch.Tensor:
+    """Entries into block ``layer`` -> their whole streams there (E, N, D), positions start .. T - 1:
+    each entry's rows, then the base's stream."""
+    n = entries[0].rows.shape[0] if entries else 0
+    after = base.resid_pre[layer, start + n:].expand(len(entries), -1, -1)      # (E, N - n, D)
+    if not entries:
+        return after
+    return torch.cat([torch.stack([entry.rows for entry in entries]), after], 1)  # (E, N, D)
+
+
+def prefix_cache(base: Run, layer: int, start: int, batch: int) -> KVCache:
     """Block ``layer``'s keys and values of positions before ``start`` in the base run, one copy
     per patched run: what those positions would compute again, unchanged by a later patch."""
-    if start == 0:
-        return None
     cache = KVCache(base.k.shape[0])
-    kv = cache.layers[layer]
-    kv.k = base.k[layer, :, :start].expand(batch, -1, -1, -1)                # (E, H_kv, start, d_head)
-    kv.v = base.v[layer, :, :start].expand(batch, -1, -1, -1)                # (E, H_kv, start, d_head)
+    if start > 0:
+        kv = cache.layers[layer]
+        kv.k = base.k[layer, :, :start].expand(batch, -1, -1, -1)            # (E, H_kv, start, d_head)
+        kv.v = base.v[layer, :, :start].expand(batch, -1, -1, -1)            # (E, H_kv, start, d_head)
     return cache
 
 
-@torch.no_grad()
-def resume(model, base: Run, start: int, entries: Sequence[Entry]) -> torch.Tensor:
-    """Finish patched runs that all differ from ``base`` from position ``start`` on -> the final
-    stream of each at the last position (E, D), in the order given. Block j runs once, on every
-    run entered at j or before: a batch that grows from the first layer patched to the last.
+def keys_values(block, x: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The keys (turned by RoPE) and values a block reads from its stream x (E, N, D) at
+    ``positions`` (N,): the block's own norm and projections, as its attention makes them.
 
-    Example: resume(m, run, 0, [Entry(0, False, run.resid_pre[0])]) ≈ run.resid_pre[-1, -1][None]
+    Example: keys_values(m.blocks[j], run.resid_pre[j][None], arange(T))[0][0] ≈ run.k[j]
     """
-    n_layers = model.config.n_layers
-    order = sorted(range(len(entries)), key=lambda e: (entries[e].layer, entries[e].mid))
-    x = base.resid_pre.new_zeros(0, *base.resid_pre[0, start:].shape)        # (0, N, D): none yet
-    for j in range(n_layers + 1):
-        joining = [entries[e].stream for e in order if entries[e].layer == j and not entries[e].mid]
-        if joining:
-            x = torch.cat([x, torch.stack(joining)])                         # (E_j, N, D)
-        if j == n_layers:
-            break
+    k, v = block.attn.keys_values(block.attn_norm(x))                       # (E, H_kv, N, d_head) each
+    return apply_rope(k, positions, block.rope_base), v
+
+
+def last_block(model, x: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    """The last block on streams x (E, N, D) that continue after what ``cache`` holds -> the last
+    position's stream leaving it (E, 1, D). The metric reads the last position only: the others give
+    the keys and values it attends to (6 % of a block's multiplications), not a whole block each."""
+    j, n = len(model.blocks) - 1, x.shape[1]
+    past = cache.layers[j].length
+    if n > 1:
+        cache.layers[j].append(*keys_values(model.blocks[j], x[:, :-1],
+                                            torch.arange(past, past + n - 1, device=x.device)))
+    return model.run_blocks(x[:, -1:], j, j + 1, cache=cache)               # (E, 1, D)
+
+
+@torch.no_grad()
+def resume(model, base: Run, start: int,
+           entries: Sequence[Entry]) -> torch.Tensor:
+    """The hook point: patched runs that differ from ``base`` from position
+    ``start`` on, run on through the model's own blocks -> the final stream
+    of each at the last position (E, D), in the order given.
+
+    Block j runs once, on every run entered at j or before: a batch that
+    grows from the first layer patched to the last. Positions before
+    ``start`` are the base's keys and values (``prefix_cache``).
+
+    Example: resume(m, run, 0, [Entry(0, False, run.resid_pre[0])])
+             == run.resid_pre[-1, -1][None]
+    """
+    entries = past_feed_forward(model, entries)   # all enter a whole block
+    n_layers, order = len(model.blocks), []
+    x = streams(base, start, 0, [])               # (0, N, D): no run yet
+    for j in range(n_layers):
+        joining = [e for e, entry in enumerate(entries) if entry.layer == j]
+        joined = streams(base, start, j, [entries[e] for e in joining])
+        x, order = torch.cat([x, joined]), order + joining   # (E_j, N, D)
         if len(x):
-            x = model.run_blocks(x, j, j + 1, cache=prefix_cache(base, j, start, len(x)))  # (E_j, N, D)
-        joining = [entries[e].stream for e in order if entries[e].layer == j and entries[e].mid]
-        if joining:
-            x = torch.cat([x, model.blocks[j].feed_forward(torch.stack(joining))])       # (E_j, N, D)
-    final = torch.empty(len(entries), x.shape[-1], dtype=x.dtype, device=x.device)     # (E, D)
-    final[order] = x[:, -1]
-    return final
+            cache = prefix_cache(base, j, start, len(x))
+            if j < n_layers - 1:                              # (E_j, N, D)
+                x = model.run_blocks(x, j, j + 1, cache=cache)
+            else:                                             # (E_j, 1, D)
+                x = last_block(model, x, cache)
+    # Runs patched after the last block (its feed-forward's output).
+    after = [e for e, entry in enumerate(entries) if entry.layer == n_layers]
+    last = streams(base, start, n_layers, [entries[e] for e in after])
+    final = torch.cat([x[:, -1], last[:, -1]])                # (E, D)
+    ran = torch.tensor(order + after, device=final.device)   # entry of each row
+    return final[ran.argsort()]
 
 
 # --- The sweeps ----------------------------------------------------------------------------------
@@ -320,33 +379,40 @@ class Sweep:
 
 
 def recovered(diffs: torch.Tensor, runs: Runs) -> torch.Tensor:
-    """Logit differences -> fractions, 0 at the corrupted run and 1 at the clean one, in both
-    directions (noising starts at 1). Not finite when the two runs give the same difference:
-    then nothing can be recovered, and a page should say so.
+    """Logit differences -> fractions, 0 at the corrupted run and 1 at the
+    clean one, in both directions (noising starts at 1). Not finite when the
+    two runs give the same difference: nothing can be recovered then.
 
-    Example: clean_diff = 6, corrupted_diff = -5: recovered(tensor([0.5]), runs) -> [0.5]
+    Example: clean_diff = 6, corrupted_diff = -5:
+             recovered(tensor([0.5]), runs) -> [0.5]
     """
     return (diffs - runs.corrupted_diff) / (runs.clean_diff - runs.corrupted_diff)
 
 
-Cell = tuple                      # a map's key for one patched run: (site, layer, position) or (layer, head)
+Cell = tuple                      # one patched run: (site, layer, position), or ("head", layer, head)
 
 
 @torch.no_grad()
-def patched_diffs(model, runs: Runs, cells: Callable[[int], list[tuple[Cell, Entry | None]]],
-                  positions: Sequence[int], progress: Callable[[float], None] | None = None
-                  ) -> dict[Cell, float]:
-    """The logit difference of every cell that needs a run: ``cells(p)`` lists position p's
-    cells with their entries (None: the base run itself, left out); one ``resume`` a position."""
+def patched_diffs(model, runs: Runs, todo: Sequence[tuple[int, Cell, Entry | None]],
+                  progress: Callable[[float], None] | None = None) -> dict[Cell, float]:
+    """``todo``: (position, cell, its entry) -> the logit difference of every cell that needs a
+    run (an entry of None is the base run itself, left out). Entries into a feed-forward go past it
+    first, every position at once; then one ``resume`` a position, the longest first."""
+    found = [(p, cell, entry) for p, cell, entry in todo if entry is not None]
+    entries = past_feed_forward(model, [entry for _, _, entry in found])
+    T = runs.base.resid_pre.shape[1]
+    positions = sorted({p for p, _, _ in found})
+    work = {p: (T - p) * sum(q == p for q, _, _ in found) for p in positions}   # rows a block, roughly
     out: dict[Cell, float] = {}
-    for n, p in enumerate(positions):
-        found = [(cell, entry) for cell, entry in cells(p) if entry is not None]
-        if found:
-            final = resume(model, runs.base, p, [entry for _, entry in found])            # (E, D)
-            diffs = logit_diff(model, final, runs.pair.right, runs.pair.wrong)         # (E,)
-            out.update(zip([cell for cell, _ in found], diffs.tolist(), strict=True))
+    done = 0
+    for p in positions:
+        picked = [i for i, (q, _, _) in enumerate(found) if q == p]
+        final = resume(model, runs.base, p, [entries[i] for i in picked])              # (E, D)
+        diffs = logit_diff(model, final, runs.pair.right, runs.pair.wrong)            # (E,)
+        out.update(zip([found[i][1] for i in picked], diffs.tolist(), strict=True))
+        done += work[p]
         if progress is not None:
-            progress((n + 1) / len(positions))
+            progress(done / sum(work.values()))
     return out
 
 
@@ -361,44 +427,35 @@ def as_sweep(site: str, runs: Runs, shape: tuple[int, int], ran: dict[tuple[int,
 
 def sweeps(model, runs: Runs, sites: Sequence[str] = SITES,
            progress: Callable[[float], None] | None = None) -> dict[str, Sweep]:
-    """Patch each site at every block × every position, one cell at a time -> {site: (L, T) map}.
-    The sites go together, one batch a position (~20 % less time than one site after another).
+    """Patch each site at every block × every position, one cell at a time -> {site: (L, T) map};
+    "head" among the sites adds the (L, H) map of single heads at the last position. The sites go
+    together, one batch a position (~20 % less time than one site after another).
 
     Example (SmolLM2, IOI, denoising): sweeps(m, runs)["resid_pre"].recovered[:20, 9] ≈ 1 (the
     second name, early to middle blocks), [25:, 13] > 0.9 (the last position, late blocks)
     """
     n_layers, T = runs.base.resid_mid.shape[:2]
-
-    def cells(p: int):
-        return [((site, b, p), patch_entry(model, runs, site, b, p)) for site in sites for b in range(n_layers)]
-
-    ran = patched_diffs(model, runs, cells, range(T), progress)
-    return {site: as_sweep(site, runs, (n_layers, T), {(b, p): d for (s, b, p), d in ran.items() if s == site})
+    n_heads = model.config.n_heads
+    one = torch.eye(n_heads, dtype=torch.bool)                               # (H, H) one head each
+    todo = [(p, (site, b, p), patch_entry(model, runs, site, b, p))
+            for p in range(T) for site in sites if site != "head" for b in range(n_layers)]
+    if "head" in sites:
+        todo += [(T - 1, ("head", b, h), patch_entry(model, runs, "head", b, T - 1, one[h]))
+                 for b in range(n_layers) for h in range(n_heads)]
+    ran = patched_diffs(model, runs, todo, progress)
+    return {site: as_sweep(site, runs, (n_layers, n_heads if site == "head" else T),
+                           {(a, b): d for (s, a, b), d in ran.items() if s == site})
             for site in sites}
 
 
 def sweep(model, runs: Runs, site: str = "resid_pre",
           progress: Callable[[float], None] | None = None) -> Sweep:
-    """One site's (L, T) map: ``sweeps`` of that site alone."""
-    return sweeps(model, runs, (site,), progress)[site]
+    """One site's map: ``sweeps`` of that site alone.
 
-
-def head_sweep(model, runs: Runs, position: int = -1,
-               progress: Callable[[float], None] | None = None) -> Sweep:
-    """Patch one head's output at ``position`` (the last by default), every block × every head ->
-    an (L, H) map: which heads write the answer where it is read.
-
-    Example (SmolLM2): head_sweep(m, runs).recovered.shape == (30, 9)
+    Example (SmolLM2): sweep(m, runs, "head").recovered.shape == (30, 9): which heads, at the
+    last position where the answer is read, write it
     """
-    n_layers, n_heads = model.config.n_layers, model.config.n_heads
-    p = position % runs.base.resid_mid.shape[1]
-    one = torch.eye(n_heads, dtype=torch.bool)                               # (H, H) one head each
-
-    def cells(_: int):
-        return [((b, h), patch_entry(model, runs, "head", b, p, one[h]))
-                for b in range(n_layers) for h in range(n_heads)]
-
-    return as_sweep("head", runs, (n_layers, n_heads), patched_diffs(model, runs, cells, [p], progress))
+    return sweeps(model, runs, (site,), progress)[site]
 
 
 @dataclass(frozen=True)
