@@ -5,7 +5,8 @@ import functools
 import numpy as np
 import streamlit as st
 
-from core.lab.patching import PAIRS, PairError, logit_diff, patch_entry, recovered, tokenize_pair
+from core.lab.patching import PAIRS, PairError, logit_diff, patch_entry, recovered, resume, tokenize_pair
+from ui.classroom import presenting
 from ui.f4_page import (
     DIR_KEYS,
     F1_MARKED,
@@ -17,6 +18,7 @@ from ui.f4_page import (
     own_controls,
     pair_controls,
     pair_problem,
+    runs_figure,
     runs_section,
     selected_maps,
     strongest,
@@ -32,6 +34,10 @@ from viz.common import label
 from viz.patching import head_patch_map, recovery_map, sublayer_maps
 
 NS = "f4"
+# Presenter mode: the residual map 400 px tall (a quarter more on screen), its caption above the bar
+# at 1280x720; a cell's six likeliest tokens, not ten (ten bars at the presenter's type met, and every
+# other token's label was thinned away, the top one's first).
+RESID_PRESENT, CELL_PRESENT_BARS = 400, 6
 
 lesson = Lesson(NS)
 dev = device()
@@ -39,11 +45,15 @@ loaded = real_model(dev)                 # SmolLM2 only: the pairs are English s
 if loaded is None:
     st.info(tr(f"{NS}.needs_real"))
 
-# Presenter mode: the two runs below the controls' slide, the patched cell's answer after the map,
-# and the heads' table after the head map (under it, it fell under the bar).
-lesson.section("pair", layout_only=True, below=("runs",), marks={"runs": f"{NS}.runs_slide"})
-lesson.section("resid", layout_only=True, code=(patch_entry, recovered, logit_diff), height=560,
-               below=("cell",), marks={"cell": f"{NS}.cell_slide"})
+# Presenter mode: the two runs below the controls' slide, their numbers and then their chart (the
+# chart's caption fell under the bar), the residual map on a slide of its own after the sliders (its
+# caption too), the patched cell's answer after the map, and the heads' table after the head map.
+lesson.section("pair", layout_only=True, below=("runs", "runs_fig"),
+               marks={"runs": f"{NS}.runs_slide", "runs_fig": f"{NS}.runs_fig_slide"})
+# The code: the copy (patch_entry), the hook point where the patched run goes on through the
+# model's own blocks (resume), the metric (logit_diff, recovered).
+lesson.section("resid", layout_only=True, code=(patch_entry, resume, logit_diff, recovered), height=560,
+               slide="controls", below=("cell",), marks={"cell": f"{NS}.cell_slide"})
 lesson.section("sub", layout_only=True, above=())
 lesson.section("heads", layout_only=True, above=(), below=("table",), marks={"table": f"{NS}.table_slide"})
 
@@ -73,6 +83,8 @@ def body(slots, loaded, dev):
         return
     with slots["pair"].runs:
         runs_section(maps, texts)
+    with slots["pair"].runs_fig:
+        runs_figure(maps)
         if not maps.separable:
             st.warning(tr(f"{NS}.inseparable"))
             return
@@ -93,7 +105,7 @@ def body(slots, loaded, dev):
                     axis_titles=words(f"{NS}.layer_axis", f"{NS}.pos_axis"), hover_names=hover,
                     colorbar_title=tr(f"{NS}.recovered_word"), selected=(layer, pos), **map_scale(noising))
         # A click on a cell moves the block and position sliders (on_select).
-        figure(fig, f"{NS}.resid", present_height=None,
+        figure(fig, f"{NS}.resid", present_height=RESID_PRESENT,
                on_select=functools.partial(picked_cell, f"{NS}.resid", f"{NS}.layer", f"{NS}.pos"))
         st.caption(tr(dir_keys[2], layers=n_layers, n=n, first=plain(maps.clean_tokens[pair.differ[0]]),
                       early=float(np.nanmean(resid[: n_layers // 3, pair.differ[-1]])),
@@ -102,7 +114,8 @@ def body(slots, loaded, dev):
         got = cell_run(key, "resid_pre", layer, pos, loaded)
         at = maps.clean_tokens[pos] if maps.clean_tokens[pos] == maps.corrupted_tokens[pos] else \
             f"{maps.clean_tokens[pos]}/{maps.corrupted_tokens[pos]}"
-        figure(drawn(bars, [f"“{label(t)}”" for t in got["top"]], {tr(f"{NS}.prob_word"): got["top_probs"]},
+        k = CELL_PRESENT_BARS if presenting() else len(got["top"])
+        figure(drawn(bars, [f"“{label(t)}”" for t in got["top"][:k]], {tr(f"{NS}.prob_word"): got["top_probs"][:k]},
                      title=tr(f"{NS}.cell_fig", layer=layer, at=label(at)), y_title=tr(f"{NS}.prob_word"),
                      fmt=".3f", height=420), key=f"{NS}.cell")
         st.caption(tr(f"{NS}.cell_caption", layer=layer, pos=pos, at=plain(at), diff=got["logit_diff"],

@@ -124,6 +124,10 @@ def runs_section(maps, texts: tuple[str, str, str, str]) -> None:
             st.caption(tr(f"{NS}.top_caption", wrong=plain(maps.wrong), p_wrong=100 * run.p_wrong,
                           tokens=tr(f"{NS}.sep").join(
                 f"“{plain(t)}” {100 * p:.0f} %" for t, p in zip(run.top[:3], run.top_probs[:3], strict=True))))
+
+
+def runs_figure(maps) -> None:
+    """Both answers' probabilities in the two runs, and what the maps' 0 and 1 will mean."""
     right_word, wrong_word = f"“{label(maps.right)}”", f"“{label(maps.wrong)}”"
     fig = drawn(bars, [tr(f"{NS}.p_of", token=right_word), tr(f"{NS}.p_of", token=wrong_word)],
                 {tr(f"{NS}.run_clean"): [maps.clean.p_right, maps.clean.p_wrong],
