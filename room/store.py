@@ -61,6 +61,7 @@ SQLITE_BUSY_MS = 30_000           # a writer waits this long for SQLite's one wr
 TOUCH_S = 60.0                    # a room's activity time is written at most once a minute by students
 TEACHER_LINK_S = 600.0           # a teacher link for a second device works once, within 10 minutes
 MIGRATION_LOCK = 4_204_242        # PostgreSQL advisory lock: two replicas starting at once upgrade one at a time
+PURGE_S = 60.0                    # idle rooms are ended and deleted by the first store call a minute (per process)
 
 
 @dataclass(frozen=True)
@@ -498,11 +499,14 @@ class RoomStore:
         self.engine = get_engine(self.url)
         if self.url not in _upgraded:
             upgrade(self.url)
+        self._purge_lock = threading.Lock()
+        self._purged_at = -float("inf")     # store clock of the last periodic purge (_purge_due)
 
     # -- transactions and shared steps --
 
     @contextmanager
     def _tx(self, write: bool = False) -> Iterator[Connection]:
+        self._purge_due()
         try:
             with self.engine.connect() as conn:
                 if write:
@@ -511,6 +515,36 @@ class RoomStore:
                     yield conn
         except (sa.exc.OperationalError, sa.exc.InterfaceError) as e:
             raise Unavailable() from e
+
+    def _purge_due(self) -> None:
+        """Once every PURGE_S (the store's clock) the first call of any operation purges first: an idle
+        room's data goes within a minute of its idle time, whether or not a room is created, and old
+        rate-limit rows (digests of addresses) within a minute of their two hours. Other threads do not
+        wait for it; a purge that fails is tried again a minute later (the call itself says why)."""
+        now = self.clock()
+        if now - self._purged_at < PURGE_S or not self._purge_lock.acquire(blocking=False):
+            return
+        try:
+            if now - self._purged_at < PURGE_S:
+                return
+            try:
+                self.purge_idle(now)
+            except (RoomError, sa.exc.SQLAlchemyError):
+                pass
+        finally:
+            self._purge_lock.release()
+
+    def purge_in_background(self) -> threading.Thread:
+        """A daemon thread that purges when due (every PURGE_S), for a server that no call reaches:
+        an idle room's data is deleted on time whether anyone uses the app or not."""
+        def run() -> None:
+            while True:
+                time.sleep(PURGE_S)
+                self._purge_due()
+
+        thread = threading.Thread(target=run, name="room-purge", daemon=True)
+        thread.start()
+        return thread
 
     def _insert(self, conn: Connection, table: sa.Table):
         return (pg_dialect if conn.dialect.name == "postgresql" else sqlite_dialect).insert(table)
@@ -597,7 +631,6 @@ class RoomStore:
         """A new room with a fresh code; its teacher secret is returned here and never again."""
         now = self.clock()
         bucket = None if client_key is None else _client_bucket("room", client_key)
-        self.purge_idle(now)
         secret = secrets.token_urlsafe(32)
         salt = secrets.token_bytes(16).hex()
         for _ in range(20):
@@ -662,8 +695,9 @@ class RoomStore:
 
     def purge_idle(self, now: float | None = None) -> int:
         """End every room idle for longer than the idle time (deleting its data), forget old tombstones
-        and rate-limit windows; how many rooms ended. create_room runs it; a server may also on a timer."""
+        and rate-limit windows; how many rooms ended. Every operation runs it once a minute (_purge_due)."""
         now = self.clock() if now is None else now
+        self._purged_at = max(self._purged_at, now)    # first: this purge's own transaction does not purge again
         with self._tx(write=True) as conn:
             idle = conn.execute(sa.select(rooms.c.code).where(
                 rooms.c.ended_at.is_(None), rooms.c.active_at < now - self.idle_s).with_for_update()).scalars().all()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
@@ -169,6 +170,58 @@ def test_upgrade_makes_the_tables_and_leaves_a_database_at_head_alone(url):
     rs.upgrade(url)                      # a second process starting on the same database
     assert everything(url) == before
     assert store.tally(room.code, L, Q, room.teacher_secret).counts == {1: (0, 0, 1)}
+
+
+def test_an_upgrade_from_the_first_schema_keeps_a_class_under_way(url):
+    """A database at revision 0001 holding a class in the middle of a question (a room, the teacher's
+    position, a question in its second round, votes of both rounds, students, a rate-limit window)
+    is upgraded to head by Alembic: every row is as it was, and the class goes on (issue 42 §4)."""
+    config = rs.alembic_config()
+    with rs.get_engine(url).connect() as conn:
+        conn.execution_options(**{rs.WRITE: True})
+        with conn.begin():
+            config.attributes["connection"] = conn
+            command.upgrade(config, "0001")
+    secret, salt = "s" * 43, "ab" * 16
+    students = [f"student-{i:02d}-{'x' * 10}" for i in range(3)]
+    at_0001 = {
+        "rooms": [{"code": "K7P2QX", "teacher_salt": salt, "teacher_hash": rs._secret_digest(salt, secret),
+                   "created_at": T0, "active_at": T0 + 50, "ended_at": None}],
+        "positions": [{"room_code": "K7P2QX", "version": 7, "lesson": "attention", "section": "5",
+                       "query": '{"b1.r": "4"}', "updated_at": T0 + 50}],
+        "questions": [{"id": 1, "room_code": "K7P2QX", "lesson": L, "question_key": Q, "n_options": 3, "round": 2,
+                       "state": "open", "opened_at": T0 + 10, "updated_at": T0 + 40}],
+        "votes": [{"question_id": 1, "round": r, "student_id": sid, "option": (i + r) % 3, "voted_at": T0 + 20 * r}
+                  for r in (1, 2) for i, sid in enumerate(students[: 3 if r == 1 else 2])],
+        "participants": [{"room_code": "K7P2QX", "student_id": sid, "joined_at": T0, "last_seen": T0 + 45,
+                          "following": i != 1} for i, sid in enumerate(students)],
+        "rate_limits": [{"bucket": f"vote:K7P2QX:{students[0]}", "window": int(T0 + 40), "hits": 1}],
+    }
+    engine = rs.get_engine(url)
+    with engine.begin() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == "0001"
+        assert "teacher_links" not in sa.inspect(conn).get_table_names()
+        for table, values in at_0001.items():
+            conn.execute(sa.insert(getattr(rs, table)), values)
+    before = {t: rows(url, t) for t in at_0001}
+
+    rs.upgrade(url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar_one() == "0002"
+        assert compare_metadata(MigrationContext.configure(conn), rs.metadata) == []
+    assert {t: rows(url, t) for t in at_0001} == before
+    store = RoomStore(url, clock=Clock(T0 + 60))
+    assert store.position(code="K7P2QX") == rs.Position(7, "attention", "5", {"b1.r": "4"}, T0 + 50)
+    assert store.presence("K7P2QX") == rs.Presence(3, 2)
+    assert store.tally("K7P2QX", L, Q, secret).counts == {1: (1, 1, 1), 2: (1, 0, 1)}
+    assert store.my_votes("K7P2QX", students[0], L, Q) == {1: 1, 2: 2}
+    store.vote("K7P2QX", students[2], L, Q, 2, 0)           # the round still open: the late vote counts
+    store.vote("K7P2QX", students[0], L, Q, 2, 0)           # and a changed mind
+    assert store.reveal("K7P2QX", secret, L, Q).answered == 3
+    assert store.tally("K7P2QX", L, Q).counts == {1: (1, 1, 1), 2: (3, 0, 0)}
+    token = store.teacher_link("K7P2QX", secret)             # 0002's table, for the old room
+    assert store.redeem_teacher_link("K7P2QX", token, "10.0.0.9") == secret
+    assert store.position_version("K7P2QX") == 8            # the reveal's version after the old 7
 
 
 def test_one_engine_per_process_and_url(url, tmp_path):
@@ -480,9 +533,9 @@ def test_idle_rooms_end_and_purge_deletes_everything(store, clock, url, monkeypa
     clock.t += 11 * 3600
     store.move(busy.code, busy.teacher_secret, L, "x", {})
     clock.t += 3600 + 1                                     # idle: 12 h 1 s; busy: 1 h 1 s
-    with pytest.raises(EndedRoom):                          # ended at once, before any purge
-        store.position_version(idle.code)
     assert store.purge_idle(clock.t) == 1
+    with pytest.raises(EndedRoom):
+        store.position_version(idle.code)
     assert store.position_version(busy.code) == 2            # its question opened, then one move
     codes = {r[0] for r in rows(url, "participants") + rows(url, "positions")}
     assert codes == {busy.code}
@@ -502,6 +555,40 @@ def test_idle_rooms_end_and_purge_deletes_everything(store, clock, url, monkeypa
     clock.t += 1801
     with pytest.raises(EndedRoom):
         short.position(room.code)
+
+
+def test_idle_rooms_and_old_rate_limits_are_purged_within_a_minute_by_any_call(url, clock):
+    """No room needs to be created for an idle room's data to go (issue 42 §1): the first call of any
+    operation in each minute purges first; old rate-limit rows (digests of addresses) go too."""
+    store = RoomStore(url, clock=clock, idle_hours=12)
+    idle, busy = store.create_room(), store.create_room()
+    sid, = joined(store, idle.code)
+    store.move(idle.code, idle.teacher_secret, L, "3", {"attn.d_k": "16"})
+    store.open_question(idle.code, idle.teacher_secret, L, Q, 3)
+    store.vote(idle.code, sid, L, Q, 1, 2)
+    store.teacher_link(idle.code, idle.teacher_secret)
+    with pytest.raises(UnknownRoom):
+        store.join("ZZZZZZ", sid, "203.0.113.9")            # a failed join: a rate-limit row
+    assert {r[0].split(":")[0] for r in rows(url, "rate_limits")} == {"join", "vote"}
+    clock.t += 2 * 3600 + 1                                 # two hours on: the limit rows are old
+    store.move(busy.code, busy.teacher_secret, L, "1", {})  # a call: it purges first
+    assert rows(url, "rate_limits") == [] and rows(url, "teacher_links") == []
+    assert len(rows(url, "votes")) == 1                     # the idle room is 2 h idle, not 12: kept
+    clock.t += 10 * 3600                                    # idle 12 h 1 s; busy 10 h 1 s
+    assert store.presence(busy.code) == rs.Presence(0, 0)   # any call: the idle room is deleted now
+    for table in ("participants", "questions", "votes", "teacher_links"):
+        assert rows(url, table) == [], table
+    assert [r[0] for r in rows(url, "positions")] == [busy.code]
+    assert {r[0]: r[5] is not None for r in rows(url, "rooms")} == {idle.code: True, busy.code: False}
+    clock.t += 30                                           # within the minute: no second purge
+    assert store.purge_idle(clock.t) == 0
+    calls, purge = [], store.purge_idle
+    store.purge_idle = lambda now=None: calls.append(now) or purge(now)   # (this store only)
+    store.presence(busy.code)
+    assert calls == []
+    clock.t += rs.PURGE_S
+    store.presence(busy.code)
+    assert calls == [clock.t]
 
 
 def test_the_secret_is_stored_only_hashed(store, url):
