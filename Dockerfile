@@ -23,6 +23,10 @@ RUN python -c "from ui.chart import publish_plotly_js, ROOT; publish_plotly_js(R
 ENV ANATOMY_DATA_DIR=/app/data
 USER anatomy
 ENV STREAMLIT_SERVER_PORT=8501 STREAMLIT_SERVER_ADDRESS=0.0.0.0 STREAMLIT_SERVER_HEADLESS=true
+# X-Forwarded-For is believed only from these addresses (uvicorn, under Streamlit): alone, the container
+# counts each browser by the address it connects from. Behind a proxy, name the proxy's address or
+# network here (compose.yaml names its own network), or every browser counts as the proxy.
+ENV FORWARDED_ALLOW_IPS=127.0.0.1
 EXPOSE 8501
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
     CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=2)" || exit 1

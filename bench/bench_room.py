@@ -391,7 +391,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                     continue
                 # Acknowledged: the box redrawn with "Your answer: B. ..." (not any run's end: the
                 # page's poll and wakes end runs too).
-                if _said(c, chosen[c.name][option], seen, 30) and c.generation == generation:
+                if _said(c, chosen[c.name][option], seen, 30, generation) and c.generation == generation:
                     end = time.perf_counter()
                     with lock:
                         report.vote_s.append(end - start)
@@ -454,12 +454,16 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
     return report
 
 
-def _said(c: Client, text: str, seen: int, timeout: float) -> bool:
-    """Until the client's page shows a markdown holding ``text`` (after its first ``seen`` texts)."""
+def _said(c: Client, text: str, seen: int, timeout: float, generation: int | None = None) -> bool:
+    """Until the client's page shows a markdown holding ``text`` (after its first ``seen`` texts);
+    False at once when the client reconnected since connection ``generation`` (a vote in flight when
+    its replica died: the caller presses again, rather than waiting out the timeout)."""
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         if any(text in body for body, _ in c.texts[seen:]):
             return True
+        if generation is not None and c.generation != generation:
+            return False
         time.sleep(0.02)
     return False
 

@@ -9,28 +9,57 @@ and paths), no Docker engine: what compose.yaml deploys, on loopback.
 """
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.client
+import os
+import random
+import socket
+import time
 import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+import websocket
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+import i18n
 from bench.bench_class import Browser, run_class, warm_up
-from bench.cluster import nginx, nginx_binary, replicas
+from bench.cluster import PG_BIN, nginx, nginx_binary, postgresql, replicas
 from bench.stclient import Session
+from room import store as rs
+from room.store import database_url
 
 pytestmark = pytest.mark.slow
 
 
+# The replicas trust forwarded addresses from this network only, as compose.yaml's trust the
+# Compose network (FORWARDED_ALLOW_IPS, read by the uvicorn server Streamlit runs): nginx reaches
+# them from 127.0.0.1, and the tests' clients come from loopback addresses outside it.
+PROXIES = "127.0.0.0/30"
+
+
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def static(tmp_path_factory):
+    """The files nginx serves itself, built once for the module's nginx servers (~7 s each time)."""
+    from deploy.build_static import build  # noqa: PLC0415
+
     assert nginx_binary(), "nginx is missing: scripts/test.sh installs Debian's nginx"
+    return build(tmp_path_factory.mktemp("static"), level=6)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, static):
     logs = tmp_path_factory.mktemp("replica-logs")
-    with replicas(2, log_dir=logs) as reps, \
-            nginx([r.url.removeprefix("http://") for r in reps], tmp_path_factory.mktemp("nginx")) as (url, _):
-        yield url, reps
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("FORWARDED_ALLOW_IPS", PROXIES)
+        with replicas(2, log_dir=logs) as reps, \
+                nginx([r.url.removeprefix("http://") for r in reps], tmp_path_factory.mktemp("nginx"),
+                      static_root=static) as (url, _):
+            yield url, reps
 
 
 def _get(url: str, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
@@ -139,6 +168,14 @@ def test_the_same_config_file_is_what_compose_mounts():
     conf = (root / "deploy" / "nginx.conf").read_text(encoding="utf-8")
     assert not [line for line in conf.splitlines() if line.strip().startswith("ip_hash")]
     assert "hash $ta_sticky_key consistent" in conf and "proxy_read_timeout 3600s" in conf
+    # The replicas believe X-Forwarded-For from their own network, the proxy's, and are reachable
+    # only on it: no published port (a browser straight to a replica could forge the header).
+    assert "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;" in conf
+    subnet = "${TA_SUBNET:-172.30.42.0/24}"
+    assert f"FORWARDED_ALLOW_IPS: {subnet}" in compose and f"- subnet: {subnet}" in compose
+    app = compose.split("\n  app:\n", 1)[1].split("\n  db:\n", 1)[0]
+    assert "ports:" not in app and "networks:\n      - classroom" in app
+    assert "ENV FORWARDED_ALLOW_IPS=127.0.0.1" in dockerfile
 
 
 def test_one_server_alone_sends_its_static_files_gzipped_once(cluster):
@@ -168,9 +205,94 @@ def test_one_server_alone_sends_its_static_files_gzipped_once(cluster):
     assert ranged.status == 206 and len(ranged.body) == 100
 
 
-def test_a_replica_killed_during_a_vote_loses_no_acknowledged_vote(tmp_path):
+def _join_errors(url: str, source: str, codes: list[str], forwarded: str | None = None) -> list[list[str]]:
+    """A browser at loopback address ``source`` opens ``/?room=<code>`` for each code in turn, over one
+    websocket to ``url`` (nginx, or a replica directly), sending ``X-Forwarded-For: forwarded`` if
+    given; the error boxes of each run."""
+    parts = urllib.parse.urlsplit(url)
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(30)
+    sock.connect((parts.hostname, parts.port))
+    ws = websocket.create_connection(f"ws://{parts.netloc}/_stcore/stream", subprotocols=["streamlit"], timeout=30,
+                                     socket=sock, header=[f"X-Forwarded-For: {forwarded}"] if forwarded else None)
+    out = []
+    try:
+        for code in codes:
+            msg = BackMsg()
+            msg.rerun_script.query_string = f"lang=en&room={code}"
+            ws.send_binary(msg.SerializeToString())
+            errors = []
+            while True:
+                raw = ws.recv()
+                if isinstance(raw, str):
+                    continue
+                fwd = ForwardMsg()
+                fwd.ParseFromString(raw)
+                kind = fwd.WhichOneof("type")
+                if kind == "delta" and fwd.delta.new_element.WhichOneof("type") == "alert":
+                    errors.append(fwd.delta.new_element.alert.body)
+                elif kind == "script_finished":
+                    break
+            out.append(errors)
+    finally:
+        ws.close()
+    return out
+
+
+def test_failed_joins_are_limited_per_client_behind_nginx_and_a_forged_address_is_not_believed(cluster):
+    """Issue 42 §5: the join limit (failed joins a minute) counts the browser's own address. Behind
+    nginx a replica sees nginx's address; it takes the client's from X-Forwarded-For, which it trusts
+    only from the proxies named in FORWARDED_ALLOW_IPS (uvicorn, under Streamlit 1.67), and then only
+    the address nginx itself appended. So two browsers behind nginx are limited apart; a browser that
+    forges the header, through nginx or straight to a replica, is still counted as itself."""
+    url, reps = cluster
+    limit = rs.Limits().join_failures
+    unknown, limited = i18n.t("en", "room.error.unknown"), i18n.t("en", "room.error.rate_limited")
+    guesser, other, direct = "127.0.0.9", "127.0.0.10", "127.0.0.11"
+    for _ in range(2):            # the limit's window is a calendar minute: again if the test crossed one
+        minute = time.time() // 60
+        codes = ["".join(random.choices(rs.ALPHABET, k=rs.CODE_LENGTH)) for _ in range(limit + 1)]
+        guessed = _join_errors(url, guesser, codes)
+        forged = _join_errors(url, other, codes[:1], forwarded=guesser)          # "I am the guesser"
+        straight = _join_errors(reps[0].url, direct, codes[:1], forwarded=guesser)
+        if time.time() // 60 == minute:
+            break
+    assert guessed == [[unknown]] * limit + [[limited]]
+    assert forged == [[unknown]], "a browser behind nginx was counted as the address it forged"
+    assert straight == [[unknown]], "a browser straight to a replica was counted as the address it forged"
+    window = int(minute * 60)
+    engine = sa.create_engine(database_url())
+    with engine.connect() as conn:
+        hits = dict(conn.execute(sa.select(rs.rate_limits.c.bucket, rs.rate_limits.c.hits)
+                                 .where(rs.rate_limits.c.window == window)).all())
+    engine.dispose()
+    join = lambda address: hits.get(rs._client_bucket("join", address), 0)  # noqa: E731
+    assert (join(guesser), join(other), join(direct)) == (limit, 1, 1)
+    assert join("127.0.0.1") == join("local") == 0      # nobody was counted as nginx, or as loopback
+
+
+@contextlib.contextmanager
+def _shared_database(monkeypatch):
+    """The replicas' database as compose.yaml deploys them: a PostgreSQL server (Debian's, started in
+    a temporary folder, bench/cluster.py). Where PostgreSQL is not installed, outside CI, the replicas
+    share a SQLite file instead, and say so."""
+    if not (PG_BIN / "pg_ctl").exists():
+        reason = f"PostgreSQL is not at {PG_BIN}: scripts/test.sh installs Debian's postgresql"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        import warnings
+        warnings.warn(f"{reason}; the replicas share a SQLite file instead", stacklevel=3)
+        yield database_url()
+        return
+    with postgresql() as url:
+        monkeypatch.setenv("ANATOMY_DATABASE_URL", url)    # the replicas', and bench_room's count of votes
+        yield url
+
+
+def test_a_replica_killed_during_a_vote_loses_no_acknowledged_vote(tmp_path, monkeypatch, static):
     """Issue 42 §6 at a small scale: a teacher and 8 students in a class room on 2 replicas behind
-    nginx sharing one database; halfway through the vote the replica without the teacher is killed
+    nginx sharing one PostgreSQL database; halfway through the vote the replica without the teacher is killed
     (SIGKILL). Its students reconnect as browsers do and land on the other replica, back in the
     room as the same students; every vote acknowledged before the kill is still counted after it,
     and in the end every student's vote is counted once.
@@ -181,8 +303,9 @@ def test_a_replica_killed_during_a_vote_loses_no_acknowledged_vote(tmp_path):
     at the end, cause not found; a warning names the missing ones (bench_room's report too)."""
     from bench.bench_room import run_room
 
-    with replicas(2, log_dir=tmp_path) as reps, \
-            nginx([r.url.removeprefix("http://") for r in reps], tmp_path / "nginx") as (url, _):
+    with _shared_database(monkeypatch) as db, replicas(2, log_dir=tmp_path) as reps, \
+            nginx([r.url.removeprefix("http://") for r in reps], tmp_path / "nginx", static_root=static) as (url, _):
+        print(f"the replicas' database: {sa.make_url(db).get_backend_name()}")
         report = run_room(url, [r.pid for r in reps], students=8, seconds=1, ramp=2, step_s=2, slides=2,
                           kill={r.url.removeprefix("http://"): r.pid for r in reps})
     print(report.table())
