@@ -9,6 +9,7 @@ these go through the app, as a browser would (AppTest), and read the database af
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from urllib.parse import parse_qs, urlsplit
 
@@ -109,6 +110,66 @@ def test_a_forged_press_of_the_teachers_buttons_does_nothing_for_a_student():
     assert_ok(teacher)
     with pytest.raises(rs.EndedRoom):
         _db().position_version(code)
+
+
+def _forge_bar(at, action: object, key: str = "_classroom"):
+    """Run ``at`` as if its presenter's bar (ui/classroom.js, a component) had sent ``action``: the
+    trigger classroom.js sets with setTriggerValue("action", ...), a websocket message a browser can
+    make up with any value, for the bar it shows (``_classroom.off`` for a student) or another."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id  # noqa: PLC0415
+
+    bars = [e.proto.id for e in at.get("bidi_component") if e.proto.component_name == "anatomy_classroom"]
+    assert bars, "no presenter's bar on the page"
+    states = WidgetStates()
+    for own in at._tree.get_widget_states().widgets:
+        states.widgets.append(own)
+    for bar in {*bars, *(b.replace("_classroom.off", key) for b in bars)}:
+        forged = states.widgets.add()
+        forged.id = _make_trigger_id(bar, "events")
+        forged.json_trigger_value = json.dumps([{"event": "action", "value": action}])
+    return at._run(widget_state=states)
+
+
+# Everything classroom.js sends (ui/classroom.py's _act), and what it never sends.
+BAR_ACTIONS = ["room", "join", "on", "step:3", "step:-5", "step:99999999999999999999", "lesson:1", "lesson:-1",
+               "lesson:-1:last", "clamp:1@attention", "clamp:x@", "off", "", "🙂" * 50, "step:" + "9" * 5000, None, 7,
+               {"action": "room"}]
+
+
+def test_a_forged_presenters_bar_does_nothing_to_the_room_for_a_student():
+    """Issue 42 §5, the bar's half: the presenter's bar is a component whose actions ("room" starts a
+    class, "join" shows the join card, "step:n" and "lesson:±1" move the slide, "on"/"off" presenter
+    mode) come back as a websocket message. Forged by a student, for the bar the student's page
+    draws or for the teacher's ``_classroom.on``, one after another: the room's position and questions
+    are unchanged, the student stays a student of the room, never presenting, and nothing fails."""
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    _button(teacher, "_room.open.b1.try1").click()
+    teacher.run()
+    student = _app({"lang": "en", "room": code}, page=None)
+    _fresh_version()
+    student.run()
+    assert_ok(student)
+    before = _state(code)
+    for action in BAR_ACTIONS:
+        for key in ("_classroom.off", "_classroom.on"):
+            _forge_bar(student, action, key)
+            assert_ok(student)
+            student.run()                        # the run a rerun asked for (a step, "on")
+            assert_ok(student)
+            assert student.session_state[room._CODE] == code, action
+            assert room._SECRET not in student.session_state and not student.session_state["_classroom.present"]
+            assert "present" not in student.query_params and "step" not in student.query_params
+    assert _state(code) == before
+    assert _db().presence(code).in_room == 1
+    # Control: the same forged message from the teacher's browser does act (the ids are right).
+    _forge_bar(teacher, "join", "_classroom.on")
+    assert_ok(teacher)
+    teacher.run()
+    assert not [h for h in teacher.get("html") if "anatomy-room-join" in h.proto.body]    # slide 1's card, hidden
+    _forge_bar(teacher, "step:2", "_classroom.on")
+    teacher.run()
+    assert _db().position(code).section == "2"
 
 
 @pytest.mark.parametrize("forged", ["", "x" * 43, "a-secret-of-another-room", "🙂" * 20, None, 42])

@@ -7,14 +7,23 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 import i18n
+from bench.cluster import free_port, wait_healthy
 from room.store import RoomStore, database_url
 from tests.apptest_util import APP, TIMEOUT, assert_ok
 from ui import room
+
+ROOT = Path(__file__).resolve().parents[1]
 
 B1 = "lessons/b1_attention.py"
 
@@ -94,6 +103,63 @@ def test_student_joins_by_link_follows_and_cannot_control():
     # the teacher sees the student in the room, following
     who = RoomStore(database_url()).presence(code)
     assert (who.in_room, who.following) == (1, 1)
+
+
+def test_a_student_on_the_teachers_lesson_takes_a_control_value_the_teacher_moved():
+    """The teacher moves B1's row slider (bound to the address): the student, on B1 already, takes
+    the value. st.switch_page refused to set a parameter bound to a control of the page shown, and
+    the student's page showed that traceback (found by tests/browser/test_room.py)."""
+    teacher = _teacher()
+    code, secret = teacher.session_state[room._CODE], teacher.session_state[room._SECRET]
+    student = _app({"lang": "en", "room": code}, page=None)
+    _fresh_version()
+    student.run()
+    assert student.slider(key="b1.r").value == 3
+    moved = RoomStore(database_url()).move(code, secret, "attention", "2", {"b1.r": "5"})
+    deadline = time.monotonic() + 5
+    while room.version(code) != moved and time.monotonic() < deadline:   # the process's waker reads it
+        _fresh_version()
+        time.sleep(0.05)
+    student.run()
+    assert_ok(student)
+    assert student.query_params["b1.r"] in ("5", ["5"]) and student.slider(key="b1.r").value == 5
+    assert student.session_state[room._FOLLOW]
+    assert i18n.t("en", "room.following", code=code) in _texts(student)
+
+
+def _fragment_script():
+    import streamlit as st
+
+    from ui import room
+
+    st.query_params["b1.r"] = "6"             # what a control moved inside a fragment leaves in the URL
+    room.after_fragment()
+
+
+def test_a_control_moved_in_a_fragment_moves_the_class_at_once():
+    """A fragment's run is not a page run: at its end (ui/lesson.py) after_fragment writes the
+    teacher's new URL state, with the slide last written; a student's session writes nothing."""
+    teacher = _teacher()
+    code, secret = teacher.session_state[room._CODE], teacher.session_state[room._SECRET]
+    db = RoomStore(database_url())
+    before = db.position(code)
+    assert (before.lesson, before.section, before.query) == ("attention", "1", {})
+    for session, moves in (({room._CODE: code, room._FOLLOW: True}, False),
+                           ({room._CODE: code, room._SECRET: secret, room._MOVED: ("attention", "1", {})}, True)):
+        at = AppTest.from_function(_fragment_script, default_timeout=TIMEOUT)
+        at.query_params["room"] = code
+        for key, value in session.items():
+            at.session_state[key] = value
+        at.run()
+        assert not at.exception
+        after = db.position(code)
+        if moves:
+            assert (after.version, after.section, after.query) == (before.version + 1, "1", {"b1.r": "6"})
+            assert at.session_state[room._MOVED] == ("attention", "1", {"b1.r": "6"})
+            at.run()                             # unchanged since: nothing written
+            assert db.position(code).version == after.version
+        else:
+            assert after == before
 
 
 def test_student_joins_by_typing_the_code_on_the_home_page():
@@ -225,6 +291,33 @@ def test_key_j_shows_and_hides_the_join_card_for_the_teacher_only():
     assert cards() and at.session_state[room._QR] is True
 
 
+def test_the_teachers_cookie_lives_as_long_as_the_room_can_and_is_written_again_in_use():
+    """Issue 42 §1: the teacher's cookie followed no setting (1 day, whatever the idle time). It now
+    lives the room's idle time and a day more, and a teaching session writes it again every hour,
+    so a room in use never outlives the cookie its teacher comes back with."""
+    assert room.teacher_cookie_s(12 * 3600) == 36 * 3600
+    assert room.teacher_cookie_s(72 * 3600) == 96 * 3600
+    assert room.teacher_cookie_s(1e9) == 400 * 86400        # what a browser keeps at most
+    at = _app({"lang": "en", "present": "1", "room": "new"}, page=None)
+    code = at.session_state[room._CODE]
+    cookie = lambda: [h.proto.body for h in at.get("html") if f"anatomy_teacher_{code}=" in h.proto.body]  # noqa: E731
+    expected = f"max-age={room.teacher_cookie_s(room.store().idle_s)};"
+    assert len(cookie()) == 1 and expected in cookie()[0]
+    at.run()
+    assert cookie() == []                                    # written once, not on every run
+    at.session_state[room._RENEWED] -= room.COOKIE_RENEW_S + 1   # an hour of teaching later
+    at.run()                                                 # the bar checks the secret, then asks ...
+    at.run()                                                 # ... and the next run writes the cookie
+    assert len(cookie()) == 1 and expected in cookie()[0]
+    forged = _app({"lang": "en", "room": code}, page=None)   # a forged secret is never written
+    forged.session_state[room._SECRET] = "🙂" * 20
+    forged.session_state[room._RENEWED] = -1e9
+    forged.run()
+    forged.run()
+    assert_ok(forged)
+    assert not [h for h in forged.get("html") if "anatomy_teacher_" in h.proto.body]
+
+
 def test_the_scroll_to_an_opened_question_names_its_box_and_nothing_else():
     """A student's page is brought to the question the teacher opened: the script looks for the
     box's class (the container's key), made of letters, digits and dashes only."""
@@ -233,3 +326,81 @@ def test_the_scroll_to_an_opened_question_names_its_box_and_nothing_else():
     script = room.scroll_script("4", 17, "b1.try1")
     assert 'const want = 4;' in script and 'const box = "st-key-room-q-b1-try1";' in script
     assert 'const box = "";' in room.scroll_script("4", 17)
+
+
+# ---- a server restart during a vote (issue 42 §4) ----------------------------------------------
+
+def _server(port: int, data_dir, log) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "ANATOMY_DATA_DIR": str(data_dir)})
+    wait_healthy(f"http://127.0.0.1:{port}", proc=proc)
+    return proc
+
+
+def _shows(client, text: str, after: int = 0, timeout: float = 60) -> bool:
+    """Until the client's page has drawn a markdown holding ``text`` (after its first ``after`` texts)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(text in body for body, _ in client.texts[after:]):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.slow
+def test_a_server_restart_during_a_vote_loses_no_vote_and_the_student_comes_back(tmp_path):
+    """One server on a SQLite file: the teacher starts a room and opens B1's first question, a student
+    (a websocket client keeping its cookies, as a browser does) joins and votes, and the vote is
+    acknowledged. The server is killed (SIGKILL) and started again on the same port: the student's
+    page reconnects by itself, is in the same room as the same student, sees its vote, and the
+    vote is counted once; the teacher's page is the teacher's again and shows the count."""
+    from bench.bench_room import Client  # noqa: PLC0415 (a browser's websocket, with its cookies)
+
+    port, log = free_port(), open(tmp_path / "server.log", "w")
+    url = f"http://127.0.0.1:{port}"
+    option = f"B. {i18n.items('en', 'b1.try1.options')[1]}"
+    server = _server(port, tmp_path, log)
+    clients = []
+    try:
+        teacher = Client(url, "teacher", reconnect=True)
+        clients.append(teacher)
+        teacher.rerun("lang=en&present=1&room=new", page="attention")
+        assert _shows(teacher, i18n.t("en", "room.presence", n=0, m=0)), "no room was started"
+        code = parse_qs(teacher.query)["room"][0]
+        assert teacher.wait_run(0, 60)
+        student = Client(url, "student", reconnect=True)
+        clients.append(student)
+        student.rerun(f"lang=en&room={code}", page="")
+        teacher.press("_room.open.b1.try1")
+        deadline = time.monotonic() + 60
+        while "_room.vote.b1.try1.1" not in student.widgets and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen = len(student.texts)
+        student.press("_room.vote.b1.try1.1")
+        assert _shows(student, i18n.t("en", "room.q.yours", option=option), seen), "the vote was not acknowledged"
+        sid = student.cookies["anatomy_student"]
+
+        server.kill()                               # no goodbye: the process is gone, mid-class
+        server.wait()
+        restart = time.monotonic()
+        seen, seen_by_teacher = len(student.texts), len(teacher.texts)
+        server = _server(port, tmp_path, log)
+        # The student's page reconnects by itself and runs again: the same room, the same student.
+        assert _shows(student, i18n.t("en", "room.following", code=code), seen), "the student did not come back"
+        assert _shows(student, i18n.t("en", "room.q.yours", option=option), seen), "the vote is not shown again"
+        print(f"restart -> the student's page back in the room: {time.monotonic() - restart:.1f} s")
+        assert student.generation == 1 and not student.errors
+        # and the teacher's projector, back as the teacher (the cookie), counts the vote
+        assert _shows(teacher, i18n.t("en", "room.q.current", round=1, n=1), seen_by_teacher)
+        db = RoomStore(database_url({"ANATOMY_DATA_DIR": str(tmp_path)}))
+        assert db.my_votes(code, sid, "b1", "b1.try1") == {1: 1}
+        assert db.question(code, "b1", "b1.try1").answered == 1
+        assert db.presence(code).in_room == 1      # one student: the same one, not a second
+    finally:
+        for c in clients:
+            c.close()
+        server.kill()
+        server.wait()
+        log.close()

@@ -71,12 +71,48 @@ def test_url_values_can_be_corrected_and_forgotten():
     assert [m.value for m in at.markdown] == ["history False"]
 
 
+def _follow_script():
+    import streamlit as st
+
+    from ui import streamlit_internals as internals
+
+    if st.session_state.pop("follow", False):       # a class room's student takes the teacher's value
+        del st.session_state["level"]
+        try:
+            st.query_params["level"] = "7"
+        except st.errors.StreamlitAPIException:
+            st.session_state["refused"] = True       # a bound parameter, refused without release
+        internals.release_url_values(["level", "not-bound"])
+        st.query_params["level"] = "7"
+        st.rerun()
+    st.slider("level", 0, 10, 3, key="level", bind="query-params")
+
+
+def test_a_bound_url_value_can_be_released_and_set():
+    """ui.room's students follow the teacher's values of URL-bound controls on the page they show
+    (release_url_values): st.query_params (and st.switch_page) refuse a bound key until it is released;
+    the widget, its state deleted, is then seeded from the new address and binds again."""
+    at = AppTest.from_function(_follow_script, default_timeout=30).run()
+    assert at.slider(key="level").value == 3
+    at.session_state["follow"] = True
+    at.run()
+    assert not at.exception
+    assert at.session_state["refused"] is True
+    assert at.slider(key="level").value == 7
+    assert at.query_params["level"] in ("7", ["7"])
+    at.session_state["follow"] = True                  # bound again: refused again until released
+    at.session_state["refused"] = False
+    at.run()
+    assert at.session_state["refused"] is True and at.slider(key="level").value == 7
+
+
 def test_outside_a_script_run_the_helpers_do_nothing():
     assert internals.script_context() is None
     assert internals.main_script_path() is None
     assert internals.is_history_navigation() is False
     internals.correct_url_value("x", "1")                # no run: nothing to correct, no error
     internals.forget_url_value("x")
+    internals.release_url_values(["x"])
 
 
 def test_the_gzip_middleware_is_where_ui_static_gzip_wraps_it():

@@ -215,11 +215,21 @@ def _section_fragment(draw: Callable, slots: Slots, **values) -> None:
     another: ``with s.controls:``."""
     with slots.figure:
         draw(slots, **values)
+    _ran()
 
 
 @fragment
 def _body_fragment(draw: Callable, slots: dict, **values) -> None:
     draw(slots, **values)
+    _ran()
+
+
+def _ran() -> None:
+    # A control moved in this fragment changed the URL with no run of the page: a class room's
+    # teacher tells the class now (ui/room.py, issue 42), not at the page's next run.
+    from ui.room import after_fragment  # noqa: PLC0415 (ui.room imports the frame)
+
+    after_fragment()
 
 
 def _body(draw: Callable, slots: dict, values: dict) -> None:

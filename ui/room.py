@@ -14,7 +14,9 @@ Outside a room (no ``room=`` in the URL and none in the session) nothing here op
 Following is cheap: the students' pages do not ask; they are woken. One thread per process (_Waker)
 reads the version of each room its students follow every WATCH_S, one query per room, and when it
 changed it reruns each follower's small poll fragment (ui.streamlit_internals.rerun_fragment), which
-then reads the whole position once per version and scrolls or switches the page. A page's own poll
+then reads the whole position once per version and scrolls or switches the page. The teacher's
+position is written by every run of the teacher's page and at the end of every run of a lesson's
+section fragment (a control moved there: ui/lesson.py calls after_fragment). A page's own poll
 (every POLL_S) only keeps the student counted as there and notices a control moved inside a
 lesson's fragment. A 1 s poll of every student's session cost 35 % of a core for 100 students
 idle (bench/bench_room.py, 2026-12-06); waking costs nothing while the teacher stands still.
@@ -43,17 +45,19 @@ from room.store import (
     new_student_id,
     normalise_code,
 )
+from ui.batching import send_now
 from ui.chart import PRESENTING
 from ui.course import existing_lessons
 from ui.frame import lang, sentences, tr, tr_items
-from ui.streamlit_internals import rerun_fragment, this_fragment
+from ui.streamlit_internals import release_url_values, rerun_fragment, this_fragment
 
 ROOM = "room"                        # URL parameter: room=<CODE>, or room=new in presenter mode
 NEW = "new"
 TEACH = "teach"                      # URL parameter of a teacher link (a one-time token), removed at once
 TEACHER_COOKIE = "anatomy_teacher_"  # + code: the teacher's secret (never in the URL)
 STUDENT_COOKIE = "anatomy_student"   # the browser's anonymous student id
-COOKIE_DAYS = 1                      # a day's lectures: the room itself ends after 12 idle hours
+COOKIE_SPARE_S = 86400               # the teacher's cookie outlives the room's idle time by a day (teacher_cookie_s)
+COOKIE_RENEW_S = 3600.0              # a teaching session writes its cookie again this often: it lives while the room does
 WATCH_S = 0.25                       # a process reads each followed room's version this often (_Waker)
 POLL_S = 5.0                         # a student's page's own poll: presence, controls moved; and if a wake is lost
 VERSION_TTL_S = 0.5                  # one read of the version per process this often, for every student
@@ -74,6 +78,7 @@ _SCROLL = "_room.scroll"             # a section to scroll to and mark, once the
 _MOVED = "_room.moved"               # the teacher's position last written
 _ERROR = "_room.error"               # a refusal to show once: its catalogue key (and fields)
 _COOKIE = "_room.cookie"             # a cookie to write in this run: (name, value, max_age)
+_RENEWED = "_room.renewed"           # when this session last wrote the teacher's cookie (time.monotonic)
 _BEAT = "_room.beat"                 # when this student's page last said it was there
 _JOIN_TEXT = "_room.join_text"       # the home page's code box
 _QR = "_room.qr"                     # the join card is shown (the toggle on the bar)
@@ -91,7 +96,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 @st.cache_resource(show_spinner=False)
 def _store(url: str) -> RoomStore:
-    return RoomStore(url)
+    s = RoomStore(url)
+    s.purge_in_background()       # idle rooms deleted on time even while nobody uses this server
+    return s
 
 
 def store() -> RoomStore:
@@ -240,7 +247,7 @@ def _fail(error: RoomError) -> None:
 
 def _leave() -> None:
     for key in (_CODE, _SECRET, _FOLLOW, _SEEN, _FOLLOWED, _AT, _LANDING, _SCROLL, _MOVED, _BEAT, _QR, _QR_AT,
-                _LINK, _ARRIVED, _ASKED, _BOXES):
+                _LINK, _ARRIVED, _ASKED, _BOXES, _RENEWED):
         st.session_state.pop(key, None)
     if ROOM in st.query_params:
         del st.query_params[ROOM]
@@ -321,7 +328,7 @@ def _redeem(raw: str, token: str) -> None:
     room_code = normalise_code(raw)
     _leave()
     st.session_state.update({_CODE: room_code, _SECRET: secret, _ARRIVED: True})
-    st.session_state[_COOKIE] = (TEACHER_COOKIE + room_code, secret, COOKIE_DAYS * 86400)
+    _teacher_cookie(room_code, secret)
     st.toast(tr("room.teacher_arrived", code=room_code), icon=":material/devices:")
     st.query_params[ROOM] = room_code
 
@@ -335,8 +342,23 @@ def create() -> None:
         return
     _leave()
     st.session_state.update({_CODE: new.code, _SECRET: new.teacher_secret})
-    st.session_state[_COOKIE] = (TEACHER_COOKIE + new.code, new.teacher_secret, COOKIE_DAYS * 86400)
+    _teacher_cookie(new.code, new.teacher_secret)
     st.query_params[ROOM] = new.code
+
+
+def teacher_cookie_s(idle_s: float) -> int:
+    """How long a teacher's cookie lives: the room's idle time and a day more (a room nobody touched
+    for its idle time has ended; one in use has its cookie written again, COOKIE_RENEW_S), at most
+    the 400 days a browser keeps a cookie.
+
+    Example: teacher_cookie_s(12 * 3600) -> 129600 (36 h);  teacher_cookie_s(1e9) -> 34560000 (400 days)
+    """
+    return int(min(idle_s + COOKIE_SPARE_S, 400 * 86400))
+
+
+def _teacher_cookie(room_code: str, secret: str) -> None:
+    st.session_state[_COOKIE] = (TEACHER_COOKIE + room_code, secret, teacher_cookie_s(store().idle_s))
+    st.session_state[_RENEWED] = time.monotonic()
 
 
 def join_box() -> None:
@@ -413,6 +435,11 @@ def teacher_bar(current, slide: int) -> None:
             if not teaching():
                 st.rerun()            # out of the room: the page says why
             csv = ""
+        else:
+            if time.monotonic() - st.session_state.get(_RENEWED, -1e9) > COOKIE_RENEW_S:
+                # The secret is the room's (results_csv checked it): its cookie is written again (in the
+                # next run's start()), so a room in use never outlives the cookie its teacher returns with.
+                _teacher_cookie(room_code, st.session_state[_SECRET])
         st.download_button(tr("room.csv"), csv, file_name=f"class-{room_code}.csv", mime="text/csv",
                            on_click="ignore", key="_room.csv", icon=":material/download:")
         with st.popover(tr("room.teacher_link"), icon=":material/devices:", key="room-teacher-link"):
@@ -424,6 +451,7 @@ def teacher_bar(current, slide: int) -> None:
 
 @st.fragment(run_every=PRESENCE_S)
 def _presence(room_code: str) -> None:
+    after_fragment()      # a control moved in a fragment that does not call it (the explorer's): within 1 s
     try:
         who = store().presence(room_code)
         current = store().current_question(room_code)
@@ -495,6 +523,26 @@ def _move(current, slide: int) -> None:
     try:
         store().move(code(), st.session_state.get(_SECRET), *here)
         st.session_state[_MOVED] = here
+    except RoomError as e:
+        _fail(e)
+
+
+def after_fragment() -> None:
+    """At the end of a lesson's section fragment (ui/lesson.py): a control moved there changed the
+    URL without a run of the whole page, so neither teacher_bar nor after_page saw it. The teacher's
+    position is written now (the lesson and slide are the last ones written: only a page run changes
+    them), and the class follows the new value within a wake (issue 42 §2). The teacher's 1 s
+    presence fragment calls it too, for a fragment of the page that does not (the explorer's)."""
+    if not teaching():
+        return
+    moved = st.session_state.get(_MOVED)
+    if moved is None or moved[2] == _lesson_query():
+        return
+    send_now()                  # the teacher's own figure first: the store's write does not hold it back
+    lesson, slide, _ = moved
+    try:
+        store().move(code(), st.session_state.get(_SECRET), lesson, slide, _lesson_query())
+        st.session_state[_MOVED] = (lesson, slide, _lesson_query())
     except RoomError as e:
         _fail(e)
 
@@ -620,6 +668,9 @@ def _go(pos: Position, current, order: list, error: tuple | None = None) -> None
     if error:
         st.session_state[_ERROR] = error    # shown on the page the switch opens
     params = {**pos.query, "lang": lang(), ROOM: code()}
+    # On the page shown, its controls are bound to the address: switch_page would refuse their values
+    # (a traceback on the student's page, the first time the teacher moved one of them).
+    release_url_values(pos.query)
     st.switch_page(target, query_params=params)
 
 
@@ -678,7 +729,8 @@ def _poll(room_code: str) -> None:
     if found:
         _waker(database_url()).add(room_code, *found)     # woken when the teacher moves
     at = st.session_state.get(_AT)
-    if st.session_state.get(_FOLLOW) and at and _lesson_query() != at[1]:
+    landing = st.session_state.get(_LANDING)     # a page switch to the teacher's values, its run not ended
+    if st.session_state.get(_FOLLOW) and at and not landing and _lesson_query() != at[1]:
         # A control moved inside one of the lesson's fragments (no whole run, so after_page did not
         # see it): the student looks around; the whole page runs to show the banner.
         st.session_state[_FOLLOW] = False

@@ -1,6 +1,6 @@
 """Every use of Streamlit's private API, in one place (Streamlit 1.67.0, pinned in requirements.txt).
 
-Streamlit's public API covers almost everything the app does. Six things it does not, and each is
+Streamlit's public API covers almost everything the app does. Seven things it does not, and each is
 done here, on a name Streamlit does not promise to keep; `tests/test_streamlit_internals.py` checks
 each behaviour below on the installed Streamlit and fails, naming the function, when an upgrade
 changes one of them.
@@ -15,6 +15,8 @@ changes one of them.
 - ``correct_url_value`` / ``forget_url_value``: Streamlit's own correction of a URL-bound widget's
   parameter (``st.query_params`` refuses a bound key), and dropping a bound parameter from the values
   a new widget is seeded with (a slider whose bounds changed is a new widget).
+- ``release_url_values``: a class room's student follows the teacher's values of URL-bound controls
+  on the page shown (``st.switch_page`` refuses to set a parameter bound to a widget of the page).
 - ``main_script_path()``: where ``app.py`` is, for the folder served at /app/static/.
 - ``gzip_middleware()``: Streamlit's Starlette middleware class, its route helper and an instance's
   base URL, which ``ui.static_gzip`` wraps to serve static files compressed once a process.
@@ -82,6 +84,18 @@ def forget_url_value(key: str) -> None:
     with _url_params() as qp:
         if qp is not None:
             qp._initial_query_params.pop(key, None)
+
+
+def release_url_values(keys) -> None:
+    """The URL-bound widgets of ``keys`` let go of their parameters for the rest of this run, so that
+    ``st.switch_page(query_params=...)`` may set them (``st.query_params`` refuses a bound key). Each
+    widget binds again when it is next drawn; with its state deleted it is seeded from the address."""
+    with _url_params() as qp:
+        if qp is not None:
+            for key in keys:
+                binding = qp.get_binding_for_param(key)
+                if binding is not None:
+                    qp.unbind_widget(binding.widget_id)
 
 
 def main_script_path() -> str | None:

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlparse
 
 import i18n
 from tests.browser.conftest import SHOTS, WAIT_MS, press_until, settle, shoot
+from ui.room import OWN
 
 FOLLOW_S = 2.0     # issue 42 §2: the student's screen at the teacher's slide within 2 s of the key press
 
@@ -17,6 +18,13 @@ FOLLOW_S = 2.0     # issue 42 §2: the student's screen at the teacher's slide w
 def _code(page) -> str:
     page.wait_for_function("() => /[?&]room=[2-9A-HJKMNP-Z]{6}/.test(location.search)", timeout=WAIT_MS)
     return parse_qs(urlparse(page.url).query)["room"][-1]
+
+
+def _lesson_query(page) -> dict[str, str]:
+    """The page's URL state a class follows (ui.room.OWN left out). From the page itself: Playwright's
+    page.url can miss an address Streamlit pushed (history.pushState)."""
+    return {k: v[-1] for k, v in parse_qs(page.evaluate("() => location.search").lstrip("?")).items()
+            if k not in OWN}
 
 
 def test_teacher_and_student(chromium_browser, server_url):
@@ -54,6 +62,25 @@ def test_teacher_and_student(chromium_browser, server_url):
     assert student.locator(".anatomy-followed").count() == 1
     shoot(student, SHOTS / "room-student-followed-390.png")
     assert took <= FOLLOW_S, f"the student's page followed in {took:.2f} s"
+
+    # The teacher moves a slider of slide 2 (a control inside a section's fragment: no run of the
+    # whole page): the student's page has the teacher's value within 2 s, still following.
+    before, search = _lesson_query(teacher), teacher.evaluate("() => location.search")
+    slider = teacher.locator('[data-testid="stMain"] [data-testid="stSlider"]:visible input[type="range"]').first
+    slider.focus()
+    slider.press("ArrowRight")
+    pressed = time.monotonic()
+    teacher.wait_for_function("(s) => location.search !== s", arg=search, timeout=WAIT_MS)
+    moved = {k: v for k, v in _lesson_query(teacher).items() if before.get(k) != v}
+    assert len(moved) == 1, moved
+    (name, value), = moved.items()
+    student.wait_for_function("([k, v]) => new URLSearchParams(location.search).get(k) === v", arg=[name, value],
+                              timeout=WAIT_MS)
+    took = time.monotonic() - pressed
+    print(f"the teacher's {name}={value}: on the student's page {took:.2f} s after the key press")
+    assert took <= FOLLOW_S, f"the student's page had the teacher's {name}={value} in {took:.2f} s"
+    student.get_by_text(t("room.following", code=code)).wait_for(timeout=WAIT_MS)
+    teacher.evaluate("() => document.activeElement && document.activeElement.blur()")
 
     # The teacher opens B1's first question: the student's page is brought to it (not left at the
     # slide's top, screens above it); the student votes with a large button.
@@ -105,8 +132,10 @@ def _press(page, key: str) -> None:
 
 def test_a_class_of_three(chromium_browser, server_url, tmp_path):
     """Issue 42's class: a teacher and three students in browsers of their own (a laptop, a phone at
-    390x844, a laptop in Chinese) join by link and by code, follow, one looks around and comes back,
-    all vote in two rounds, the answer is revealed, and the teacher downloads the CSV."""
+    390x844, a laptop in Chinese) join by link and by code, follow (the laptop within 2 s), one looks
+    around and comes back, all vote in two rounds (one changes a vote, a fourth student joins late and
+    votes in the open round), the projector shows both rounds side by side, the answer is revealed,
+    and the teacher downloads the CSV."""
     en = lambda key, **f: i18n.t("en", key, **f)   # noqa: E731
     zh = lambda key, **f: i18n.t("zh", key, **f)   # noqa: E731
     contexts = []
@@ -142,10 +171,15 @@ def test_a_class_of_three(chromium_browser, server_url, tmp_path):
     assert chinese.get_by_text(zh("b1.title")).count() >= 1               # the teacher's lesson, own language
     _wait_text(teacher, en("room.presence", n=3, m=3))
 
-    # The teacher steps to slide 2: every student's page is there.
+    # The teacher steps to slide 2: every student's page is there, the laptop's within 2 s.
     teacher.locator("body").press("ArrowRight")
+    pressed = time.monotonic()
     for page, _ in students:
         page.wait_for_function("() => document.body.dataset.anatomyFollowed === '2'", timeout=WAIT_MS)
+        if page is laptop:
+            took = time.monotonic() - pressed
+            print(f"slide 2 on the laptop student's page {took:.2f} s after the key press")
+            assert took <= FOLLOW_S, f"the laptop student's page followed in {took:.2f} s"
 
     # The laptop student looks around (moves a control), is told, and comes back.
     slider = laptop.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type=range]').first
@@ -157,23 +191,45 @@ def test_a_class_of_three(chromium_browser, server_url, tmp_path):
     _wait_text(laptop, en("room.following", code=code))
     _wait_text(teacher, en("room.presence", n=3, m=3))
 
-    # Two rounds on B1's first question, then the answer.
+    # Two rounds on B1's first question, then the answer. In round 1 the laptop student changes
+    # their vote (C, then A: one vote counted); in round 2 a fourth student, late, joins and votes.
     options = {"en": i18n.items("en", "b1.try1.options"), "zh": i18n.items("zh", "b1.try1.options")}
     rounds = {1: (0, 1, 1), 2: (1, 1, 2)}
+
+    def vote(page, t, round_: int, pick: int) -> None:
+        button = page.locator(f".st-key-_room-vote-b1-try1-{pick} button")
+        button.wait_for(timeout=WAIT_MS)
+        _wait_text(page, t("room.q.pick", round=round_))
+        assert button.bounding_box()["height"] >= 44
+        button.click()
+        lang = "zh" if t is zh else "en"
+        _wait_text(page, t("room.q.yours", option=f"{'ABC'[pick]}. {options[lang][pick]}"))
+
+    late = None
     for round_, picks in rounds.items():
         _press(teacher, "_room.open.b1.try1" if round_ == 1 else "_room.round2.b1.try1")
+        if round_ == 1:
+            vote(laptop, en, 1, 2)
         for (page, t), pick in zip(students, picks, strict=True):
-            button = page.locator(f".st-key-_room-vote-b1-try1-{pick} button")
-            button.wait_for(timeout=WAIT_MS)
-            _wait_text(page, t("room.q.pick", round=round_))
-            assert button.bounding_box()["height"] >= 44
-            button.click()
-            lang = "zh" if t is zh else "en"
-            _wait_text(page, t("room.q.yours", option=f"{'ABC'[pick]}. {options[lang][pick]}"))
-        _wait_text(teacher, en("room.q.current", round=round_, n=3))
+            vote(page, t, round_, pick)
+        if round_ == 2:
+            late = browser(viewport={"width": 1280, "height": 800})
+            late.goto(f"{server_url}/?room={code}&lang=en")
+            _wait_text(late, en("room.following", code=code))
+            vote(late, en, 2, 1)
+        _wait_text(teacher, en("room.q.current", round=round_, n=3 if round_ == 1 else 4))
     shoot(phone, SHOTS / "room-class-phone-vote-390.png")
+    # "Show the distribution": both rounds side by side on the projector, a column each.
+    teacher.locator(".st-key-_room-show-b1-try1 input").dispatch_event("click")
+    table = teacher.locator(".st-key-room-q-b1-try1 table")
+    table.wait_for(state="attached", timeout=WAIT_MS)
+    head = [th.strip() for th in table.locator("th").all_text_contents()]
+    assert head == [en("room.q.option"), en("room.q.round", round=1), en("room.q.round", round=2)]
+    cells = [[td.strip().split(" ")[0] for td in row.locator("td").all_text_contents()[1:]]
+             for row in table.locator("tbody tr").all()]
+    assert cells == [["1", "0"], ["2", "3"], ["0", "1"]], cells
     _press(teacher, "_room.reveal.b1.try1")
-    for page, t in students:
+    for page, t in [*students, (late, en)]:
         _wait_text(page, t("b1.try1.why"))
         assert page.locator(".st-key-_room-vote-b1-try1-0").count() == 0   # no vote after the reveal
     shoot(chinese, SHOTS / "room-class-zh-revealed.png")
@@ -185,7 +241,7 @@ def test_a_class_of_three(chromium_browser, server_url, tmp_path):
     download.value.save_as(path)
     rows = list(csv.DictReader(io.StringIO(path.read_text())))
     counts = {(r["round"], r["option"]): int(r["count"]) for r in rows if r["question"] == "b1.try1"}
-    assert counts == {("1", "0"): 1, ("1", "1"): 2, ("1", "2"): 0, ("2", "0"): 0, ("2", "1"): 2, ("2", "2"): 1}
+    assert counts == {("1", "0"): 1, ("1", "1"): 2, ("1", "2"): 0, ("2", "0"): 0, ("2", "1"): 3, ("2", "2"): 1}
     assert set(rows[0]) == {"lesson", "question", "round", "option", "count"}
     for ctx in contexts:
         ctx.close()
