@@ -2,6 +2,7 @@
 URL values no widget can hold are recognised, English plurals agree with their number."""
 import i18n
 from tests.apptest_util import open_lesson
+from ui.d1_real import WRITTEN
 from ui.frame import _non_finite, plain
 
 
@@ -27,10 +28,11 @@ def test_plurals():
 
 def test_generated_line_breaks_keep_the_markdown_whole():
     """D1 run to its end writes several lines of a poem: the heading shows them with ↵, keeps
-    its colour span closed, and a finished poem ends with `<eos>`, not a symbol fonts lack."""
+    its mark (ui.d1_real.marked) closed, and a finished poem ends with `<eos>`, not a symbol fonts lack."""
     at = open_lesson("d1_generation.py", "en", {"d1.prompt": "床前明月光，\n疑是", "d1.steps": "48"})
     heading = next(m.value for m in at.markdown if m.value.startswith("### "))
-    assert "\n" not in heading and "↵" in heading and heading.count(":red[") == 1
+    assert "\n" not in heading and "↵" in heading and heading.count(WRITTEN) == 1
+    assert heading.count("<span") == heading.count("</span>") == 2          # the mark and its hidden words, closed
     assert "⏹" not in heading
     ids = next(c.value for c in at.caption if "token → id" in c.value)
     assert "床 → " in ids and "`<bos>`" in ids

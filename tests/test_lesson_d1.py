@@ -1,10 +1,13 @@
 """D1 in both languages: Step adds one token, greedy is deterministic, bars are a sorted
 sub-distribution, every control at its extremes, bad prompts get a notice."""
+import re
+
 import numpy as np
 import pytest
 
 import i18n
 from tests.apptest_util import assert_ok, figure_by_key, live_of, open_lesson, set_live, trace_array
+from ui.d1_real import WRITTEN
 
 PAGE = "d1_generation.py"
 
@@ -14,8 +17,13 @@ def _poem(at) -> str:
 
 
 def _new_text(at) -> str:
+    """What the model wrote in the poem's heading: the text of its mark (ui.d1_real.marked), the
+    screen reader's words before it left out."""
     poem = _poem(at)
-    return poem.split(":red[**", 1)[1].split("**]", 1)[0] if ":red[**" in poem else ""
+    if WRITTEN not in poem:
+        return ""
+    inside = poem.split(WRITTEN, 1)[1].rsplit("</span>", 1)[0]
+    return re.sub(r"<span [^>]*>[^<]*</span>", "", inside)
 
 
 def _bars(at):
@@ -133,6 +141,47 @@ def test_d1_bars_name_every_candidate_and_keep_their_legend(lang):
         assert CUT in colours and (CHOSEN in colours) == (steps > 0)    # top-5 cuts the rest of the 20
     # Positions count from 0: the prompt 君不见，黄河之水 holds positions 0-7, the 3rd new token is at 10.
     assert "10" in fig["layout"]["title"]["text"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_d1_model_text_is_marked_by_more_than_colour(lang):
+    """Issue 43 §4: what the model wrote is underlined on a pale ground (6.7:1 for its text), with
+    words before it that a screen reader says, in the page's language; the caption names the
+    marks, not a colour; a typed <b> stays text inside the mark."""
+    from tests.colour import contrast
+    from ui.d1_real import HIDDEN, WRITTEN_COLOURS, marked
+    from ui.frame import plain
+    ground, text = WRITTEN_COLOURS
+    assert contrast(text, ground) >= 4.5 and "text-decoration:underline" in WRITTEN and f"background:{ground}" in WRITTEN
+    assert "position:absolute" in HIDDEN and "clip:rect(0 0 0 0)" in HIDDEN       # read, not seen
+    at = open_lesson(PAGE, lang, {"d1.steps": "0"})
+    assert WRITTEN not in _poem(at)                                  # nothing written: nothing marked
+    assert not any(i18n.t(lang, "d1.written_legend") in c.value for c in at.caption)
+    at.button(key="d1.step_btn").click().run()
+    poem = _poem(at)
+    assert poem.count(WRITTEN) == 1 and HIDDEN.format(i18n.t(lang, "d1.written_sr")) in poem
+    caption = next(c.value for c in at.caption if i18n.t(lang, "d1.written_legend") in c.value)
+    assert ("underlined" if lang == "en" else "下划线") in caption and ":red[" not in poem
+    # the bars' caption under the branch list names the outline, not "the red bar"
+    how = i18n.t(lang, "d1.branch_how", step=1)
+    assert ("outline" if lang == "en" else "边框") in how and not re.search(r"\bred\b|红色", how)
+    assert marked(plain("<b>x</b>"), label=False) == WRITTEN + "\\<b\\>x\\</b\\></span>"   # escaped inside
+
+
+@pytest.mark.parametrize("horizontal", [False, True])
+def test_d1_chosen_bar_is_outlined_as_well_as_red(horizontal):
+    """Issue 43 §4: the chosen bar, and its legend entry, carry a dark outline; no other bar does."""
+    from viz.generation import CHOSEN, CHOSEN_EDGE, probability_bars
+    kw = dict(title=None, names=("m", "s"), hover_names=("tok", "m", "s"), legend=("a", "b", "c", "d"),
+              horizontal=horizontal)
+    fig = probability_bars(["the", "a", "an"], [0.5, 0.3, 0.2], [0.6, 0.4, 0.0], 1, **kw)
+    marker = fig["data"][0]["marker"]
+    assert marker["color"][1] == CHOSEN and marker["line"]["color"] == CHOSEN_EDGE
+    assert [w > 0 for w in marker["line"]["width"]] == [False, True, False]
+    legend = next(t for t in fig["data"] if t.get("showlegend", True) and t["marker"]["color"] == CHOSEN)
+    assert legend["marker"]["line"] == {"color": CHOSEN_EDGE, "width": marker["line"]["width"][1]}
+    before = probability_bars(["the", "a"], [0.5, 0.3], [0.6, 0.4], None, **kw)   # nothing drawn yet
+    assert before["data"][0]["marker"]["line"]["width"] == [0, 0]
 
 
 @pytest.mark.parametrize("horizontal", [False, True])
@@ -382,7 +431,7 @@ def test_real_generate_streams_text_and_every_step_can_be_seen(lang):
     at = open_lesson(PAGE, lang, {**REAL, "d1.max_new": "8", "d1.temperature": "1", "d1.seed": "3"})
     at.button(key="d1.generate_btn").click().run()
     assert_ok(at)
-    text = next(m.value for m in at.markdown if ":red[" in m.value)
+    text = next(m.value for m in at.markdown if WRITTEN in m.value)
     assert text.startswith("Once upon a time, in a small village by the sea,")
     speed = next(c.value for c in at.caption if "KV" in c.value)
     assert ("tokens/s" if lang == "en" else "每秒") in speed
@@ -395,12 +444,12 @@ def test_real_generate_streams_text_and_every_step_can_be_seen(lang):
     last = _real_bars(at)
     assert not np.allclose(first[0], last[0])                   # another step, another distribution
     at.button(key="d1.generate_btn").click().run()              # the same seed writes the same text
-    assert next(m.value for m in at.markdown if ":red[" in m.value) == text
+    assert next(m.value for m in at.markdown if WRITTEN in m.value) == text
     earlier = next(m.value for m in at.markdown if m.value.startswith("**") and "→" in m.value)
     assert "seed 3" in earlier or "种子 3" in earlier
     at.number_input(key="d1.seed").set_value(4).run()           # other settings: press Generate again
     assert not any(s.key == "d1.real_step" for s in at.slider)
-    assert not any(":red[" in m.value for m in at.markdown if m.value.startswith("Once"))
+    assert not any(WRITTEN in m.value for m in at.markdown if m.value.startswith("Once"))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -412,8 +461,8 @@ def test_real_chat_answers_a_question(lang):
     assert "assistant" in template
     at.button(key="d1.generate_btn").click().run()
     assert_ok(at)
-    answer = next(m.value for m in at.markdown if ":red[" in m.value and "**SmolLM2" in m.value)
-    assert "Paris" in answer and ":red[" in answer
+    answer = next(m.value for m in at.markdown if WRITTEN in m.value and "**SmolLM2" in m.value)
+    assert "Paris" in answer.split(WRITTEN, 1)[1]
     assert at.slider(key="d1.real_step").max <= 8
 
 
@@ -481,7 +530,7 @@ def test_real_generation_is_made_once_for_the_class():
         at = open_lesson(PAGE, "en", query)
         at.button(key="d1.generate_btn").click().run()
         assert_ok(at)
-        texts.append(next(m.value for m in at.markdown if ":red[" in m.value))
+        texts.append(next(m.value for m in at.markdown if WRITTEN in m.value))
         shared.append(any(i18n.t("en", "d1.shared_run") in c.value for c in at.caption))
     assert texts[0] == texts[1] and shared == [False, True]
     at.number_input(key="d1.seed").set_value(4322).run()
@@ -666,7 +715,7 @@ def test_real_branch_forces_a_token_and_continues_with_the_same_settings(lang):
     assert left.split("▶")[0] == right.split("▶")[0]                 # the same text before the parting step
     assert plain(visible_token(tok.tokens([token])[0])) in right.split("▶")[1].split("]")[0]
     rest = tok.decode([i for i in branch[3:] if i not in (0, 2)]).strip(" ")
-    assert plain(rest) in right.split("]", 2)[-1].replace(":red[", "")
+    assert plain(rest) in right.split("]", 2)[-1]
     label = f"▶ {visible_token(tok.tokens([token])[0])}"
     assert label in figure_by_key(at, "d1.real_bars")["data"][0]["y"]   # the forced bar named, not only coloured
     caption = next(c.value for c in at.caption if "▶" in c.value)

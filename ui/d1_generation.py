@@ -36,6 +36,7 @@ from ui.d1_real import (
     keep_branch,
     linked_branch,
     listed,
+    marked,
     parted,
     real_example,
     real_step,
@@ -477,7 +478,7 @@ def branch_view(run: Run, branch: tuple[int, int]) -> None:
     part = step - 1 if part is None else part             # the forced token differs: they part there
     for slot, ids in zip(slots, (run.ids, forked), strict=True):
         text, ended = parted(tok, ids, part, run.stop)
-        slot.markdown(text + (f" `{ended}`" if ended else ""))
+        slot.markdown(text + (f" `{ended}`" if ended else ""), unsafe_allow_html=True)   # d1_real.marked
     st.caption(tr(f"{NS}.branch_caption", step=part + 1, pos=run.n_prompt + part, mark=PART,
                   drawn=plain(visible_token(tok.tokens([run.ids[part]])[0])), p_drawn=numbers["chosen_model"],
                   forced=plain(visible_token(tok.tokens([forked[part]])[0])),
@@ -503,10 +504,11 @@ def course_setup(dev: str) -> CourseRun:
     shown = run["steps"][:n_steps]
     new_text = "".join(s["chosen_token"] for s in shown if not s["eos"])
     prompt_text = "".join(t for t in run["prompt_tokens"] if t != "<bos>")
-    written = f":red[**{plain(new_text)}**]" if new_text else ""
+    written = marked(plain(new_text)) if new_text else ""
     ended = f" `{run['eos_token']}`" if shown and shown[-1]["eos"] else ""
-    st.markdown(f"### {plain(prompt_text) or '∅'}{written}{ended}")
-    st.caption(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])))
+    st.markdown(f"### {plain(prompt_text) or '∅'}{written}{ended}", unsafe_allow_html=True)
+    st.caption(sentences(tr(f"{NS}.count", n=n_steps, prompt=len(run["prompt_tokens"])),
+                         tr(f"{NS}.written_legend") if new_text else ""))
     pairs = [f"{plain(t)} → {i}" for t, i in zip(run["prompt_tokens"], run["prompt_ids"], strict=True)]
     st.caption(tr(f"{NS}.ids_line", pairs=" · ".join(pairs[:IDS_SHOWN]) + (" · …" if len(pairs) > IDS_SHOWN else ""),
                   bos=run["bos"], eos=run["eos"], max=MAX_NEW))
@@ -548,12 +550,13 @@ def real_setup(model, tok, dev: str) -> RealRun:
         del runs[: -(HISTORY + 1)]
     current = runs[-1] if runs and runs[-1]["settings"] == settings else None
     if current:
-        slot.markdown(conversation(mode, source, current["text"], current["ended"]))
+        slot.markdown(conversation(mode, source, current["text"], current["ended"]), unsafe_allow_html=True)
         st.caption(sentences(tr(f"{NS}.speed", n=len(current["new_ids"]), prompt=current["prompt_tokens"],
                                 prefill=current["prefill_s"] * 1000, tps=current["decode_tps"] or 0.0),
+                             tr(f"{NS}.written_legend") if current["text"] else "",
                              tr(f"{NS}.shared_run") if current.get("shared") else ""))
     else:
-        slot.markdown(conversation(mode, source, "", None))
+        slot.markdown(conversation(mode, source, "", None), unsafe_allow_html=True)
         st.caption(tr(f"{NS}.press_generate"))
     earlier = [r for r in reversed(runs) if r is not current]
     if earlier:

@@ -144,37 +144,61 @@ def real_example(mode: str, box: str):
              format_func=lambda i: tr(REAL_EXAMPLES[mode][i][0]), help=tr(f"{NS}.real_examples_help"))
 
 
-def shown(text: str, red: bool = False) -> str:
+# What the model wrote, never by colour alone (issue 43 §4): dark red on a pale red ground and
+# underlined, after words only a screen reader reads ("what the model wrote:"). HTML spans for
+# st.markdown(..., unsafe_allow_html=True), as E1's marked tokens: the text inside is escaped by
+# ``plain`` (markdown's backslash escapes hold inside a span, so a typed <b> shows as typed).
+# Text 6.7:1 on its ground (tests/test_lesson_d1.py checks it).
+WRITTEN_COLOURS = ("#fdeaea", "#a3191d")        # (ground, text)
+WRITTEN = ('<span class="anatomy-written" style="background:{};color:{};text-decoration:underline;'
+           'text-decoration-thickness:2px;text-underline-offset:0.18em;border-radius:2px">').format(*WRITTEN_COLOURS)
+HIDDEN = ('<span style="position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;'
+          'clip:rect(0 0 0 0);white-space:nowrap;border:0">{} </span>')
+
+
+def marked(md: str, label: bool = True) -> str:
+    """Escaped markdown ``md`` marked as what the model wrote; ``label``: said first to a screen reader.
+
+    Example: marked("sea") -> '<span class="anatomy-written" ...><span style="position:absolute;...">what
+             the model wrote: </span>sea</span>'"""
+    return f"{WRITTEN}{HIDDEN.format(tr(f'{NS}.written_sr')) if label else ''}{md}</span>"
+
+
+def shown(text: str, written: bool = False, label: bool = True) -> str:
     """Typed or generated text for st.markdown: control characters drawn, markup escaped
-    (ui.frame.plain), each line its own line; ``red``: what the model wrote."""
+    (ui.frame.plain), each line its own line; ``written``: what the model wrote (``marked``, the
+    screen reader's words before its first line when ``label``)."""
     out = []
     for line in printable(text).split("\n"):
         core = line.strip(" ")
-        if red and core:
+        if written and core:
             lead, trail = line[: len(line) - len(line.lstrip(" "))], line[len(line.rstrip(" ")):]
-            out.append(f"{lead}:red[{plain(core)}]{trail}")
+            out.append(f"{lead}{marked(plain(core), label)}{trail}")
+            label = False
         else:
             out.append(plain(line))
     return "  \n".join(out)
 
 
 def conversation(mode: str, source: str, answer: str, ended: str | None) -> str:
-    """The prompt and what the model wrote after it, as one markdown text."""
+    """The prompt and what the model wrote after it, as one markdown text (HTML spans in it:
+    st.markdown(..., unsafe_allow_html=True))."""
     end = f" `{ended}`" if ended else ""
     if mode == "chat":
         return (f"**{tr(f'{NS}.you')}** {shown(source) or '∅'}  \n"
-                f"**{tr(f'{NS}.assistant')}** {shown(answer, red=True)}{end}")
-    return f"{shown(source)}{shown(answer, red=True)}{end}"
+                f"**{tr(f'{NS}.assistant')}** {shown(answer, written=True)}{end}")
+    return f"{shown(source)}{shown(answer, written=True)}{end}"
 
 
 def parted(tok, ids: list[int], at: int, stop: set[int]) -> tuple[str, str | None]:
     """What the model wrote, as markdown, with the token at step index ``at`` marked (bold, on a
     background, after PART), and the stop token it ended with (None if none or the marked one)."""
-    def text(part):
-        return shown(tok.decode([i for i in part if i not in stop]), red=True)
+    def text(part, label):
+        return shown(tok.decode([i for i in part if i not in stop]), written=True, label=label)
     token = plain(visible_token(tok.tokens([ids[at]])[0]))
     ended = tok.tokens([ids[-1]])[0] if ids[-1] in stop and len(ids) - 1 > at else None
-    return f"{text(ids[:at])}:orange-background[**{PART} {token}**]{text(ids[at + 1:])}", ended
+    before = text(ids[:at], True)
+    return f"{before}:orange-background[**{PART} {token}**]{text(ids[at + 1:], not before)}", ended
 
 
 def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new: int, slot,
@@ -195,7 +219,8 @@ def stream(model, tok, mode: str, source: str, prompt, settings: tuple, max_new:
         gen.step()                               # the model, the cut, the draw (KV cache: one token fed)
         times.append(time.perf_counter() - start)
         text = tok.decode([i for i in gen.new_ids if i not in stop])
-        slot.markdown(shown(text, red=True) if forced else conversation(mode, source, text, None))   # a branch: its answer
+        slot.markdown(shown(text, written=True) if forced else conversation(mode, source, text, None),
+                      unsafe_allow_html=True)   # a branch: its answer
         rate = (len(times) - 1) / sum(times[1:]) if len(times) > 1 else 0.0
         bar.progress(len(times) / total, text=tr(f"{NS}.writing", n=len(times), total=total) + f" · {rate:.1f} tok/s")
     bar.empty()

@@ -6,6 +6,8 @@ import math
 from viz.common import Figure, array, make, unique_labels
 
 CHOSEN, OTHER, CUT, DRAW = "#d62728", "#4c78a8", "#c7c7c7", "rgba(0,0,0,0.55)"
+# The chosen bar is told by more than its colour (issue 43 §4): a dark outline, in the legend too.
+CHOSEN_EDGE, CHOSEN_EDGE_PX = "#1f1f1f", 3
 POWER_STANDOFF = 16   # px between a horizontal chart's power ticks and its axis title
 
 
@@ -23,9 +25,9 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
                      ids: list[int] | None = None) -> Figure:
     """One bar per candidate token, likeliest first: the model's probability, and over it a
     thin bar for the probability the draw actually used (after temperature/top-k/top-p).
-    The chosen token's bar is red; tokens the sampler cut (probability 0) are grey. ``log``: a
-    log axis down to the least likely token shown, where a model that is nearly sure still shows
-    its other choices.
+    The chosen token's bar is red and outlined (``chosen_marker``); tokens the sampler cut
+    (probability 0) are grey. ``log``: a log axis down to the least likely token shown, where a
+    model that is nearly sure still shows its other choices.
 
     Traces: 0 the model's probabilities, 1 the draw's; then four legend entries with no data,
     whose colours never change: ``legend`` = (chosen, kept, cut, the draw). Every candidate is
@@ -39,10 +41,10 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
     tok_name, model_name, sample_name = hover_names
     # .3g, not .3f: after a nearly sure first choice every other bar read "0.000" on hover.
     if horizontal:
-        return _bars_across(labels, model_probs, sample_probs, colours, names=names, hover_names=hover_names,
+        return _bars_across(labels, model_probs, sample_probs, colours, chosen, names=names, hover_names=hover_names,
                             legend=legend, title=title, log=log, height=height, ids=ids)
     data = [
-        {"type": "bar", "x": labels, "y": array(model_probs), "name": names[0], "marker": {"color": colours},
+        {"type": "bar", "x": labels, "y": array(model_probs), "name": names[0], "marker": chosen_marker(colours, chosen),
          "showlegend": False, "hovertemplate": f"{tok_name}: %{{x}}<br>{model_name}: %{{y:.3g}}<extra></extra>"},
         {"type": "bar", "x": labels, "y": array(sample_probs), "name": names[1], "width": 0.3,
          "marker": {"color": DRAW}, "showlegend": False,
@@ -60,21 +62,33 @@ def probability_bars(tokens: list[str], model_probs: list[float], sample_probs: 
     return make(data, layout, title, height)
 
 
+def chosen_marker(colours: list[str], chosen: int | None) -> dict:
+    """The bars' marker: their colours, and a dark outline on the ``chosen`` one alone.
+
+    Example: chosen_marker(["#d62728", "#4c78a8"], 0)["line"]["width"] -> [3, 0]
+    """
+    return {"color": colours, "line": {"color": CHOSEN_EDGE,
+                                       "width": [CHOSEN_EDGE_PX if i == chosen else 0 for i in range(len(colours))]}}
+
+
 def _legend_entries(legend: tuple[str, str, str, str], empty: dict) -> list[dict]:
     """Four legend entries with no data, whose colours never change: chosen, kept, cut, the draw."""
-    return [{"type": "bar", **empty, "name": name, "marker": {"color": colour}, "hoverinfo": "skip",
+    return [{"type": "bar", **empty, "name": name, "hoverinfo": "skip",
+             "marker": {"color": colour, **({"line": {"color": CHOSEN_EDGE, "width": CHOSEN_EDGE_PX}}
+                                            if colour == CHOSEN else {})},
              **({"orientation": "h"} if empty["x"] == [None] else {}), **({"width": width} if width else {})}
             for name, colour, width in zip(legend, (CHOSEN, OTHER, CUT, DRAW), (None, None, None, 0.3), strict=True)]
 
 
-def _bars_across(labels: list[str], model_probs: list[float], sample_probs: list[float], colours: list[str], *,
+def _bars_across(labels: list[str], model_probs: list[float], sample_probs: list[float], colours: list[str],
+                 chosen: int | None, *,
                  names: tuple[str, str], hover_names: tuple[str, str, str], legend: tuple[str, str, str, str],
                  title: str | None, log: bool, height: int, ids: list[int] | None = None) -> Figure:
     """probability_bars with one row a token, likeliest on top."""
     tok_name, model_name, sample_name = hover_names
     data = [
         {"type": "bar", "orientation": "h", "y": labels, "x": array(model_probs), "name": names[0],
-         "marker": {"color": colours}, "showlegend": False,
+         "marker": chosen_marker(colours, chosen), "showlegend": False,
          "hovertemplate": f"{tok_name}: %{{y}}<br>{model_name}: %{{x:.3g}}<extra></extra>"},
         {"type": "bar", "orientation": "h", "y": labels, "x": array(sample_probs), "name": names[1], "width": 0.3,
          "marker": {"color": DRAW}, "showlegend": False,

@@ -1,10 +1,14 @@
 """D1 on SmolLM2 in a real Chromium (issue 44 §2): a click on a bar of a step branches the
 generation there. The address holds the branch point, and the run and its branch stand side by
-side with the parting step marked; a second tab opened on that address shows the same texts."""
+side with the parting step marked; a second tab opened on that address shows the same texts. On the
+way, the model's text is marked by more than its colour, and axe-core finds nothing serious after
+Generate and with the branch (issue 43)."""
 from __future__ import annotations
 
 import pytest
 
+import i18n
+from tests.browser import axe
 from tests.browser.conftest import settle, steady
 
 # Fresh tabs (tests/browser/conftest.py, WatchedBrowser): these tests time the page's own runs and frames.
@@ -24,6 +28,20 @@ BAR_END = """(i) => {
 MARKED = """() => Array.from(document.querySelectorAll('[data-testid="stMarkdownContainer"]'))
     .filter(el => Array.from(el.querySelectorAll('strong')).some(b => b.textContent.startsWith("▶")))
     .map(el => el.textContent)"""
+# What the model wrote (ui/d1_real.marked): underlined on its ground, after words only a screen reader
+# reads; each mark's look and those words.
+WRITTEN = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] .anatomy-written')).map(el => {
+    const s = getComputedStyle(el), hidden = el.firstElementChild;
+    const box = hidden ? hidden.getBoundingClientRect() : null;
+    return {line: s.textDecorationLine, ground: s.backgroundColor, colour: s.color,
+            said: hidden && box.width <= 1 && box.height <= 1 ? hidden.textContent : null};
+})"""
+
+
+def _axe(page, what: str) -> list[str]:
+    """axe-core's gate (tests/browser/test_axe.py) on D1 with SmolLM2 as it is now (issue 43)."""
+    found = axe.describe(axe.grave(axe.violations(page)))
+    return [f"axe-core {axe.AXE_VERSION} on D1 with SmolLM2, {what}:\n{found}"] if found else []
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -38,6 +56,10 @@ def test_d1_click_a_bar_branches_the_generation(chromium_browser, server_url, la
         page.get_by_role("button", name="Generate" if lang == "en" else "生成", exact=True).click()
         page.wait_for_selector('[class~="st-key-d1-real_bars"] .barlayer path', timeout=120000)
         settle(page)
+        written = page.evaluate(WRITTEN)               # issue 43 §4: more than a colour, said to a screen reader
+        assert written and all("underline" in w["line"] and w["ground"] not in ("rgba(0, 0, 0, 0)", "") for w in written)
+        assert written[0]["said"] == i18n.t(lang, "d1.written_sr") + " ", written
+        failures = _axe(page, f"after Generate ({lang})")
         token = page.evaluate("""() => document.querySelector('[class~="st-key-d1-real_bars"] .js-plotly-plot')
                                  .data[0].customdata[2]""")
         x, y = steady(page, f"({BAR_END})(2)")
@@ -53,6 +75,8 @@ def test_d1_click_a_bar_branches_the_generation(chromium_browser, server_url, la
         assert len(texts) == 2, texts
         left, right = texts
         assert left.split("▶")[0] == right.split("▶")[0] and left != right
+        failures += _axe(page, f"the run and its branch ({lang})")
+        assert not failures, "\n".join(failures)
         other = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
         try:
             other.goto(page.url)
