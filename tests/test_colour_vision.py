@@ -20,6 +20,7 @@ import pytest
 
 from tests.colour import DEFICIENCIES, ciede2000, contrast, lab, parse, seen_difference, simulate
 from viz import block, common, embeddings, encdec, generation, gqa, kv, learning, masks, moe, positions, roofline, rope
+from viz import patching as f4
 from viz import tokens as viz_tokens
 
 MIN_DELTA_E00 = 10.0
@@ -55,6 +56,7 @@ PALETTES: dict[str, list[str]] = {
     "moe (done, left)": ["#0068c9", "#ff4b4b"],
     "moe (lost all, lost one)": [moe.LOST_ALL_COLOURS[0], moe.LOST_ONE_COLOURS[0]],
     "f1_heads (F1: three lines)": ["#31333F", "#d62728", "#1f77b4"],
+    "patching.head_patch_map (F4: F1's four head scores, hollow markers)": list(f4.MARK_COLOURS),
 }
 
 # Categorical marks (lines, points, bars) whose colour names a category: >= 3:1 against the white plot.
@@ -153,3 +155,28 @@ def test_categories_stay_apart(chart, deficiency):
 @pytest.mark.parametrize("colour", sorted(set(MARKS)))
 def test_category_marks_stand_out_from_white(colour):
     assert contrast(colour) >= MIN_MARK_CONTRAST
+
+
+def _scale_colours(scale: list, steps: int = 100) -> list[str]:
+    """A plotly colour scale ([[stop, "rgb(r,g,b)"], ...]) sampled at steps + 1 even places, as a
+    heatmap blends its colours between the stops (linearly, in sRGB)."""
+    stops = [(at, parse(colour)[0]) for at, colour in scale]
+    out = []
+    for i in range(steps + 1):
+        x = i / steps
+        (a, c), (b, d) = next((lo, hi) for lo, hi in zip(stops, stops[1:], strict=False) if lo[0] <= x <= hi[0])
+        t = (x - a) / (b - a) if b > a else 0.0
+        out.append("#" + "".join(f"{round(255 * (c[k] + (d[k] - c[k]) * t)):02x}" for k in range(3)))
+    return out
+
+
+@pytest.mark.parametrize("deficiency", [None, *DEFICIENCIES], ids=["normal", *DEFICIENCIES])
+def test_f4_selected_cell_outline_stands_out_on_its_whole_scale(deficiency):
+    """F4's clicked cell is outlined on a red-blue map (viz.patching.SELECTED: black, white inside):
+    on every colour of the scale, one of the outline's two colours is at least MIN_DELTA_E00 from it
+    (the green outline it replaced came within 2.5 of one under deuteranopia)."""
+    outer, inner = f4.SELECTED
+    scale = _scale_colours(f4.recovered_scale()["colorscale"])
+    worst = min(max(seen_difference(outer, c, deficiency), seen_difference(inner, c, deficiency)) for c in scale)
+    assert worst >= MIN_DELTA_E00
+    assert min(seen_difference("#2ca02c", c, "deuteranopia") for c in scale) < MIN_DELTA_E00   # why not green

@@ -10,7 +10,14 @@ from viz.common import DIVERGING_SCALE, Figure, array, make, unique_labels
 
 ROW_PX = 15          # px a layer's row takes: SmolLM2's 30 rows in 450 px
 MAP_PX = 560         # px of plot a full-width map has at least (1024 px window, sidebar open)
-SELECTED = "#2ca02c"  # the clicked cell's outline: green, apart from the red-blue scale
+# The clicked cell's outline: a white line inside a black one, so that one of the two stands out on
+# every colour of the red-blue scale, for colour-blind eyes too (green, before, was ΔE00 2.5 from one
+# of its colours under deuteranopia: tests/test_colour_vision.py).
+SELECTED, SELECTED_PX = ("#000000", "#ffffff"), (5, 2)     # (outer, inner)
+# The head map's marks, one colour for each of F1's scores (and a symbol each): dark grey, purple,
+# bluish green, brown, apart for colour-blind eyes and >= 3:1 on white (tests/test_colour_vision.py;
+# tab10's green and orange were ΔE00 1.3 apart under protanopia, its orange 2.5:1 on white).
+MARK_COLOURS = ("#31333F", "#9467bd", "#009e73", "#8c510a")
 
 
 def pair_labels(clean: list[str], corrupted: list[str]) -> list[str]:
@@ -72,7 +79,7 @@ def recovery_map(values, clean: list[str], corrupted: list[str], *, title: str |
     (``recovered_scale``: white = nothing changed, red = the patch moved the answer; ``ends``
     name 0 and 1 on the colour bar, see ``recovered_bar``). Each cell's customdata is
     "layer,position" (a click picks it, ``ui.chart(on_select=...)``); the ``selected`` (layer,
-    position) is outlined.
+    position) is outlined (SELECTED: black, white inside).
 
     Example: recovery_map(np.zeros((30, 14)), ...)["data"][0]["z"].shape == (30, 14)
     """
@@ -91,8 +98,9 @@ def recovery_map(values, clean: list[str], corrupted: list[str], *, title: str |
     shapes = []
     if selected is not None:
         layer, pos = selected
-        shapes.append({"type": "rect", "xref": "x", "yref": "y", "x0": pos - 0.5, "x1": pos + 0.5,
-                       "y0": layer - 0.5, "y1": layer + 0.5, "line": {"color": SELECTED, "width": 3}})
+        shapes += [{"type": "rect", "xref": "x", "yref": "y", "x0": pos - 0.5, "x1": pos + 0.5,
+                    "y0": layer - 0.5, "y1": layer + 0.5, "line": {"color": colour, "width": px}}
+                   for colour, px in zip(SELECTED, SELECTED_PX, strict=True)]
     layout = {"xaxis": {"type": "category", "title": {"text": axis_titles[1]}, **token_axis(n),
                         "tickfont": {"size": font}, "tickangle": -90 if words_px else 0},
               "yaxis": {"title": {"text": axis_titles[0]}, "range": [-0.5, n_layers - 0.5], "dtick": 5 if n_layers > 12 else 1,
@@ -158,12 +166,11 @@ def head_patch_map(values, marks: dict[str, list[tuple[int, int]]], *, title: st
              "hovertemplate": f"{layer_name} %{{x}} · {head_name} %{{y}}<br>{value_name}: %{{z:.3f}}<extra></extra>",
              "showlegend": False}]
     symbols = ("circle-open", "square-open", "diamond-open", "x-thin-open")
-    colours = ("#31333F", "#9467bd", "#2ca02c", "#ff7f0e")
     for k, (name, heads) in enumerate(marks.items()):
         data.append({"type": "scatter", "mode": "markers", "name": name,
                      "x": [h[0] for h in heads], "y": [h[1] for h in heads],
-                     "marker": {"symbol": symbols[k % 4], "size": 11, "color": colours[k % 4],
-                                "line": {"width": 2, "color": colours[k % 4]}},
+                     "marker": {"symbol": symbols[k % 4], "size": 11, "color": MARK_COLOURS[k % 4],
+                                "line": {"width": 2, "color": MARK_COLOURS[k % 4]}},
                      "hovertemplate": f"{name}<br>{layer_name} %{{x}} · {head_name} %{{y}}<extra></extra>"})
     layout = {"xaxis": {"title": {"text": axis_titles[0]}, "dtick": 1 if n_layers <= 12 else 2,
                         "range": [-0.5, n_layers - 0.5], "showgrid": False, "zeroline": False},
