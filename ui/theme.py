@@ -7,7 +7,9 @@ option reaches them. This style sheet draws them in the same hues a step or two 
 accent (primary) colour is a theme option: .streamlit/config.toml. Two more rules every page needs
 and no option sets (issue 43 §2, §5): a focus ring on every button (Streamlit's segmented control, the
 language switch among them, a table's toolbar and a code panel's copy button draw none) and on a
-table's grid, and on a select box at once (its own border's change comes a render later), and no
+table's grid, and on a select box at once (its own border's change comes a render later); a chart's toolbar (plotly's
+modebar) shown at once while the keyboard is in its chart (plotly fades it in from nothing over 0.3 s,
+and draws its icons at 30 % opacity, 1.7:1) with its icons >= 4.5:1 and a ring on the focused button; and no
 animation or transition for a reader who asked the system for reduced motion.
 A metric's label wraps (Streamlit cuts it short with an ellipsis, which 200 % zoom showed on C2).
 And a tab stop for a formula wider than the column (it scrolls in its own box, and only the
@@ -38,6 +40,10 @@ button:focus-visible, [role="radio"]:focus-visible, [role="option"]:focus-visibl
   outline: 2px solid #2f2d2b; outline-offset: 2px; }
 [data-testid="stElementToolbar"] button:focus-visible, [data-testid="stCode"] button:focus-visible {
   outline: 2px solid #2f2d2b !important; outline-offset: 1px; opacity: 1 !important; }
+.js-plotly-plot:focus-within .modebar-group { opacity: 1 !important; transition: none !important; }
+.js-plotly-plot .modebar-btn:focus-visible { outline: 2px solid #2f2d2b !important; outline-offset: 1px; }
+.js-plotly-plot:focus-within .modebar-btn .icon path { fill: #62605d !important; }
+.js-plotly-plot .modebar-btn:focus-visible .icon path { fill: #2f2d2b !important; }
 [data-testid="stSelectbox"] :has(> input:focus-visible),
 [data-testid="stMultiSelect"] :has(> input:focus-visible) {
   outline: 2px solid #2f2d2b; outline-offset: 2px; border-radius: 0.5rem; }

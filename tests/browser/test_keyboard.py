@@ -59,6 +59,38 @@ def test_the_language_switch_shows_its_focus(chromium_browser, server_url):
     page.close()
 
 
+# A chart's toolbar (plotly's modebar) reached by Tab, read two frames after the key: plotly fades it in
+# from nothing over 0.3 s and draws its icons at 30 % opacity, so a focused button was all but
+# invisible (its opacity and its ancestors' multiplied: ~0.04). ui/theme.py shows it at once.
+TOOLBAR = """async () => {
+    await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const a = document.activeElement;
+    let opacity = 1;
+    for (let e = a; e; e = e.parentElement) opacity *= parseFloat(getComputedStyle(e).opacity);
+    const s = getComputedStyle(a), icon = a.querySelector('.icon path');
+    return {button: a.matches('[data-testid="stMain"] .modebar-btn'), title: a.getAttribute('data-title'), opacity,
+            ring: [s.outlineStyle, parseFloat(s.outlineWidth)], fill: icon ? getComputedStyle(icon).fill : null};
+}"""
+
+
+def test_a_chart_toolbar_button_shows_when_focused(chromium_browser, server_url):
+    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server_url}/masks?lang=en")
+    settle(page)
+    page.locator('[data-testid="stMain"] .modebar-btn').first.focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")                     # reached by the keyboard: :focus-visible
+    first = page.evaluate(TOOLBAR)
+    page.keyboard.press("Tab")                     # the next button of the same toolbar
+    second = page.evaluate(TOOLBAR)
+    page.close()
+    for got in (first, second):
+        assert got["button"] and got["opacity"] >= 0.9, got
+        assert got["ring"][0] not in ("none", "") and got["ring"][1] >= 2, got
+        assert got["fill"].startswith("rgb(") and not got["fill"].startswith("rgba("), got   # the icon opaque
+    assert first["title"] != second["title"]
+
+
 def test_reduced_motion_turns_transitions_off(chromium_browser, server_url):
     page = chromium_browser.new_page(viewport={"width": 1440, "height": 900}, reduced_motion="reduce")
     page.goto(f"{server_url}/masks?lang=en")
