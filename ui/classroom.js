@@ -178,10 +178,21 @@ function overviewKey(e) {
   return e.key !== "Tab";
 }
 
-// Keys act only when nothing that takes keys has focus (a slider moves with the arrows too).
-const TAKES_KEYS = 'input, textarea, select, [contenteditable=""], [contenteditable="true"], [role="slider"],'
-  + ' [role="combobox"], [role="listbox"], [role="radiogroup"], [role="radio"], [role="tablist"], [role="tab"],'
-  + ' [role="spinbutton"], [role="menu"], [role="option"]';
+// Keys act only when no control of the page has focus (issue 43 §2): a slider moves with the arrows,
+// a button (a segmented control's, a chart toolbar's, a code panel's copy) or a link takes Enter and
+// Space, a formula or table that scrolls in its own box scrolls with the arrows. The presenter's own
+// bar is the exception (OWN_KEYS): a teacher who clicked "Next" and presses → steps on. The page
+// itself (the body, Streamlit's <main>, which a click on the text focuses) takes no keys.
+const TAKES_KEYS = 'input, textarea, select, button, a[href], summary, [contenteditable=""], [contenteditable="true"],'
+  + ' [role="slider"], [role="combobox"], [role="listbox"], [role="radiogroup"], [role="radio"], [role="tablist"],'
+  + ' [role="tab"], [role="spinbutton"], [role="menu"], [role="menuitem"], [role="option"], [role="button"],'
+  + ' [role="link"], [role="checkbox"], [role="switch"], .katex-display[tabindex], [class*="st-key-anatomy-scroll-"][tabindex]';
+const OWN_KEYS = ".anatomy-classroom";
+
+// Whether the element with focus keeps the keys to itself (the presenter's keys then do nothing).
+function takesKeys(t) {
+  return !!(t && t.closest && t.closest(TAKES_KEYS) && !t.closest(OWN_KEYS));
+}
 
 function onKey(e) {
   if (!state.present || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
@@ -189,8 +200,7 @@ function onKey(e) {
     if (overviewKey(e)) e.preventDefault();
     return;
   }
-  const t = e.target;
-  if (t && t.closest && t.closest(TAKES_KEYS)) return;
+  if (takesKeys(e.target)) return;
   if ((e.key === "o" || e.key === "O") && !e.shiftKey) {
     e.preventDefault();
     openOverview();

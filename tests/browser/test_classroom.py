@@ -32,6 +32,25 @@ def _wait_query(page, **wanted: str) -> None:
     settle(page)
 
 
+def _keys_stay(page, control: str, step: str, hover: str | None = None) -> None:
+    """With the first of ``control`` focused (``hover``: shown once the pointer is over this), the
+    presenter's keys do nothing: the step stays, no overview opens, the address is unchanged."""
+    if hover:
+        page.locator(hover).first.hover()
+        page.locator(control).first.wait_for(state="visible", timeout=WAIT_MS)
+    target = page.locator(control).first
+    target.focus()
+    assert target.evaluate("el => el === document.activeElement"), control
+    before = page.url
+    for key in ("ArrowRight", "PageDown", "ArrowLeft", "PageUp", "o", "j"):
+        page.keyboard.press(key)
+    page.wait_for_timeout(1000)
+    settle(page)
+    assert target.evaluate("el => el === document.activeElement"), control
+    assert _query(page)["step"] == step and page.url == before, control
+    assert page.locator(".anatomy-overview").count() == 0, control
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_presenter_mode(chromium_browser, server_url, lang):
     t = lambda key: i18n.t(lang, key)   # noqa: E731
@@ -72,6 +91,9 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     page.wait_for_timeout(1000)
     settle(page)
     assert _query(page)["step"] == "2"
+    # So does a segmented control's button (issue 43 §2): no key of the presenter's acts there (o would
+    # open the overview, j a class room's join card); below, a chart toolbar's and a code panel's.
+    _keys_stay(page, '[data-testid="stMain"] [data-testid="stButtonGroup"]:visible button', "2")
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     # The bar's Next, then Page Up back.
     # (steps 3 and 4 are the matrix's own slides, Q, K, V and then scores, weights, output, marked by
@@ -82,7 +104,13 @@ def test_presenter_mode(chromium_browser, server_url, lang):
     bar.locator(".anatomy-next").click()
     _wait_query(page, step="4")
     assert page.evaluate(VISIBLE_H3) == []
-    bar.locator(".anatomy-next").click()
+    _keys_stay(page, '[data-testid="stMain"] .modebar-btn:visible', "4")
+    code = '[data-testid="stMain"] [data-testid="stCode"]:visible'
+    _keys_stay(page, f"{code} button", "4", hover=code)        # a code panel's copy button (shown on hover)
+    page.mouse.move(0, 0)
+    # The bar's own buttons keep the keys for the presenter: → on a focused Next steps on.
+    bar.locator(".anatomy-next").focus()
+    page.keyboard.press("ArrowRight")
     _wait_query(page, step="5")
     assert page.evaluate(VISIBLE_H3) == [i18n.t(lang, "b1.scale_title")]
     page.keyboard.press("PageUp")
