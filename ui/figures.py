@@ -60,7 +60,8 @@ def _plotly_words(language: str) -> dict[str, str]:
 
 # The templates ui/chart/describe.js writes a chart's description with, for screen readers (issue 43).
 DESCRIBE = "classroom.describe"
-DESCRIBE_KEYS = ("chart", "heatmap", "grid", "bars", "bars_empty", "series", "join")
+DESCRIBE_KEYS = ("chart", "heatmap", "heatmap_at", "axis_at", "axis_named", "label_only", "row_at", "column_at",
+                 "panel", "grid", "bars", "bars_empty", "series", "join")
 
 
 @functools.cache

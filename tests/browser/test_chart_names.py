@@ -1,5 +1,6 @@
 """Every chart has an accessible name (its title) and a short description written from its data, in
-the page's language (issue 43 §3; ui/chart/describe.js, tested on its own in tests/js/)."""
+the page's language (issue 43 §3; ui/chart/describe.js, tested on its own in tests/js/): on B1 in both
+languages, and every chart of F4, D1 (its live bars too), F1 and E1, the languages taking turns."""
 from __future__ import annotations
 
 import re
@@ -8,29 +9,52 @@ import pytest
 
 from tests.browser.conftest import WAIT_MS, settle
 
-CHARTS = """() => [...document.querySelectorAll('.anatomy-chart')].map((el) => {
+CHARTS = """() => [...document.querySelectorAll('[data-testid="stMain"] .anatomy-chart')].map((el) => {
   const note = document.getElementById(el.getAttribute('aria-describedby') || '');
   return {role: el.getAttribute('role'), name: el.getAttribute('aria-label'), text: note ? note.textContent : null};
 })"""
+CJK = re.compile("[\u4e00-\u9fff]")
+
+# (lesson, its address, language, whether it needs SmolLM2's package); B1 in both languages, the
+# others in one each (their describe words are the same templates).
+PAGES = [("b1", "attention", "en", False), ("b1", "attention", "zh", False), ("f4", "patching", "zh", True),
+         ("d1", "generation", "en", False), ("f1", "heads-at-work", "zh", False), ("e1", "moe", "en", False)]
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_chart_is_named_and_described(chromium_browser, server_url, lang):
-    page = chromium_browser.new_page(viewport={"width": 1440, "height": 900})
-    page.goto(f"{server_url}/attention?lang={lang}")
-    settle(page)
-    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")   # charts below the fold draw too
-    page.wait_for_function("() => document.querySelectorAll('.anatomy-chart[role=figure]').length >= 3",
-                           timeout=WAIT_MS)
-    settle(page)
-    charts = [c for c in page.evaluate(CHARTS) if c["role"] == "figure"]
-    page.close()
-    assert len(charts) >= 3
-    for chart in charts:
-        assert chart["name"], chart
-        assert chart["text"], chart                                   # a description from the data
-    heatmaps = [c for c in charts if ("grid of" if lang == "en" else "数值网格") in c["text"]]
-    assert heatmaps, charts                                          # B1's attention weights
-    assert all(re.search(r"\d", c["text"]) for c in heatmaps)         # its key number
+def _charts(browser, url: str) -> list[dict]:
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    try:
+        page.goto(url)
+        settle(page)
+        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")   # charts below the fold draw too
+        page.wait_for_function("() => document.querySelectorAll('.anatomy-chart').length > 0", timeout=WAIT_MS)
+        settle(page)
+        return page.evaluate(CHARTS)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("name,slug,lang,real", PAGES, ids=[f"{p[0]}-{p[2]}" for p in PAGES])
+def test_every_chart_is_named_and_described(chromium_browser, server_url, name, slug, lang, real):
+    if real:
+        from tests.real_util import need_package
+        need_package()
+    charts = _charts(chromium_browser, f"{server_url}/{slug}?lang={lang}")
+    assert charts
+    unnamed = [c for c in charts if c["role"] != "figure" or not c["name"] or not c["text"]]
+    assert not unnamed, f"{name} ({lang}): charts without a name or a description: {unnamed}"
+    assert all(re.search(r"\d", c["text"]) for c in charts), charts          # each says a number of its data
     if lang == "zh":
-        assert all(re.search("[\u4e00-\u9fff]", c["name"] + c["text"]) for c in charts)
+        assert all(CJK.search(c["name"]) and CJK.search(c["text"]) for c in charts), charts
+        assert not any(re.search(r"[。；] ", c["text"]) for c in charts), charts   # no space after a full stop
+    if name == "b1":
+        heatmaps = [c for c in charts if ("grid of" if lang == "en" else "数值网格") in c["text"]]
+        assert heatmaps and any(" → " in c["text"] for c in heatmaps), charts   # the weights: query → key
+        # Q, K, V (a token a row, a dimension a column): the column named as such, never "天 → 5"
+        assert not any(re.search(r"→ \d", c["text"]) for c in heatmaps), heatmaps
+        assert any(("column" if lang == "en" else "列") in c["text"] for c in heatmaps), heatmaps
+    if name == "f4":
+        # its maps are layers × positions: each cell named by its axes' titles, not "row → column"
+        maps = [c for c in charts if "数值网格" in c["text"]]
+        assert maps and all("→" not in c["text"] and "块（层）" in c["text"] for c in maps), maps
+        assert any(c["text"].count("数值网格") == 2 for c in maps), maps          # the two sub-layer maps, each

@@ -1,13 +1,16 @@
 // A chart's accessible name and description (ui/chart/describe.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { describe, fill, plainTitle, short } from "../../ui/chart/describe.js";
+import { axisTitle, describe, fill, plainTitle, short } from "../../ui/chart/describe.js";
 import { spec } from "./helpers.mjs";
 
 const WORDS = {
   chart: "Chart", heatmap: "A grid of {rows} × {cols} values; the largest, {v}, is at {y} → {x}.",
   grid: "A grid of {rows} × {cols} values.", bars: "Bars: {n}; the longest is {label}, {v}.",
   bars_empty: "Bars: {n}.", series: "Lines or point sets: {n}, with {points} points in all.", join: " ",
+  heatmap_at: "A grid of {rows} × {cols} values; the largest, {v}, is at {y}, {x}.", axis_at: "{title} {at}",
+  axis_named: "{title} {at} (“{label}”)", label_only: "“{label}”", row_at: "row {at}", column_at: "column {at}",
+  panel: "{name}: {text}",
 };
 
 test("a title as plain text: markup out, entities read, lines joined", () => {
@@ -30,7 +33,7 @@ test("a heatmap: its size and its strongest cell, with the labels on its axes", 
   const figure = { data: [{ type: "heatmap", x: ["黄", "河"], y: ["之", "水"], z }] };
   assert.equal(describe(figure, WORDS), "A grid of 2 × 2 values; the largest, 0.41, is at 水 → 黄.");
   const plain = { data: [{ type: "heatmap", z: [[NaN, 1], [2, 3]] }] };
-  assert.equal(describe(plain, WORDS), "A grid of 2 × 2 values; the largest, 3, is at 1 → 1.");
+  assert.equal(describe(plain, WORDS), "A grid of 2 × 2 values; the largest, 3, is at row 1, column 1.");
   assert.equal(describe({ data: [{ type: "heatmap", z: [[NaN]] }] }, WORDS), "A grid of 1 × 1 values.");
 });
 
@@ -48,4 +51,53 @@ test("lines: how many and how many points; nothing drawn says nothing", () => {
   assert.equal(describe(figure, WORDS), "Lines or point sets: 2, with 5 points in all.");
   assert.equal(describe({ data: [] }, WORDS), "");
   assert.equal(describe(undefined, WORDS), "");
+});
+
+test("a grid whose axes are not one list of tokens: each axis named by its title, in the words given", () => {
+  // F4's map: a row a layer (y0, dy: no labels), a column a position with its token.
+  const z = spec(Float32Array, "f4", [0.1, 0.2, 0.3, 0.93, 0.5, 0.0], [2, 3]);
+  const figure = { data: [{ type: "heatmap", z, x: ["When", " Mary", " and"], y0: 0, dy: 1 }],
+    layout: { xaxis: { title: { text: "position" } }, yaxis: { title: "block (layer)" } } };
+  assert.equal(describe(figure, WORDS), "A grid of 2 × 3 values; the largest, 0.93, is at block (layer) 1, position 0 (“When”).");
+  // A head map: layers across, heads down, no labels: each named by its index (F1's panels sit side
+  // by side on one axis, the second from x0 = 32: its layer is still counted from 0, as pick.js does).
+  const heads = { data: [{ type: "heatmap", z: [[0, 0.2], [0.7, 0.1]], x0: 32, dx: 1, y0: 0, dy: 1 }],
+    layout: { xaxis: { title: { text: "layer" } }, yaxis: { title: { text: "head" } } } };
+  assert.equal(describe(heads, WORDS), "A grid of 2 × 2 values; the largest, 0.7, is at head 1, layer 0.");
+  heads.data[0].x = [2, 4];                                      // numeric labels: as they are
+  assert.equal(describe(heads, WORDS), "A grid of 2 × 2 values; the largest, 0.7, is at head 1, layer 2.");
+  const zh = { ...WORDS, heatmap_at: "{rows} × {cols} 的数值网格；最大值 {v} 在{y}、{x}处。", axis_named: "{title} {at}（「{label}」）" };
+  figure.layout = { xaxis: { title: { text: "位置" } }, yaxis: { title: { text: "块（层）" } } };
+  assert.equal(describe(figure, zh), "2 × 3 的数值网格；最大值 0.93 在块（层） 1、位置 0（「When」）处。");
+});
+
+test("one list of tokens on both axes keeps {y} → {x}; an axis without a title is its label, or row and column", () => {
+  const titled = { data: [{ type: "heatmap", x: ["黄", "河"], y: ["黄", "河"], z: [[0.1, 0.9], [0.5, 0.5]] }],
+    layout: { xaxis: { title: { text: "key" } }, yaxis: { title: { text: "query" } } } };
+  assert.equal(describe(titled, WORDS), "A grid of 2 × 2 values; the largest, 0.9, is at 黄 → 河.");
+  // B1's Q: a row a token, a column a dimension, neither axis titled
+  const q = { data: [{ type: "heatmap", y: ["天", "上"], z: [[1, 2.33], [0, 1]] }], layout: {} };
+  assert.equal(describe(q, WORDS), "A grid of 2 × 2 values; the largest, 2.33, is at “天”, column 1.");
+  const bare = { data: [{ type: "heatmap", z: [[1], [3]] }], layout: { xaxis: { title: { text: "x" } } } };
+  assert.equal(describe(bare, WORDS), "A grid of 2 × 1 values; the largest, 3, is at row 1, x 0.");
+  assert.equal(axisTitle({ xaxis2: { title: { text: "<b>attention</b> · position" } } }, { xaxis: "x2" }, "x"),
+    "attention · position");
+  assert.equal(axisTitle({ yaxis3: { title: "heads" } }, { xaxis: "x2", yaxis: "y3" }, "y"), "heads");
+  assert.equal(axisTitle({}, {}, "y"), "");
+});
+
+test("subplots: every heatmap described, each after its name", () => {
+  const z1 = [[0.1, 0.8], [0.2, 0.3]], z2 = [[0.6, 0.1], [0.0, 0.2]];
+  const figure = { data: [
+    { type: "heatmap", name: "attention output", z: z1, x: ["a", "b"], y0: 0, dy: 1 },
+    { type: "heatmap", name: "feed-forward output", z: z2, x: ["a", "b"], y0: 0, dy: 1, xaxis: "x2" },
+    { type: "heatmap", name: "hidden", z: [[9]], visible: false }],
+  layout: { xaxis: { title: { text: "attention · position" } }, xaxis2: { title: { text: "feed-forward · position" } },
+    yaxis: { title: { text: "layer" } } } };
+  assert.equal(describe(figure, WORDS), "attention output: A grid of 2 × 2 values; the largest, 0.8, is at layer 0, "
+    + "attention · position 1 (“b”). feed-forward output: A grid of 2 × 2 values; the largest, 0.6, is at layer 0, "
+    + "feed-forward · position 0 (“a”).");
+  // Chinese joins its sentences with nothing (join ""), not a space.
+  const zh = { ...WORDS, panel: "{name}：{text}", join: "" };
+  assert.ok(describe(figure, zh).includes("“b”).feed-forward output：A grid"));
 });

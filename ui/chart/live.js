@@ -1,5 +1,6 @@
 // Live controls (ui/live.py): a chart's own slider and the drawing of its frames while it moves.
 import { drawCells, dropCells } from "./cells.js";
+import { labelChart } from "./describe.js";
 import { exportConfig } from "./export.js";
 import { composeFrame, composeShared } from "./frames.js";
 import { drawFast, drawPoints, pointFigure } from "./painters.js";
@@ -119,6 +120,7 @@ function drawLive(host, st, settle = false) {
     host.dataset.spec = key;
     host.dataset.frame = String(i);
     host.__figure = figure;   // the CSV of the frame on screen
+    labelChart(host, figure, st.data.export && st.data.export.describe);   // its name and description
     host.__exportName = st.data.export && st.data.export.file;
     st.draws += 1;
   };

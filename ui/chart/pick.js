@@ -8,16 +8,11 @@ import {
   axisLength, axisOffset, barPaths, dataToCalc, dataToPixel, fullLayout, fullTrace, plotArea, traceAxes,
 } from "./adapter.js";
 import { decodedOf } from "./arrays.js";
-import { plainTitle, short } from "./describe.js";
+import { axisTitle, short } from "./describe.js";
 
 const at = (list, i) => (list && list[i] != null ? list[i] : null);
 
-// An axis' title as plain text ("" when it has none), for the label of a point.
-function axisTitle(layout, trace, letter) {
-  const id = (trace[letter + "axis"] || letter).replace(/^[xy]/, letter + "axis");
-  return plainTitle({ title: layout && layout[id] && layout[id].title });
-}
-
+// A value after its axis' title (describe.js: axisTitle), for the label of a point.
 const named = (title, value) => (title ? `${title} ${value}` : String(value));
 
 // Every point a click could send, once each: [{trace, kind, at, value, x, y, label}], ``at`` the
