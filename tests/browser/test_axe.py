@@ -11,7 +11,9 @@ Presenter mode is checked on tests/browser/test_slides.py's walk (test_every_sli
 first slide, issue 40: no page load of its own): at 1440x900 on the first lesson of each part in
 the language FIRST_OF_PART names (was test_presenter_mode_has_no_serious_violation), and at
 1280x720 on every lesson in the language PROJECTOR_PAGES names (was
-test_presenter_mode_on_a_projector_has_no_serious_violation). The two lists stay here.
+test_presenter_mode_on_a_projector_has_no_serious_violation). The two lists stay here. And on
+each lesson's first slide with a chart after the first, at 1280x720 in the other language
+(test_slides.py: LATER_SLIDE_AXE).
 """
 from __future__ import annotations
 
@@ -40,10 +42,11 @@ def _grave_violations(browser, url: str, viewport: dict | None = None) -> str:
     return axe.describe(found)
 
 
-# Every lesson at 1440x900 in both languages, and with SmolLM2 chosen in English (its own controls,
-# texts and figures; the chrome around them is the course model's), is checked on the page load of
-# tests/browser/test_layout.py (test_lesson_fits_and_reacts, test_real_model_fits: axe_at_1440),
-# after its layout checks at that size (issue 40: one load where there were two). The home page here.
+# Every lesson at 1440x900 in both languages, with the course model and with SmolLM2 chosen (its own
+# controls, texts and figures), is checked on the page load of tests/browser/test_layout.py
+# (test_lesson_fits_and_reacts, test_real_model_fits: axe_at_1440), after its layout checks at that
+# size (issue 40: one load where there were two); D1 on SmolLM2 after Generate and with a branch on
+# tests/browser/test_d1_branch.py's. The home page here.
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_home_page_has_no_serious_violation(chromium_browser, server_url, lang):
     found = _grave_violations(chromium_browser, f"{server_url}/?lang={lang}")
