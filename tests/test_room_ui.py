@@ -380,6 +380,10 @@ def test_a_server_restart_during_a_vote_loses_no_vote_and_the_student_comes_back
         seen = len(student.texts)
         student.press("_room.vote.b1.try1.1")
         assert _shows(student, i18n.t("en", "room.q.yours", option=option), seen), "the vote was not acknowledged"
+        deadline = time.monotonic() + 30
+        while "anatomy_student" not in student.cookies and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "anatomy_student" in student.cookies, "the page never set the student's cookie"
         sid = student.cookies["anatomy_student"]
 
         server.kill()                               # no goodbye: the process is gone, mid-class
