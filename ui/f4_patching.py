@@ -1,9 +1,10 @@
 """Cached results of lesson F4 (activation patching), computed once per pair and direction for
 every session.
 
-A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: 1.5-5 s of a
-core for SmolLM2's built-in pairs, up to ~14 s for a pair of 16 tokens that differs at its first
-(bench/bench_patching.py). The built-in pairs are computed when a student first opens them (then
+A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: 1.6-5.7 s of
+one core for SmolLM2's built-in pairs (the fact pair the longest: it differs from its second token
+on), ~15 s for a pair of 16 tokens that differs at its first (bench/bench_patching.py, on a busy
+machine of two cores). The built-in pairs are computed when a student first opens them (then
 served to everyone); a student's own pair only when asked (a button and a progress bar in the
 page), one computation at a time in this process, as F1's random control (``ui.f1_heads``): a
 second student asking for a pair being computed waits for it, and gets the same object. What is

@@ -336,7 +336,8 @@ def resume(model, base: Run, start: int,
            entries: Sequence[Entry]) -> torch.Tensor:
     """The hook point: patched runs that differ from ``base`` from position
     ``start`` on, run on through the model's own blocks -> the final stream
-    of each at the last position (E, D), in the order given.
+    of each at the last position (E, D), in the order given. Every entry
+    has as many rows (one, for a cell).
 
     Block j runs once, on every run entered at j or before: a batch that
     grows from the first layer patched to the last. Positions before
