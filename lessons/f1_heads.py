@@ -87,7 +87,8 @@ def body(slots, loaded, name, dev):
                       **{s: (v if np.isfinite(v) else float("nan")) for s, v in values.items()}))
     with slots["grids"].figure:
         grids(grid_values(on_text["scores"], probe["scores"]), (layer, head), 2 if cfg.n_layers > 12 else 4,
-              f"{NS}.grids", [tr(SCORE_KEYS[s][0]) for s in SCORES])
+              f"{NS}.grids", [tr(SCORE_KEYS[s][0]) for s in SCORES],
+              tr(f"{NS}.grids_name", layers=cfg.n_layers, heads=cfg.n_heads))
         st.caption(tr(f"{NS}.grids_caption", layers=cfg.n_layers, heads=cfg.n_heads, length=length,
                       n=len(on_text["tokens"])))
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
@@ -149,7 +150,8 @@ def body(slots, loaded, name, dev):
         on_text = text_heads(COURSE, COURSE_TEXT, dev, course)
         probe = probe_heads(COURSE, length, seed, dev, course)
         grids(grid_values(on_text["scores"], probe["scores"]), None, 4, f"{NS}.course",
-              [tr(SCORE_KEYS[s][1]) for s in SCORES])
+              [tr(SCORE_KEYS[s][1]) for s in SCORES],
+              tr(f"{NS}.course_grids_name", layers=course[0].config.n_layers, heads=course[0].config.n_heads))
         whole = probe["run"].whole
         best = np.nan_to_num(probe["scores"]["induction"], nan=-1.0)
         i, j = divmod(int(best.argmax()), course[0].config.n_heads)

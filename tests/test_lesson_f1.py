@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 import torch
 
+import i18n
 import ui.model
 from core.lab import head_scores as hs
 from core.lab.real_attention import prompt_ids
 from core.models.model import load_course_model
-from tests.apptest_util import assert_ok, figure_by_key, open_lesson, trace_array
+from tests.apptest_util import assert_ok, charts, component_data, figure_by_key, open_lesson, trace_array
 
 PAGE = "f1_heads.py"
 REAL_TEXT = "The cat sat on the mat. The dog sat on the log. The cat saw the dog."
@@ -32,6 +33,12 @@ def _grids(at, key="f1.grids"):
     fig = figure_by_key(at, key)
     assert len(fig["data"]) == 4
     return fig, [trace_array(fig, i, "z") for i in range(4)]          # each (H, L)
+
+
+def _sent_name(at, key):
+    """What a chart is called for screen readers where it has no title (ui.figures.figure(name=...))."""
+    el = next(el for el in charts(at) if el.proto.id.endswith("-" + key))
+    return component_data(el)["export"].get("name")
 
 
 def _in_unit_range(z):
@@ -101,6 +108,11 @@ def test_f1_smollm2_grids_equal_the_core_scores(lang):
     # the course model as contrast: four 4 × 4 grids
     _, course = _grids(at, "f1.course")
     assert all(z.shape == (4, 4) and _in_unit_range(z) for z in course)
+    # no title over the head maps (the section's heading is above them): a name for screen readers
+    # instead, in the page's language (issue 43); a titled chart is called by its title
+    assert _sent_name(at, "f1.grids") == i18n.t(lang, "f1.grids_name", layers=30, heads=9)
+    assert _sent_name(at, "f1.course") == i18n.t(lang, "f1.course_grids_name", layers=4, heads=4)
+    assert _sent_name(at, "f1.text_head") is None
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -193,6 +205,7 @@ def test_f1_on_the_course_model(lang):
         assert z.shape == (4, 4) and _in_unit_range(z)
         assert np.allclose(z, ref.T.numpy(), atol=2e-3, equal_nan=True)      # float16 weights
     assert at.slider(key="f1.layer").max == 3 and at.slider(key="f1.layer").value == 3    # 18 clamped
+    assert _sent_name(at, "f1.grids") == i18n.t(lang, "f1.grids_name", layers=4, heads=4)     # its own size
     with pytest.raises(KeyError):
         figure_by_key(at, "f1.course")                                  # no second course grid
     at.text_input(key="f1.text").set_value("").run()

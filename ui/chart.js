@@ -67,7 +67,8 @@ export default function (component) {
   const draw = (Plotly) => {
     if (host.dataset.spec !== revision || !host.isConnected) return;   // a newer figure came
     host.__figure = figure;   // what the CSV button writes out (export, below)
-    labelChart(host, figure, data.export && data.export.describe);   // its name and description
+    const exported = data.export || {};
+    labelChart(host, figure, exported.describe, exported.name);   // its name (its title, or the one sent) and description
     host.__exportName = data.export && data.export.file;
     if (!data.present) host.__present = null;
     if (data.present) fitPresent(host, Plotly, figure, exportConfig(data.export));

@@ -261,17 +261,19 @@ def spread_caption(spread: hs.ControlSpread, k: int, mode: str, top: float) -> s
               kept=spread.kept_out, worst=tr(f"{NS}.sep").join(f"{i}.{j}" for i, j in spread.groups[worst]))
 
 
-def grids(values: list, selected, cols: int, key: str, titles: list[str]) -> None:
+def grids(values: list, selected, cols: int, key: str, titles: list[str], name: str) -> None:
     """The four scores as four layer × head grids: two on the text, two on the probe, built once
     per scores and chosen cell for every session. With a chosen cell, a click on any cell
-    chooses that head (the sliders follow: on_select)."""
+    chooses that head (the sliders follow: on_select). No title over the panels (the section's
+    heading stands above them, and the grid fills its presenter slide): ``name`` is what a screen
+    reader calls the chart."""
     words = (tr(f"{NS}.layer_word"), tr(f"{NS}.head_word"))
     fig = drawn(score_panels, values, titles=titles, selected=selected, cols=cols, axis_titles=words,
                 value_name=tr(f"{NS}.score_word"), colorbar_title=tr(f"{NS}.score_word"), cell_px=15 if cols == 2 else 22)
     if selected is None:
-        figure(fig, key=key)
+        figure(fig, key=key, name=name)
     else:
-        figure(fig, key, present_height=None, on_select=functools.partial(picked, key))
+        figure(fig, key, present_height=None, on_select=functools.partial(picked, key), name=name)
 
 
 def ablation_rows(result: dict, names: dict[str, str], key: tuple, at_default: bool, loaded, second: float) -> None:

@@ -61,7 +61,7 @@ def _plotly_words(language: str) -> dict[str, str]:
 # The templates ui/chart/describe.js writes a chart's description with, for screen readers (issue 43).
 DESCRIBE = "classroom.describe"
 DESCRIBE_KEYS = ("chart", "heatmap", "heatmap_at", "axis_at", "axis_named", "label_only", "row_at", "column_at",
-                 "panel", "grid", "bars", "bars_empty", "series", "join")
+                 "panel", "panel_n", "grid", "bars", "bars_empty", "series", "join")
 
 
 @functools.cache
@@ -77,19 +77,22 @@ PRESENT_MAX_HEIGHT = 340
 
 
 def figure(fig, key: str, live: dict | None = None, on_commit: Callable[[], None] | None = None,
-           present_height: int | None = PRESENT_MAX_HEIGHT, on_select: Callable[[], None] | None = None) -> None:
+           present_height: int | None = PRESENT_MAX_HEIGHT, on_select: Callable[[], None] | None = None,
+           name: str | None = None) -> None:
     """A chart with a stable key: the next run with the same key updates the same plot in
     the browser (ui/chart.py). The figure carries its own look (viz.common.LOOK). ``live`` and
     ``on_commit``: a slider that redraws the chart from frames (ui.live.live_figure).
     ``present_height``: the most a figure with a slide to itself may take in presenter mode (None:
     its own height). ``on_select``: a callback run before the rerun when a point is clicked; it
-    reads the point's ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram, F1's map)."""
+    reads the point's ``customdata`` as ``st.session_state[key]["select"]`` (C1's diagram, F1's map).
+    ``name``: what a screen reader calls a chart drawn without a title (ui/chart/describe.js; a
+    titled chart is called by its title), e.g. F1's head maps under their section's heading."""
     # Presenter sizing is decided in one place, the browser (ui/chart/present.js: presenterFigure
     # caps the height at ``present_height``, then draws the type larger and fits the slide): the
     # figure sent is the one every session shares.
     chart(fig, key, tr("common.chart_failed"),
           export={"png": tr("classroom.png"), "svg": tr("classroom.svg"), "csv": tr("classroom.csv"), "file": key,
                   "locale": lang(), "words": _plotly_words(lang()) if lang() != "en" else None,
-                  "describe": _describe_words(lang())},
+                  "describe": _describe_words(lang()), **({"name": name} if name else {})},
           on_select=on_select, live=live, on_commit=on_commit,
           present_most=present_height if st.session_state.get(PRESENTING) else None)

@@ -1,7 +1,7 @@
 // A chart's accessible name and a short description (issue 43): what a screen reader says for it,
 // written in the browser from the figure it draws, in the page's language (``words``, from the
 // catalogue: i18n/*/classroom.toml [describe]). No server work. Pure functions but ``labelChart``.
-import { decodedOf } from "./arrays.js";
+import { decodedOf, listOf } from "./arrays.js";
 
 // A plotly title (a string, or {text}) as plain text: tags out, entities read.
 export function plainTitle(layout) {
@@ -26,10 +26,93 @@ const label = (labels, i) => {
   return list && list[i] != null ? String(list[i]) : String(i);
 };
 
+// The layout's entry for a trace's x or y axis (``letter``): "x2" -> layout.xaxis2.
+const axisOf = (layout, trace, letter) => layout && layout[(trace[letter + "axis"] || letter).replace(/^[xy]/, letter + "axis")];
+
 // The title of a trace's x or y axis (``letter``) as plain text, "" when it has none.
 export function axisTitle(layout, trace, letter) {
-  const id = (trace[letter + "axis"] || letter).replace(/^[xy]/, letter + "axis");
-  return plainTitle({ title: layout && layout[id] && layout[id].title });
+  const axis = axisOf(layout, trace, letter);
+  return plainTitle({ title: axis && axis.title });
+}
+
+// An axis title without the name of the panel it belongs to, already said before the panel's
+// sentence: F4's "attention output · position" under the panel "attention output" -> "position".
+// Example: withoutPanel("attention output · position", "attention output") -> "position"
+export function withoutPanel(title, panel) {
+  if (!panel || !title.startsWith(panel)) return title;
+  return title.slice(panel.length).replace(/^[\s·:：,，、\-–—]+/, "") || title;
+}
+
+// The span a heatmap covers along ``letter`` ("x" or "y") in its axis' data coordinates: its
+// numeric labels widened by half a cell, or x0 + dx·i over its cells; null for text labels.
+// Example: dataSpan({ z: [[1, 2, 3]], x0: 10, dx: 1 }, "x") -> [9.5, 12.5]
+function dataSpan(trace, letter) {
+  const z = decodedOf(trace.z) || [];
+  const n = letter === "y" ? z.length : z.reduce((m, row) => Math.max(m, (decodedOf(row) || []).length), 0);
+  const labels = decodedOf(trace[letter]);
+  if (labels && labels.length) {
+    const at = Array.from(labels, Number);
+    if (!at.every(Number.isFinite)) return null;
+    const half = at.length > 1 ? Math.abs(at[1] - at[0]) / 2 : 0.5;
+    return [Math.min(...at) - half, Math.max(...at) + half];
+  }
+  const start = Number(trace[letter + "0"] ?? 0), step = Number(trace["d" + letter] ?? 1);
+  const ends = [start - step / 2, start + (n - 0.5) * step];
+  return [Math.min(...ends), Math.max(...ends)];
+}
+
+// Whether an annotation stands over a panel along x (its text over the panel's width: one anchored
+// at a side must reach into it), and how far above the panel's top it stands along y, as a share
+// of the panel's height (0 at the edge); null where it does not. ``note``'s refs: "paper", "x2
+// domain" or the trace's own axes (data coordinates); another axis' data coordinates never match.
+function overPanel(note, trace, layout, letter) {
+  const ref = note[letter + "ref"], v = note[letter];
+  if (typeof v !== "number" || typeof ref !== "string") return null;
+  const axisId = trace[letter + "axis"] || letter;
+  const axis = axisOf(layout, trace, letter) || {};
+  let lo, hi, at = v, reversed = false;
+  if (ref === "paper" || ref === axisId + " domain") {
+    [lo, hi] = axis.domain || [0, 1];
+    if (ref !== "paper") at = lo + v * (hi - lo);
+  } else if (ref === axisId) {
+    const span = dataSpan(trace, letter);
+    if (!span) return null;
+    [lo, hi] = span;
+    const range = axis.range;
+    reversed = axis.autorange === "reversed" || (Array.isArray(range) && range[0] > range[1]);
+  } else return null;
+  const tol = 0.01 * (hi - lo);
+  if (letter === "x") {
+    const anchor = note.xanchor;
+    if (anchor === "right") return at > lo + tol && at <= hi + tol ? 0 : null;
+    if (anchor === "left") return at >= lo - tol && at < hi - tol ? 0 : null;
+    return at >= lo - tol && at <= hi + tol ? 0 : null;
+  }
+  // above the top: past hi, or past lo on a reversed axis (rows top down), a tenth of the figure
+  // (paper) or a quarter of the panel (data) at most: not the title of a panel further up
+  const past = (reversed ? lo - at : at - hi) / (hi - lo);
+  return past >= -0.01 && past <= (ref === axisId ? 0.25 : 0.1 / (hi - lo)) ? Math.max(past, 0) : null;
+}
+
+// The title over a panel of subplots: the annotation standing over the trace's x span and at or
+// just above its top (plotly's make_subplots writes its titles so, in paper coordinates; B1's steps
+// and a batch's sequences too; B5's gallery in data coordinates), the nearest one; "" when none.
+export function panelTitle(trace, layout) {
+  let best = null;
+  for (const note of (layout && layout.annotations) || []) {
+    if (!note.text || overPanel(note, trace, layout, "x") === null) continue;
+    const past = overPanel(note, trace, layout, "y");
+    if (past !== null && (best === null || past < best.past)) best = { past, text: note.text };
+  }
+  return best ? plainTitle({ title: best.text }) : "";
+}
+
+// Where a heatmap lies (its axes, its cells' placing and count): one drawn where an earlier one lies
+// is paint over it (B5's exact zeros in grey), not a panel of its own.
+function placeOf(trace) {
+  const z = decodedOf(trace.z) || [];
+  return JSON.stringify([trace.xaxis || "x", trace.yaxis || "y", listOf(trace.x), listOf(trace.y), trace.x0, trace.dx,
+    trace.y0, trace.dy, z.length, (decodedOf(z[0]) || []).length]);
 }
 
 // Whether two axes' labels are one list (an attention map's queries and keys), and whether an
@@ -57,7 +140,7 @@ function axisPlace(trace, letter, i, title, words) {
   return title ? fill(words.axis_at, { title, at }) : fill(letter === "y" ? words.row_at : words.column_at, { at });
 }
 
-function heatmapText(trace, words, layout) {
+function heatmapText(trace, words, layout, panel) {
   const z = decodedOf(trace.z) || [];
   let best = null;
   z.forEach((row, r) => (decodedOf(row) || []).forEach((v, c) => {
@@ -66,7 +149,8 @@ function heatmapText(trace, words, layout) {
   const cols = z.reduce((m, row) => Math.max(m, (decodedOf(row) || []).length), 0);
   const fields = { rows: z.length, cols };
   if (best === null) return fill(words.grid, fields);
-  const titles = { y: axisTitle(layout, trace, "y"), x: axisTitle(layout, trace, "x") };
+  const titles = { y: withoutPanel(axisTitle(layout, trace, "y"), panel),
+    x: withoutPanel(axisTitle(layout, trace, "x"), panel) };
   // "{y} → {x}": one list of tokens on both axes (query → key), or text on both and a title missing
   // (a cross-attention's, a router's token → expert); else each axis named on its own.
   const arrow = sameLabels(trace.x, trace.y) || (textLabels(trace.x) && textLabels(trace.y) && !(titles.x && titles.y));
@@ -88,17 +172,26 @@ function barText(trace, words) {
   return fill(words.bars, { n: values.length, label: label(labels, best.i), v: short(best.v) });
 }
 
-// The description of ``figure``: each heatmap's strongest cell (named by its trace when there are
-// several: a figure of subplots), or its first bar trace's largest bar, then how many series and
-// points the rest draws.
+// The description of ``figure``: each heatmap's strongest cell (named when there are several, a
+// figure of subplots: by its trace's name, else by the title over its panel, else by its number),
+// or its first bar trace's largest bar, then how many series and points the rest draws. A heatmap
+// the hover skips (the grey of masked cells: viz.attention.masked_layer), or one drawn on the cells
+// of an earlier one, is paint over the data, not a panel of its own; one without rows draws nothing
+// (D2's cache before its first step).
 export function describe(figure, words) {
   const data = (figure && figure.data) || [];
   const layout = (figure && figure.layout) || {};
   const parts = [];
-  const heats = data.filter((t) => t.type === "heatmap" && t.z && t.visible !== false);
+  const seen = new Set();
+  const heats = data.filter((t) => {
+    if (t.type !== "heatmap" || !(decodedOf(t.z) || []).length || t.visible === false || t.hoverinfo === "skip") return false;
+    const place = placeOf(t);
+    return !seen.has(place) && seen.add(place);
+  });
   heats.forEach((heat, k) => {
-    const text = heatmapText(heat, words, layout);
-    parts.push(heats.length > 1 && words.panel ? fill(words.panel, { name: heat.name || String(k + 1), text }) : text);
+    if (heats.length < 2 || !words.panel) return parts.push(heatmapText(heat, words, layout, ""));
+    const name = heat.name || panelTitle(heat, layout) || fill(words.panel_n || "{n}", { n: k + 1 });
+    parts.push(fill(words.panel, { name, text: heatmapText(heat, words, layout, name) }));
   });
   const bar = data.find((t) => t.type === "bar");
   if (!heats.length && bar) parts.push(barText(bar, words));
@@ -110,13 +203,21 @@ export function describe(figure, words) {
   return parts.filter(Boolean).join(words.join ?? " ");   // Chinese joins sentences with nothing
 }
 
+// A chart's accessible name: its title; for a chart drawn without one, the ``name`` it was sent
+// with (ui/figures.py: figure(name=...), F1's head maps under their section's heading); only
+// else the generic word ("Chart").
+// Example: chartName({ layout: {} }, { chart: "Chart" }, "Four scores") -> "Four scores"
+export function chartName(figure, words, name) {
+  return plainTitle(figure && figure.layout) || (name ? String(name).trim() : "") || (words && words.chart) || "";
+}
+
 // The chart's name and description on its element: a figure with a label, described by a line of
 // text that only assistive technology reads (``.anatomy-sr``, kept beside the plot). A live chart
 // (live.js) writes them again for each frame it draws.
 let serial = 0;
-export function labelChart(host, figure, words) {
+export function labelChart(host, figure, words, sentName) {
   if (!words) return;
-  const name = plainTitle(figure && figure.layout) || words.chart || "";
+  const name = chartName(figure, words, sentName);
   host.setAttribute("role", "figure");
   host.setAttribute("aria-label", name);
   let note = host.__describedBy;

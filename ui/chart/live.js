@@ -120,7 +120,8 @@ function drawLive(host, st, settle = false) {
     host.dataset.spec = key;
     host.dataset.frame = String(i);
     host.__figure = figure;   // the CSV of the frame on screen
-    labelChart(host, figure, st.data.export && st.data.export.describe);   // its name and description
+    const exported = st.data.export || {};
+    labelChart(host, figure, exported.describe, exported.name);   // its name (its title, or the one sent) and description
     host.__exportName = st.data.export && st.data.export.file;
     st.draws += 1;
   };
