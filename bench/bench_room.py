@@ -233,6 +233,7 @@ class RoomReport:
     joined: int
     follow_s: list[float] = field(default_factory=list)   # key press -> a student at that slide
     missed: int = 0                                        # (student, slide) pairs that never arrived
+    missed_at: dict[int, int] = field(default_factory=dict)  # slide -> students it never reached
     vote_s: list[float] = field(default_factory=list)      # press -> the vote's run ended
     votes_acked: int = 0
     votes_counted: int = 0                                 # in the database
@@ -259,7 +260,8 @@ class RoomReport:
             self.label,
             f"students joined           {self.joined} of {self.students}",
             "                            p50 ms   p95 ms   max ms",
-            f"key press -> at the slide {stats(self.follow_s)}   missed {self.missed}",
+            f"key press -> at the slide {stats(self.follow_s)}   missed {self.missed}"
+            + (f" (slide: students {self.missed_at})" if self.missed_at else ""),
             f"vote round trip           {stats(self.vote_s)}",
             f"votes                     {self.votes_acked} acknowledged, {self.votes_counted} in the database",
             f"projector's count final   {final} after the last acknowledged vote",
@@ -363,6 +365,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                     report.follow_s.append(arrived[0] - press)
                 else:
                     report.missed += 1
+                    report.missed_at[slide] = report.missed_at.get(slide, 0) + 1
         # 2. A vote: the teacher opens B1's first question; everyone votes within 10 s.
         teacher.press("_room.open.b1.try1")
         deadline = time.perf_counter() + 30
