@@ -41,7 +41,8 @@ def blind(s, text, add_pe, seed, dev):
     figure(side_by_side([("A(X)", check["output"], tokens), ("A(PX)", check["output_permuted"], check["reversed"]),
                          ("P·A(X) − A(PX)", check["difference"], check["reversed"])],
                         names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")),
-                        height=max(300, 120 + 28 * len(tokens))), key=f"{NS}.equivariance")
+                        height=max(300, 120 + 28 * len(tokens))), key=f"{NS}.equivariance",
+           name=tr(f"{NS}.blind_title"))
     st.caption(tr(f"{NS}.panels"))
     if check["error"] <= 1e-6:
         st.success(tr(f"{NS}.same_set", error=check["error"]))
@@ -91,7 +92,8 @@ def encoding(slots, seed, dev):
         figure(side_by_side([(tr(f"{NS}.emb"), block["emb"], tokens), ("PE", block["pe"], tokens),
                              (tr(f"{NS}.sum"), block["x0"], tokens)],
                             names=(tr(f"{NS}.token"), tr(f"{NS}.dimension"), tr(f"{NS}.value")),
-                            height=max(320, 140 + 24 * n), shared=False), key=f"{NS}.input")
+                            height=max(320, 140 + 24 * n), shared=False), key=f"{NS}.input",
+               name=tr(f"{NS}.input_title"))
         st.caption(tr(f"{NS}.own_scales"))
         twice = block["repeat"]
         if twice is None:

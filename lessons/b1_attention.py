@@ -76,8 +76,8 @@ def matrix(s, seed, dev):
                 repeat_control(st.slider, tr(f"{NS}.row_label"), 0, len(tokens) - 1, key=f"{NS}.r", copy=copy)
             with again_c:
                 repeat_control(st.slider, tr(f"{NS}.col_label"), 0, len(tokens) - 1, key=f"{NS}.c", copy=copy)
-            figure(grid(show=part, title=title if copy == "again" else None),
-                   key=f"{NS}.weights" if copy == "again" else f"{NS}.weights_mix")
+            figure(grid(show=part, title=title if copy == "again" else None),   # untitled on its second slide: named
+                   key=f"{NS}.weights" if copy == "again" else f"{NS}.weights_mix", name=title)
     with s.mix:
         # For a projector: the weights alone, the page's whole width (off by default: no cost).
         if st.toggle(tr(f"{NS}.large_label"), value=False, key=f"{NS}.large", bind="query-params"):

@@ -32,7 +32,8 @@ def body(slots, dev):
     demo = heads_demo(text, d, h, seed, dev)
     tokens, n, d_head = demo["tokens"], len(demo["tokens"]), d // h
     hover = (tr("common.query"), tr("common.key"), tr("common.weight"))
-    slots["grid"].title.subheader(tr(f"{NS}.grid_title", h=h, d_head=d_head))
+    grid_title = tr(f"{NS}.grid_title", h=h, d_head=d_head)
+    slots["grid"].title.subheader(grid_title)
     heads = [tr(f"{NS}.head_short", i=i) for i in range(h)]      # counted from 0, as the code does
     with slots["grid"].figure:
         # One colour scale for every head, ending at the largest weight shown: on 0..1 random heads
@@ -41,14 +42,15 @@ def body(slots, dev):
         figure(head_grid(demo["weights"], tokens, titles=heads, cols=2, hover_names=hover,
                          height_per_row=300 if h > 1 else 460, zmax=top_weight, colorbar_title=tr("common.weight"),
                          key_labels=True),
-               key=f"{NS}.grid")
+               key=f"{NS}.grid", name=grid_title)
         st.caption(tr(f"{NS}.read_grid", top=top_weight))
     with slots["trained"].figure:
         trained_heads(text, typed, dev)
     with slots["reshape"].split:
         figure(head_split(demo["w_q"], demo["q_flat"], demo["q"], tokens, head_names=heads,
                           titles=[tr(f"{NS}.split_wq"), tr(f"{NS}.split_q"), tr(f"{NS}.split_batch")],
-                          hover=(tr(f"{NS}.row"), tr(f"{NS}.column"), tr(f"{NS}.value"))), key=f"{NS}.split")
+                          hover=(tr(f"{NS}.row"), tr(f"{NS}.column"), tr(f"{NS}.value"))), key=f"{NS}.split",
+               name=tr(f"{NS}.reshape_title"))
         st.caption(tr(f"{NS}.read_split", h=h, d_head=d_head, d=d, n=n))
     with slots["reshape"].figure:
         shapes_table(reshape_rows(demo["shapes"], n, h, d_head))

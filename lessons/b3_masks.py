@@ -84,7 +84,8 @@ def masks(slots, text, seed, causal, dev):
     with slots["pad"].batch:
         figure(batch_panels(padded["weights"], padded["tokens"],
                             titles=[tr(f"{NS}.seq_title", i=i, n=length) for i, length in enumerate(lengths)],
-                            hover_names=hover, height=440, masked=~padded["mask"]), key=f"{NS}.batch")
+                            hover_names=hover, height=440, masked=~padded["mask"]), key=f"{NS}.batch",
+               name=tr(f"{NS}.pad_title"))
         check = padded["check"]
         st.caption(tr(f"{NS}.pad_check", masked=check["masked"], largest=check["largest_masked"],
                       low=check["row_sum_min"], high=check["row_sum_max"]))

@@ -49,13 +49,15 @@ def trained(s, loaded, dev):
     shown = 0 if head is None else head + 1                                      # panel 0: the average
     # Rows as in C1: the character the decoder has read (<bos>, then what it wrote), the
     # source's end mark as <eos>.
-    st.markdown(f"**{tr(f'{NS}.trained_fig', layer=layer, name=names[shown], n=n, s=src)}**")
+    title = tr(f"{NS}.trained_fig", layer=layer, name=names[shown], n=n, s=src)
+    st.markdown(f"**{title}**")
     figure(alignment_map(panels[shown], view["fed"], view["source"],
                          hover_names=(tr(f"{NS}.writing"), tr(f"{NS}.reading"), tr("common.weight")),
-                         height=max(320, 26 * n + 70)), key=f"{NS}.trained")
+                         height=max(320, 26 * n + 70)), key=f"{NS}.trained", name=title)
     st.caption(tr(f"{NS}.trained_caption"))
-    st.markdown(f"**{tr(f'{NS}.strip_fig', layer=layer)}**")
-    figure(head_strip(panels, names, height=max(170, 9 * n + 70)), key=f"{NS}.strip")
+    strip = tr(f"{NS}.strip_fig", layer=layer)
+    st.markdown(f"**{strip}**")
+    figure(head_strip(panels, names, height=max(170, 9 * n + 70)), key=f"{NS}.strip", name=strip)
     st.caption(tr(f"{NS}.strip_caption", n=n, s=src))
     align, best_text = s.scores.columns([1, 1])
     scores = view["scores"]
@@ -85,10 +87,11 @@ def untrained(s, dev):
     with s.title:
         if demo["cut"]:
             st.warning(tr(f"{NS}.cut", limit=MAX_TOKENS))
-        st.markdown(f"**{tr(f'{NS}.matrix_title', n_t=len(tgt), n_s=len(src))}**")
+        title = tr(f"{NS}.matrix_title", n_t=len(tgt), n_s=len(src))
+        st.markdown(f"**{title}**")
     figure(rect_grid(demo["weights"], tgt, src, titles=[tr(f"{NS}.head_name", i=i) for i in range(h)],
                      cols=2, hover_names=(tr(f"{NS}.query_target"), tr(f"{NS}.key_source"), tr("common.weight")),
-                     height_per_row=max(320, 26 * len(tgt) + 90)), key=f"{NS}.cross")
+                     height_per_row=max(320, 26 * len(tgt) + 90)), key=f"{NS}.cross", name=title)
     st.caption(tr(f"{NS}.read_matrix"))
     shapes_table(cross_shapes(len(tgt), len(src), demo["shapes"]))
 

@@ -55,7 +55,7 @@ def patterns(slots):
     with gallery.figure:
         titles = [f"{names[p]}<br>{100 * demo[p]['density']:.0f} %" for p in PATTERNS]
         figure(mask_gallery([demo[p]["mask"] for p in PATTERNS], titles, hover=tr(f"{NS}.kept")),
-               key=f"{NS}.gallery")
+               key=f"{NS}.gallery", name=tr(f"{NS}.gallery_title"))
         st.caption(tr(f"{NS}.gallery_caption", n=cfg.n, w=cfg.w, dil=cfg.dilation, g=cfg.n_global,
                       r=cfg.n_random, c=max(1, cfg.w // 8), keys=2 * cfg.w + 1))
     with gallery.table:

@@ -62,7 +62,7 @@ def stacks(s, text, loaded, dev):
     with diagram:
         # A click on a sub-layer opens it (on_select).
         figure(stacks_diagram(name, n_layers, diagram_labels()), f"{NS}.diagram", present_height=None,
-               on_select=clicked_sublayer)
+               on_select=clicked_sublayer, name=tr(f"{NS}.stacks_title"))
         st.caption(tr(f"{NS}.diagram_caption"))
     v = sublayer_view(text, stack, layer, sub, dev)
     rows = v["rows"]
@@ -70,14 +70,16 @@ def stacks(s, text, loaded, dev):
         st.markdown(f"**`{name}`** — {tr(f'{WHAT}.{sub}')}")
         figure(in_out(v["in"], v["out"], rows, titles=(tr(f"{NS}.input"), tr(f"{NS}.output")),
                       hover_names=(tr(f"{NS}.token"), tr(f"{NS}.column"), tr(f"{NS}.value")),
-                      height=max(300, 22 * len(rows) + 90)), key=f"{NS}.io")
+                      height=max(300, 22 * len(rows) + 90)), key=f"{NS}.io",
+               name=f"{name}: {tr(f'{NS}.input')} → {tr(f'{NS}.output')}")
         st.caption(tr(f"{NS}.io_caption", inp=v["in_name"], out=v["out_name"], shape=shape(v["out"])))
     with s.detail:
         if "weights" in v:
             st.markdown(f"**`{name}.weights`** · {tr(f'{NS}.weights_fig')}")
             figure(alignment_map(v["weights"], rows, v["cols"],
                                  hover_names=(tr(f"{NS}.token"), tr("common.key"), tr("common.weight")),
-                                 height=max(300, 24 * len(rows) + 70)), key=f"{NS}.weights")
+                                 height=max(300, 24 * len(rows) + 70)), key=f"{NS}.weights",
+                   name=f"{name}.weights · {tr(f'{NS}.weights_fig')}")
             st.caption(tr(WEIGHTS_CAPTION[sub]))
         else:
             st.caption(tr(f"{NS}.detail_elsewhere"))
@@ -92,7 +94,8 @@ def norm(s, text, loaded, dev):
         name = pick(f"{NS}.norm", tr(f"{NS}.norm_label"), norm_names(loaded[0].config.n_layers), DEFAULT_NORM)
     v = norm_view(text, name, dev)
     figure(norm_chart(v["rows"], v["stats"], names=(tr(f"{NS}.before"), tr(f"{NS}.standard"), tr(f"{NS}.after")),
-                      titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm_fig")
+                      titles=(tr(f"{NS}.mean"), tr(f"{NS}.variance"))), key=f"{NS}.norm_fig",
+           name=f"{name} · {tr(f'{NS}.norm_title')}")
     st.caption(norm_caption(name, v["stats"]))
     st.markdown(norm_table(v["rows"], v["stats"]))
 
@@ -109,7 +112,8 @@ def ffn(s, text, loaded, dev):
     st.markdown(f"**`{name}.hidden`** · {tr(f'{NS}.ffn_fig', f=hidden.shape[1])}")
     figure(with_marks(tensor_heatmap(hidden, rows, title=None,
                                      hover_names=(tr(f"{NS}.token"), tr(f"{NS}.unit"), tr(f"{NS}.value")),
-                                     height=max(300, 22 * len(rows) + 120))), key=f"{NS}.ffn_fig")
+                                     height=max(300, 22 * len(rows) + 120))), key=f"{NS}.ffn_fig",
+           name=f"{name}.hidden · {tr(f'{NS}.ffn_fig', f=hidden.shape[1])}")
     st.caption(tr(f"{NS}.ffn_caption", f=hidden.shape[1], d=loaded[0].config.d_model, off=100 * v["off_all"],
                   lo=100 * float(v["off"].min()), hi=100 * float(v["off"].max())))
 
@@ -131,20 +135,22 @@ def decode(s, text, loaded, dev):
     so_far = "".join(own_fed[1: step + 1])
     st.markdown(tr(f"{NS}.step_line", step=step, fed=f"`<bos>{so_far}`", chosen=f"`{d['vocab'][chosen]}`",
                    p=100 * float(d["stepped"][step][chosen])))
-    st.markdown(f"**{tr(f'{NS}.step_fig', step=step)}**")
+    probs_title = tr(f"{NS}.step_fig", step=step)
+    st.markdown(f"**{probs_title}**")
     figure(step_probs(d["vocab"], d["stepped"][step], chosen, title=None, y_title=tr(f"{NS}.probability"),
                       forced=d["forced"][step] if step < len(d["forced"]) else None,
                       names=(tr(f"{NS}.stepped_name"), tr(f"{NS}.forced_name")),
-                      height=max(320, 24 * steps + 130)), key=f"{NS}.probs")
+                      height=max(320, 24 * steps + 130)), key=f"{NS}.probs", name=probs_title)
     st.caption(tr(f"{NS}.marks"))      # the marks stand in the vocabulary, next to the digits
     if entry is not None:   # under the figure: on a slide, the figure comes first
         checkpoint_notes(d, entry, ckpt, saved)
     n = len(d["fed"])
     with s.forcing:
-        st.markdown(f"**{tr(f'{NS}.forcing_fig', n=n)}**")
+        forcing_title = tr(f"{NS}.forcing_fig", n=n)
+        st.markdown(f"**{forcing_title}**")
         figure(forcing_grid(d["forced"], d["fed"], d["vocab"], min(step, n - 1), title=None,
                             hover_names=(tr(f"{NS}.read"), tr(f"{NS}.next"), tr(f"{NS}.probability")),
-                            height=max(320, 24 * n + 130)), key=f"{NS}.forcing")
+                            height=max(320, 24 * n + 130)), key=f"{NS}.forcing", name=forcing_title)
         st.caption(forcing_caption(d, own_fed))
 
 

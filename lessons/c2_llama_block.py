@@ -93,7 +93,8 @@ def block(slots, real, loaded, arch):
         figure(drawn(whole_model, arch.name, layer, lang()), key=f"{NS}.strip")
     with slots["block"].diagram:
         roomy = presenting()      # presenter mode: taller boxes, for labels at 18 px
-        figure(drawn(diagram, part, roomy, tr(f"{NS}.region_attn"), tr(f"{NS}.region_ffn")), key=f"{NS}.diagram")
+        figure(drawn(diagram, part, roomy, tr(f"{NS}.region_attn"), tr(f"{NS}.region_ffn")), key=f"{NS}.diagram",
+               name=tr(f"{NS}.block_title"))
         st.markdown(f"**`blocks.{layer}.{part}`** — {tr(f'{PART_TEXT}.{part}')}")
     if data is not None:
         tensor, code = slots["block"].figure.columns([1, 1])

@@ -58,7 +58,7 @@ def steps(s, loaded, dev):
         before, now = "".join(tokens[: s_len - fed]), "".join(tokens[s_len - fed:])
         st.markdown(tr(f"{NS}.sequence", before=plain(before), now=plain(now), next=plain(run["chosen"][step])))
     live_figure(cache_frames, (prompt, layer, head, dev, lang()), f"{NS}.fig", f"{NS}.step",
-                list(range(len(cached))), 0, tr(f"{NS}.step_label"))
+                list(range(len(cached))), 0, tr(f"{NS}.step_label"), name=tr(f"{NS}.steps_title"))
     presses = st.session_state.get(f"{NS}.presses", 0)
     if presses != st.session_state.get(f"{NS}.presses_shown", 0):   # Step or Reset moved the figure
         st.session_state[f"{NS}.presses_shown"] = presses

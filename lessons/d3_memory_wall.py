@@ -56,7 +56,8 @@ def workload(slots):
         with left:
             figure(hierarchy_chart([tr(LEVELS[lv["level"]]) for lv in levels], [lv["bytes"] for lv in levels],
                                    [lv["bytes_per_s"] for lv in levels], titles=(tr(f"{NS}.capacity"),
-                                   tr(f"{NS}.bandwidth")), axis_title=tr(f"{NS}.log_axis")), key=f"{NS}.hierarchy")
+                                   tr(f"{NS}.bandwidth")), axis_title=tr(f"{NS}.log_axis")), key=f"{NS}.hierarchy",
+                   name=tr(f"{NS}.hierarchy_title"))
         right.markdown(tr(f"{NS}.hierarchy_text", gpu=gpu.title, sram=human(levels[0]["bytes"], "B", 1024),
                           hbm=f"{gpu.hbm_gb:g} GB = {gpu.hbm_gib:.1f} GiB",
                           ratio=levels[0]["bytes_per_s"] / levels[1]["bytes_per_s"],

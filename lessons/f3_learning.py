@@ -134,7 +134,7 @@ def body(slots, got, dev):
                 figure(head_grid(v["weights"][part], v["tokens"], titles=names[part], cols=4 if presenting() else 3,
                                  hover_names=(tr(f"{NS}.query"), tr(f"{NS}.key"), tr(f"{NS}.weight")),
                                  colorbar_title=tr(f"{NS}.weight"), height_per_row=330, label_size=14),
-                       key=key, present_height=420)
+                       key=key, present_height=420, name=tr(f"{NS}.head_title"))
         cut = tr(f"{NS}.head_cut", n=HEAD_CHARS, total=len(ids)) if len(ids) > HEAD_CHARS else ""
         st.caption(tr(f"{NS}.head_caption", layer=layer, head=head, kv=head // (cfg.n_heads // cfg.n_kv_heads),
                       cut=cut).strip())

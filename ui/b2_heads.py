@@ -114,7 +114,7 @@ def real_heads(text: str, typed: bool, dev: str, loaded) -> None:
     figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_kv", i=i, kv=i // group) for i in range(cfg.n_heads)],
                      cols=group if n <= 9 else 2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
                      height_per_row=300, zmax=top, colorbar_title=tr("common.weight"), key_labels=True),
-           key=f"{NS}.trained")
+           key=f"{NS}.trained", name=tr(f"{NS}.trained_title"))
     st.caption(tr(f"{NS}.read_trained_real", layer=layer, heads=cfg.n_heads, kv=cfg.n_kv_heads, group=group,
                   d_head=cfg.d_head, top=top))
 
@@ -140,5 +140,5 @@ def trained_heads(text: str, typed: bool, dev: str) -> None:
     figure(head_grid(weights, tokens, titles=[tr(f"{NS}.head_short", i=i) for i in range(cfg.n_heads)],
                      cols=2, hover_names=(tr("common.query"), tr("common.key"), tr("common.weight")),
                      height_per_row=300, zmax=top, colorbar_title=tr("common.weight"), key_labels=True),
-           key=f"{NS}.trained")
+           key=f"{NS}.trained", name=tr(f"{NS}.trained_title"))
     st.caption(tr(f"{NS}.read_trained", layer=layer, heads=cfg.n_heads, d_head=cfg.d_head, top=top))

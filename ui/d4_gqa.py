@@ -102,7 +102,7 @@ def course_section(loaded, dev: str) -> None:
     with left:
         figure(head_grid(run["weights"][layer], run["tokens"], titles=titles, cols=2,
                          hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-               key=f"{NS}.maps")
+               key=f"{NS}.maps", name=tr(f"{NS}.model_title"))
         st.caption(tr(f"{NS}.maps_caption", layer=layer, g=mc.n_heads // mc.n_kv_heads))
     with right:
         code_panel(MultiHeadAttention.forward, MultiHeadAttention.attend, height=560)   # attend repeats k, v
@@ -145,7 +145,7 @@ def real_section(model, dev: str) -> None:
     # The page's whole width: three maps side by side, each key named under its column.
     figure(group_maps(group["weights"], run["tokens"], titles=titles,
                       hover_names=(tr("common.query"), tr("common.key"), tr("common.weight"))),
-           key=f"{NS}.real_maps")
+           key=f"{NS}.real_maps", name=tr(f"{NS}.model_title"))
     left, right = st.columns([1, 1])
     with left:
         st.caption(tr(f"{NS}.real_caption", layer=layer, kv=kv, heads=", ".join(map(str, group["heads"])),

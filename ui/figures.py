@@ -61,7 +61,7 @@ def _plotly_words(language: str) -> dict[str, str]:
 # The templates ui/chart/describe.js writes a chart's description with, for screen readers (issue 43).
 DESCRIBE = "classroom.describe"
 DESCRIBE_KEYS = ("chart", "heatmap", "heatmap_at", "axis_at", "axis_named", "label_only", "row_at", "column_at",
-                 "panel", "panel_n", "grid", "bars", "bars_empty", "series", "join")
+                 "panel", "panel_n", "grid", "bars", "bars_empty", "series", "diagram", "diagram_sep", "join")
 
 
 @functools.cache

@@ -302,7 +302,7 @@ def _takes_arguments(build: Callable) -> bool:
 
 def live_figure(build: Callable[..., Sequence], cache_key: tuple | str, fig_key: str, key: str,
                 values: Sequence[float], default: float, label: str, texts: Sequence[str] | None = None,
-                help: str | None = None) -> float:
+                help: str | None = None, name: str | None = None) -> float:
     """Draw the figure at the control's value with a slider of its own over ``values`` that redraws
     it in the browser while it moves. ``build`` returns one figure per value (one batched core
     call). Preferred: ``build`` a module-level function and ``cache_key`` its arguments (every
@@ -310,7 +310,8 @@ def live_figure(build: Callable[..., Sequence], cache_key: tuple | str, fig_key:
     session per function and arguments, a key nobody writes. Still accepted: a function of no
     arguments and a key written by hand. ``label`` and ``texts`` (each value as the
     slider shows it; default ``url_text``) and ``help`` (the label's tooltip) are in the page's
-    language. Returns the value."""
+    language; so is ``name``, what a screen reader calls frames drawn without a title
+    (ui.figures.figure). Returns the value."""
     from ui.figures import figure, figure_key
 
     values = list(values)
@@ -325,5 +326,5 @@ def live_figure(build: Callable[..., Sequence], cache_key: tuple | str, fig_key:
             "texts": list(texts) if texts is not None else [url_text(v) for v in values],
             "values": values, "help": help}
     figure(frames.figures[index], fig_key, live=live,
-           on_commit=lambda: _commit(fig_key, key, values, default))
+           on_commit=lambda: _commit(fig_key, key, values, default), name=name)
     return value

@@ -201,3 +201,41 @@ test("a chart's name: its title, else the name it was sent with, only else the g
   assert.equal(chartName({ layout: {} }, WORDS, "  "), "Chart");
   assert.equal(chartName(undefined, undefined, undefined), "");
 });
+
+test("a panel drawn in pieces is said once, its rows added up; panels side by side keep their own titles", () => {
+  // D2's step 1 (4 positions, 2 dimensions): Q's earlier rows (grey) and this step's, one panel on
+  // x/y; the weights likewise on x4/y
+  const dims = [0, 1], keys = [0, 1, 2, 3];
+  const note = (text, x) => ({ text, x, y: 1, xref: "paper", yref: "paper", yanchor: "bottom" });
+  const figure = { data: [
+    { type: "heatmap", z: [[0.1, 0.2], [0.3, 0.9], [0, 0]], x: dims, y: [0, 1, 2] },
+    { type: "heatmap", z: [[0.5, 0.4]], x: dims, y: [3] },
+    { type: "heatmap", z: [[0.7, 0.1], [0, 0], [0, 0], [0, 0]], x: dims, y: keys, xaxis: "x2" },
+    { type: "heatmap", z: [[1, NaN, NaN, NaN], [0.5, 0.5, NaN, NaN], [0.2, 0.2, 0.6, NaN]], x: keys, y: [0, 1, 2], xaxis: "x4" },
+    { type: "heatmap", z: [[0.2, 0.3, 0.4, 0.1]], x: keys, y: [3], xaxis: "x4" }],
+  layout: { xaxis: { domain: [0, 0.2] }, xaxis2: { domain: [0.3, 0.5] }, xaxis4: { domain: [0.6, 1] },
+    annotations: [note("Q<br>queries", 0.1), note("K cache", 0.4), note("attention weights", 0.8)] } };
+  const text = describe(figure, WORDS);
+  assert.equal(text, "Q queries: A grid of 4 × 2 values; the largest, 0.9, is at row 1, column 1. "
+    + "K cache: A grid of 4 × 2 values; the largest, 0.7, is at row 0, column 0. "
+    + "attention weights: A grid of 4 × 4 values; the largest, 1, is at row 0, column 0.");
+  assert.equal(text.match(/Q queries/g).length, 1);
+  // this step's row holds the largest: named by its own label (position 3), not its index in its piece
+  figure.data[1].z = [[0.5, 2]];
+  assert.ok(describe(figure, WORDS).startsWith("Q queries: A grid of 4 × 2 values; the largest, 2, is at row 3, column 1."));
+  // without a name or a title, heatmaps on one pair of axes stay panels apart, by their number
+  const bare = { data: [{ type: "heatmap", z: [[1]] }, { type: "heatmap", z: [[2]], x0: 3 }] };
+  assert.equal(describe(bare, WORDS), "Panel 1: A grid of 1 × 1 values; the largest, 1, is at row 0, column 0. "
+    + "Panel 2: A grid of 1 × 1 values; the largest, 2, is at row 0, column 0.");
+});
+
+test("a figure of boxes alone: how many, and their words in order", () => {
+  // C2's whole model: rectangles, a name and a shape with its count in annotations, an arrow without text
+  const figure = { data: [], layout: { shapes: [{ type: "rect" }, { type: "rect" }, { type: "line" }],
+    annotations: [{ text: "<b>embedding</b>" }, { text: "(N, 576)<br>28.3M" }, { text: "" }, { text: "<b>block 0</b>" },
+      { text: "(N, 576)<br>3.5M" }] } };
+  const words = { ...WORDS, diagram: "A diagram of {n} boxes: {labels}.", diagram_sep: "; " };
+  assert.equal(describe(figure, words), "A diagram of 2 boxes: embedding; (N, 576) 28.3M; block 0; (N, 576) 3.5M.");
+  assert.equal(describe({ data: [], layout: { shapes: [{ type: "rect" }] } }, words), "");     // no words: nothing
+  assert.equal(describe(figure, WORDS), "");                                                  // no template: nothing
+});

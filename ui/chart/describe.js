@@ -140,15 +140,21 @@ function axisPlace(trace, letter, i, title, words) {
   return title ? fill(words.axis_at, { title, at }) : fill(letter === "y" ? words.row_at : words.column_at, { at });
 }
 
-function heatmapText(trace, words, layout, panel) {
-  const z = decodedOf(trace.z) || [];
-  let best = null;
-  z.forEach((row, r) => (decodedOf(row) || []).forEach((v, c) => {
-    if (typeof v === "number" && Number.isFinite(v) && (best === null || v > best.v)) best = { v, r, c };
-  }));
-  const cols = z.reduce((m, row) => Math.max(m, (decodedOf(row) || []).length), 0);
-  const fields = { rows: z.length, cols };
+// One panel's sentence: its size and its strongest cell. ``pieces``: the heatmaps that draw it, one,
+// or its rows drawn apart (D2's earlier rows in grey, this step's in colour): their rows added up.
+function heatmapText(pieces, words, layout, panel) {
+  let best = null, rows = 0, cols = 0;
+  for (const piece of pieces) {
+    const z = decodedOf(piece.z) || [];
+    z.forEach((row, r) => (decodedOf(row) || []).forEach((v, c) => {
+      if (typeof v === "number" && Number.isFinite(v) && (best === null || v > best.v)) best = { v, r, c, piece };
+    }));
+    rows += z.length;
+    cols = z.reduce((m, row) => Math.max(m, (decodedOf(row) || []).length), cols);
+  }
+  const fields = { rows, cols };
   if (best === null) return fill(words.grid, fields);
+  const trace = best.piece;
   const titles = { y: withoutPanel(axisTitle(layout, trace, "y"), panel),
     x: withoutPanel(axisTitle(layout, trace, "x"), panel) };
   // "{y} → {x}": one list of tokens on both axes (query → key), or text on both and a title missing
@@ -172,9 +178,20 @@ function barText(trace, words) {
   return fill(words.bars, { n: values.length, label: label(labels, best.i), v: short(best.v) });
 }
 
+// A figure drawn in boxes alone (C2's whole model: rectangles, their words in annotations, no
+// trace): how many boxes, and their words in order; "" when it has no box.
+// Example: diagramText({ shapes: [{ type: "rect" }], annotations: [{ text: "<b>embedding</b>" }] },
+//   { diagram: "{n} boxes: {labels}.", diagram_sep: "; " }) -> "1 boxes: embedding."
+function diagramText(layout, words) {
+  const boxes = (layout.shapes || []).filter((s) => s.type === "rect").length;
+  const labels = (layout.annotations || []).map((a) => plainTitle({ title: a.text })).filter(Boolean);
+  if (!boxes || !labels.length) return "";
+  return fill(words.diagram, { n: boxes, labels: labels.join(words.diagram_sep ?? "; ") });
+}
+
 // The description of ``figure``: each heatmap's strongest cell (named when there are several, a
-// figure of subplots: by its trace's name, else by the title over its panel, else by its number),
-// or its first bar trace's largest bar, then how many series and points the rest draws. A heatmap
+// figure of subplots: by its trace's name, else by the title over its panel, else by its number;
+// the pieces of one panel together), or its first bar trace's largest bar, then how many series and points the rest draws. A heatmap
 // the hover skips (the grey of masked cells: viz.attention.masked_layer), or one drawn on the cells
 // of an earlier one, is paint over the data, not a panel of its own; one without rows draws nothing
 // (D2's cache before its first step).
@@ -188,10 +205,20 @@ export function describe(figure, words) {
     const place = placeOf(t);
     return !seen.has(place) && seen.add(place);
   });
+  // Heatmaps on one pair of axes under one name or title are one panel drawn in pieces (D2's
+  // queries: the earlier rows grey, this step's in colour): said once. Side by side on one pair of
+  // axes under titles of their own (C1's in and out, B5's gallery) they stay panels apart.
+  const panels = new Map();
   heats.forEach((heat, k) => {
-    if (heats.length < 2 || !words.panel) return parts.push(heatmapText(heat, words, layout, ""));
-    const name = heat.name || panelTitle(heat, layout) || fill(words.panel_n || "{n}", { n: k + 1 });
-    parts.push(fill(words.panel, { name, text: heatmapText(heat, words, layout, name) }));
+    const title = heat.name || panelTitle(heat, layout);
+    const key = title ? JSON.stringify([heat.xaxis || "x", heat.yaxis || "y", title]) : k;
+    if (!panels.has(key)) panels.set(key, { title, pieces: [] });
+    panels.get(key).pieces.push(heat);
+  });
+  [...panels.values()].forEach(({ title, pieces }, k) => {
+    if (panels.size < 2 || !words.panel) return parts.push(heatmapText(pieces, words, layout, ""));
+    const name = title || fill(words.panel_n || "{n}", { n: k + 1 });
+    parts.push(fill(words.panel, { name, text: heatmapText(pieces, words, layout, name) }));
   });
   const bar = data.find((t) => t.type === "bar");
   if (!heats.length && bar) parts.push(barText(bar, words));
@@ -200,6 +227,7 @@ export function describe(figure, words) {
     const points = lines.reduce((n, t) => n + ((decodedOf(t.y) || decodedOf(t.x) || []).length || 0), 0);
     parts.push(fill(words.series, { n: lines.length, points }));
   }
+  if (!parts.length && words.diagram) parts.push(diagramText(layout, words));
   return parts.filter(Boolean).join(words.join ?? " ");   // Chinese joins sentences with nothing
 }
 
