@@ -36,6 +36,18 @@ def own_client(monkeypatch):
     return address
 
 
+def _question_open(lang: str):
+    """A teacher's room with B1's first question open, and one student in it (its page run)."""
+    teacher = _teacher()
+    code = teacher.session_state[room._CODE]
+    _button(teacher, "_room.open.b1.try1").click()
+    teacher.run()
+    student = _app({"lang": lang, "room": code}, page=None)
+    _fresh_version()
+    student.run()
+    return teacher, code, student
+
+
 def _db() -> RoomStore:
     return RoomStore(database_url())
 
@@ -142,13 +154,7 @@ def test_a_forged_presenters_bar_does_nothing_to_the_room_for_a_student():
     mode) come back as a websocket message. Forged by a student, for the bar the student's page
     draws or for the teacher's ``_classroom.on``, one after another: the room's position and questions
     are unchanged, the student stays a student of the room, never presenting, and nothing fails."""
-    teacher = _teacher()
-    code = teacher.session_state[room._CODE]
-    _button(teacher, "_room.open.b1.try1").click()
-    teacher.run()
-    student = _app({"lang": "en", "room": code}, page=None)
-    _fresh_version()
-    student.run()
+    teacher, code, student = _question_open("en")
     assert_ok(student)
     before = _state(code)
     for action in BAR_ACTIONS:
@@ -268,13 +274,7 @@ def test_no_room_sees_or_changes_another_rooms_questions():
 
 
 def test_a_vote_on_a_closed_round_or_after_the_reveal_says_so():
-    teacher = _teacher()
-    code = teacher.session_state[room._CODE]
-    _button(teacher, "_room.open.b1.try1").click()
-    teacher.run()
-    student = _app({"lang": "zh", "room": code}, page=None)
-    _fresh_version()
-    student.run()
+    teacher, code, student = _question_open("zh")
     vote = _button(student, "_room.vote.b1.try1.0")
     _button(teacher, "_room.close.b1.try1").click()      # the round closes while the student's buttons show
     teacher.run()
@@ -300,13 +300,7 @@ def test_a_vote_on_a_closed_round_or_after_the_reveal_says_so():
 
 
 def test_a_vote_for_an_option_out_of_range_or_forged_is_refused():
-    teacher = _teacher()
-    code = teacher.session_state[room._CODE]
-    _button(teacher, "_room.open.b1.try1").click()
-    teacher.run()
-    student = _app({"lang": "en", "room": code}, page=None)
-    _fresh_version()
-    student.run()
+    teacher, code, student = _question_open("en")
     ids = [b.id for b in student.button if b.key == "_room.vote.b1.try1.0"]
     # a press of an option button that is not drawn (option 7): an unknown widget, ignored
     _forge(student, [ids[0].replace("b1.try1.0", "b1.try1.7")])
@@ -348,13 +342,7 @@ def test_joining_is_limited_per_client(own_client, monkeypatch):
 
 
 def test_voting_is_limited_per_student(monkeypatch):
-    teacher = _teacher()
-    code = teacher.session_state[room._CODE]
-    _button(teacher, "_room.open.b1.try1").click()
-    teacher.run()
-    student = _app({"lang": "en", "room": code}, page=None)
-    _fresh_version()
-    student.run()
+    teacher, code, student = _question_open("en")
     shared = room.store()
     frozen = time.time()
     monkeypatch.setattr(shared, "clock", lambda: frozen)     # every vote in one second-long window
@@ -399,13 +387,7 @@ def test_a_malformed_room_in_the_url_says_so(raw):
 
 
 def test_an_ended_rooms_code_and_its_stale_buttons_say_so():
-    teacher = _teacher()
-    code = teacher.session_state[room._CODE]
-    _button(teacher, "_room.open.b1.try1").click()
-    teacher.run()
-    student = _app({"lang": "zh", "room": code}, page=None)
-    _fresh_version()
-    student.run()
+    teacher, code, student = _question_open("zh")
     stale = _button(student, "_room.vote.b1.try1.0")
     _db().end_room(code, teacher.session_state[room._SECRET])
     stale.click()
