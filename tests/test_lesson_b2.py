@@ -3,7 +3,17 @@ import numpy as np
 import pytest
 
 import core.models.model
-from tests.apptest_util import assert_ok, chart_keys, chart_spec, charts, figure_by_key, open_lesson, trace_array
+import i18n
+from tests.apptest_util import (
+    assert_ok,
+    chart_keys,
+    chart_spec,
+    charts,
+    component_data,
+    figure_by_key,
+    open_lesson,
+    trace_array,
+)
 from ui import explorer as explorer_ui
 from ui import model as model_ui
 from viz.attention import weight_top
@@ -106,6 +116,9 @@ def test_b2_explorer(lang):
     grid = figure_by_key(at, "b2.ex_fig_grid")
     assert len(grid["data"]) == 16
     assert all(trace_array(grid, i, "z").shape == (n, n) for i in range(16))
+    # drawn without a title (each head has its own): a name for screen readers (issue 43 §3)
+    el = next(el for el in charts(at) if el.proto.id.endswith("-b2.ex_fig_grid"))
+    assert component_data(el)["export"]["name"] == i18n.t(lang, "explorer.grid_name", n=16)
 
 
 def test_explorer_on_b1():

@@ -163,7 +163,8 @@ def explorer(ns: str, open_by_default: bool = True) -> None:
         titles = [f"L{i}·H{j} {_short(data['dominant'][i][j])}".strip()
                   for i in range(n_layers) for j in range(n_heads)]
         figure(head_grid(weights.reshape(n_layers * n_heads, *weights.shape[-2:]), tokens, titles=titles,
-                         cols=n_heads, hover_names=hover, height_per_row=240), key=f"{ns}.ex_fig_grid")
+                         cols=n_heads, hover_names=hover, height_per_row=240), key=f"{ns}.ex_fig_grid",
+               name=tr("explorer.grid_name", n=n_layers * n_heads))
         st.caption(tr("explorer.read_grid"))
     with st.expander(tr("explorer.how")):
         st.markdown(tr("explorer.how_text"))
