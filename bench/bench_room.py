@@ -78,6 +78,7 @@ class Client:
         self.finished = threading.Condition()
         self.runs_finished = 0
         self.widgets: dict[str, str] = {}            # user key (the part after the id's last '-') -> widget id
+        self.fragment_of: dict[str, str] = {}        # user key -> the fragment the widget was drawn in ("": none)
         self.slides: list[tuple[int, float]] = []    # (slide, perf_counter) of every scroll script received
         self.texts: list[tuple[str, float]] = []     # markdown bodies, with their time
         self.errors: list[str] = []
@@ -140,7 +141,8 @@ class Client:
         state = states.widgets.add()
         state.id = self.widgets[key]
         state.trigger_value = True
-        self.rerun(query, widgets=states)
+        # A control inside a fragment reruns only that fragment, as the front end asks.
+        self.rerun(query, widgets=states, fragment=self.fragment_of.get(key, ""))
 
     def wait_run(self, after: int, timeout: float) -> bool:
         """Until a run ends after the ``after``-th (True) or the timeout (False)."""
@@ -199,7 +201,7 @@ class Client:
                 for fragment in fwd.stop_auto_rerun.fragment_ids:
                     self.auto.pop(fragment, None)
             elif kind == "delta" and fwd.delta.WhichOneof("type") == "new_element":
-                self._element(fwd.delta.new_element, now)
+                self._element(fwd.delta.new_element, now, fwd.delta.fragment_id)
             elif kind == "script_finished":
                 if len(self.landed) < self.generation:
                     self.landed.append(now)
@@ -207,7 +209,7 @@ class Client:
                     self.runs_finished += 1
                     self.finished.notify_all()
 
-    def _element(self, element, now: float) -> None:
+    def _element(self, element, now: float, fragment: str = "") -> None:
         kind = element.WhichOneof("type")
         if kind == "exception":
             self.errors.append(f"{self.name}: {element.exception.type}: {element.exception.message}"[:200])
@@ -224,7 +226,9 @@ class Client:
         inner = getattr(element, kind) if kind else None
         widget_id = getattr(inner, "id", "") if inner is not None else ""
         if widget_id:
-            self.widgets[widget_id.rsplit("-", 1)[-1]] = widget_id
+            key = widget_id.rsplit("-", 1)[-1]
+            self.widgets[key] = widget_id
+            self.fragment_of[key] = fragment
 
 
 @dataclass
@@ -383,7 +387,7 @@ def run_room(base_url: str, pids: list[int], students: int = 100, seconds: float
                 while keys[option] not in c.widgets and time.perf_counter() < deadline:
                     time.sleep(0.05)
                 if keys[option] not in c.widgets:
-                    c.errors.append(f"{c.name}: no vote buttons")
+                    c.errors.append(f"{c.name} ({c.cookies.get('anatomy_student', '?')}): no vote buttons")
                     return
                 generation, seen = c.generation, len(c.texts)
                 start = time.perf_counter()

@@ -150,3 +150,56 @@ def test_this_fragment_names_the_running_fragment_and_a_gone_session_is_not_woke
     assert [m.value for m in at.markdown] == ["outside: None", "in a fragment: True"]
     assert internals.this_fragment() is None
     assert internals.rerun_fragment("no-such-session", "no-such-fragment") is False
+
+
+def test_a_fragment_rerun_after_a_finished_run_waits_for_its_messages(monkeypatch):
+    """let_finished_runs_land: a fragment's rerun that reaches a session whose runner has ended is
+    handled one turn of the event loop later, after the messages that runner had already sent; a
+    whole-page rerun, or one while the runner still takes requests, goes through at once. Checked
+    on Streamlit's own request queue (an ended runner's state) and AppSession's attributes."""
+    from streamlit.proto.ClientState_pb2 import ClientState
+    from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.scriptrunner_utils.script_requests import RerunData, ScriptRequests
+
+    handled: list[str] = []
+    monkeypatch.setattr(AppSession, "request_rerun", lambda self, state=None: handled.append(
+        f"rerun {state.fragment_id or 'page'}" if state is not None else "rerun"))
+    assert internals.let_finished_runs_land() is True
+    assert internals.let_finished_runs_land() is True          # once: not wrapped twice
+    source = Path(streamlit.__file__).parent.joinpath("runtime", "app_session.py").read_text()
+    assert "self._scriptrunner = " in source and "self._event_loop = " in source       # the names read
+
+    ended, running = ScriptRequests(), ScriptRequests()
+    ended.request_rerun(RerunData())
+    ended.on_scriptrunner_ready()                   # the run it asked for
+    ended.on_scriptrunner_ready()                   # that run ended with nothing asked: STOP
+    running.request_rerun(RerunData())
+    running.on_scriptrunner_ready()                 # running now
+
+    class Runner:
+        def __init__(self, requests):
+            self._requests = requests
+
+    loop = asyncio.new_event_loop()
+    try:
+        session = AppSession.__new__(AppSession)
+        session._event_loop = loop
+        fragment, page = ClientState(fragment_id="box"), ClientState()
+
+        session._scriptrunner = Runner(ended)
+        loop.call_soon(handled.append, "the ended run's messages")   # already waiting on the loop
+        AppSession.request_rerun(session, fragment)
+        AppSession.request_rerun(session, page)
+        assert handled == ["rerun page"]            # the page at once; the fragment waits its turn
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+        assert handled == ["rerun page", "the ended run's messages", "rerun box"]
+
+        handled.clear()
+        session._scriptrunner = Runner(running)
+        AppSession.request_rerun(session, fragment)
+        session._scriptrunner = None
+        AppSession.request_rerun(session, fragment)
+        assert handled == ["rerun box", "rerun box"]
+    finally:
+        loop.close()

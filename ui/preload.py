@@ -40,6 +40,7 @@ from ui.memory import settle_memory, start_giving_back  # noqa: E402
 from ui.model import real_model_available, warm_real  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
 from ui.static_gzip import compressed, install  # noqa: E402
+from ui.streamlit_internals import let_finished_runs_land  # noqa: E402
 
 
 def _import_all(package) -> None:
@@ -115,6 +116,7 @@ publish_plotly_js(static_dir())
 publish_chart_js(static_dir())
 publish_classroom_js(static_dir())
 tcp_nodelay()
+let_finished_runs_land()      # a fragment's output is not lost to the next request (issue 42)
 # plotly.js, the chart's module and Streamlit's scripts gzipped once, not for each student
 # (ui/static_gzip.py).
 if install(static_dir()):

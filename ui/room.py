@@ -62,6 +62,7 @@ WATCH_S = 0.25                       # a process reads each followed room's vers
 POLL_S = 5.0                         # a student's page's own poll: presence, controls moved; and if a wake is lost
 VERSION_TTL_S = 0.5                  # one read of the version per process this often, for every student
 BEAT_S = 20.0                        # a student's "still here" (store.Limits.presence_s is 60 s)
+SCROLL_AGAIN_S = 3.0                 # a poll's scroll drawn again by the poll's runs this long after (_scroll_again)
 PRESENCE_S = 1.0                     # the teacher's "N in the room, M following" and answered count (one session: cheap)
 # URL parameters that are each person's own, not the lesson's state the class follows.
 OWN = frozenset({"lang", "device", "present", "step", ROOM, TEACH})
@@ -88,6 +89,7 @@ _LINK = "_room.teacher_link"         # the teacher link made on this device (sho
 _ARRIVED = "_room.arrived"           # a second device just became teacher: its first page moves nobody
 _ASKED = "_room.asked"               # (lesson ns, key, round, state) of the class question last scrolled to
 _BOXES = "_room.boxes"               # question key -> the fragment id of this page's box for it (a student's)
+_POLLED = "_room.polled"             # (script, time.monotonic()) of the last scroll the poll drew
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
@@ -742,6 +744,7 @@ def _poll(room_code: str) -> None:
     except RoomError:
         st.rerun(scope="app")          # follow() says why and leaves
     if now == st.session_state.get(_SEEN):
+        _scroll_again()
         return
     followed = st.session_state.get(_FOLLOWED)
     seen = st.session_state.get(_SEEN)
@@ -753,11 +756,27 @@ def _poll(room_code: str) -> None:
             # Only the slide changed: scroll there.
             st.session_state[_SEEN] = now
             st.session_state[_FOLLOWED] = (pos.lesson, pos.query, pos.section)
-            st.html(scroll_script(pos.section, now), unsafe_allow_javascript=True)
+            _poll_scroll(scroll_script(pos.section, now))
             return
         if (pos.lesson, pos.query, pos.section) == followed and _redraw_question(room_code, now, pos.section):
             return
     st.rerun(scope="app")
+
+
+def _poll_scroll(script: str) -> None:
+    st.session_state[_POLLED] = (script, time.monotonic())
+    st.html(script, unsafe_allow_javascript=True)
+
+
+def _scroll_again() -> None:
+    """A poll run that finds nothing new draws the last scroll again while it is recent. Streamlit
+    drops a fragment's output not yet sent when the fragment runs again, and under a class's load
+    the next poll (the page's timer, or a wake) often starts before the last one's script left:
+    the student then missed the slide until the teacher moved again (5-9 of 100 students a slide).
+    The same script again is the same element: the page does not scroll twice."""
+    last = st.session_state.get(_POLLED)
+    if last and time.monotonic() - last[1] < SCROLL_AGAIN_S:
+        st.html(last[0], unsafe_allow_javascript=True)
 
 
 def _redraw_question(room_code: str, now: int, section: str) -> bool:

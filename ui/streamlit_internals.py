@@ -1,6 +1,6 @@
 """Every use of Streamlit's private API, in one place (Streamlit 1.67.0, pinned in requirements.txt).
 
-Streamlit's public API covers almost everything the app does. Seven things it does not, and each is
+Streamlit's public API covers almost everything the app does. Eight things it does not, and each is
 done here, on a name Streamlit does not promise to keep; `tests/test_streamlit_internals.py` checks
 each behaviour below on the installed Streamlit and fails, naming the function, when an upgrade
 changes one of them.
@@ -24,6 +24,8 @@ changes one of them.
   rerun of that fragment asked from another thread, as the browser's ``run_every`` timer asks it.
   A class room (``ui.room``) wakes its students' pages when the teacher moves, instead of every
   page asking every second.
+- ``let_finished_runs_land()``: a fragment's rerun asked for just after the session's last run
+  ended waits until that run's own messages have been handled (ui/preload.py installs it).
 
 Not here because they are not Python: the CSS of ``ui.frame`` and the scripts in ``ui/`` select
 Streamlit's elements by their ``data-testid`` attributes; the browser tests (tests/browser/) fail
@@ -151,4 +153,48 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
     if loop.is_closed():
         return False
     loop.call_soon_threadsafe(session.request_rerun, state)
+    return True
+
+
+def _finished(runner) -> bool:
+    """The session's script runner has ended its last run and takes no more requests."""
+    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType  # noqa: PLC0415
+
+    requests = getattr(runner, "_requests", None)
+    return requests is not None and getattr(requests, "_state", None) == ScriptRequestType.STOP
+
+
+def let_finished_runs_land() -> bool:
+    """A fragment's rerun that reaches a session whose last run has just ended waits one turn of the
+    session's event loop. False when this Streamlit has no ``AppSession.request_rerun`` to wrap.
+
+    Why (issue 42): a script runner sends its run's elements to the session's event loop and ends;
+    a rerun request that the loop handles before those messages finds the runner ended, and the
+    session starts a new one at once. The loop then ignores the messages still waiting, because
+    they come from a runner that is no longer the session's (``AppSession
+    ._handle_scriptrunner_event_on_event_loop``: "Ignoring event from non-current ScriptRunner"):
+    a whole fragment run's output was lost. Under a class's load (the loop seconds behind) this hit
+    1-3 of 100 students at each vote: the question box redrawn with the vote buttons, never shown.
+    Asked again with ``call_soon_threadsafe``, the request is handled after the messages the ended
+    runner had already sent to the loop (they were all sent before it ended). A whole-page rerun is
+    left alone: it draws everything again."""
+    try:
+        from streamlit.runtime.app_session import AppSession  # noqa: PLC0415
+    except ImportError:
+        return False
+    original = getattr(AppSession, "request_rerun", None)
+    if original is None:
+        return False
+    if getattr(original, "lets_finished_runs_land", False):
+        return True
+
+    def request_rerun(self, client_state=None) -> None:
+        runner = getattr(self, "_scriptrunner", None)
+        if client_state is not None and client_state.fragment_id and runner is not None and _finished(runner):
+            self._event_loop.call_soon_threadsafe(original, self, client_state)
+            return
+        original(self, client_state)
+
+    request_rerun.lets_finished_runs_land = True
+    AppSession.request_rerun = request_rerun
     return True
