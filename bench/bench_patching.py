@@ -3,6 +3,7 @@ feed-forward maps and the head map, what the page waits for) with core.lab.patch
 as it was at an older commit (``--before``), in one run, on the same machine.
 
     ANATOMY_MODEL_CACHE=assets/cache python -m bench.bench_patching [--before REV] [--naive] [--pairs ioi,fact]
+        [--server-start]
 
 Times are CPU seconds of this process on one PyTorch thread (as the server runs, ui/preload.py),
 wall seconds beside them; the issue's goals: 5 s for a built-in pair, 15 s for a student's pair of
@@ -74,6 +75,8 @@ def main() -> None:
     parser.add_argument("--pairs", default="ioi,fact,agreement,own16,worst16")
     parser.add_argument("--before", default=BEFORE, help="the commit to compare with (default %(default)s)")
     parser.add_argument("--naive", action="store_true", help="also the naive residual map (20-60 s a pair)")
+    parser.add_argument("--server-start", action="store_true",
+                        help="also what a server computes when it starts: every built-in pair, as the page does")
     args = parser.parse_args()
     torch.set_num_threads(1)
     model, tok = load_real_model()
@@ -86,6 +89,12 @@ def main() -> None:
     for name in args.pairs.split(","):
         with torch.inference_mode():                 # as the page runs them (ui/f4_patching.py)
             row(model, tok, name, pairs[name], before, args.naive)
+    if args.server_start:
+        from ui.f4_patching import warm_builtin  # noqa: PLC0415 (Streamlit's caches, outside a server)
+
+        _, cpu, wall = timed(warm_builtin, (model, tok))
+        print(f"server start: the {len(P.PAIRS)} built-in pairs' maps ready {cpu:.2f} CPU s ({wall:.1f} wall s) "
+              "after SmolLM2's load (ui.model.warm_real -> ui.f4_patching.warm_builtin)")
     print(f"load average {load()}")
 
 

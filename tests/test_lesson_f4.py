@@ -1,6 +1,8 @@
 """F4 in both languages: the numbers and maps on screen equal core.lab.patching's on SmolLM2 (the
 two runs, the three position maps, the head map, a clicked cell's patched run), every control
 moved (pair, direction, cell), the student's own pair with bad input, and the page without SmolLM2."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -307,3 +309,35 @@ def test_f4_without_the_real_model(monkeypatch):
     assert any("SmolLM2" in i.value and "\u4e00" <= i.value[1] for i in at.info)
     assert not at.get("bidi_component") or not any("f4.resid" in el.proto.id for el in at.get("bidi_component"))
     assert at.radio                                                         # try this is there
+
+
+def test_the_server_computes_the_built_in_pairs_after_loading_smollm2(monkeypatch):
+    """ui.model.warm_real (ui/preload.py's thread at server start) ends by computing every built-in
+    pair's maps, denoising, the pair F4 opens on first, so that a class finds them ready;
+    ANATOMY_PRELOAD_PATCHING=0 leaves them to the first student who opens each (the tests' servers)."""
+    from ui import f4_patching
+    from ui.f4_page import PAIR_IDS
+
+    asked = []
+    monkeypatch.setattr(f4_patching, "pair_maps", lambda key, loaded, progress=None: asked.append((key, loaded)))
+    monkeypatch.setattr(ui.model.gguf_llama, "cache_files", lambda: (Path(__file__), Path(__file__)))
+
+    class Model:
+        def __call__(self, ids):
+            return ids
+
+    class Tok:
+        def encode(self, text):
+            return [1, 2]
+
+    loaded = (Model(), Tok())
+    monkeypatch.setattr(ui.model, "_load_real", lambda device: loaded)
+    monkeypatch.setenv("ANATOMY_PRELOAD_PATCHING", "1")
+    ui.model.warm_real("cpu")
+    assert [key for key, _ in asked] == [_page_key(name, False) for name in P.PAIRS]
+    assert all(got is loaded for _, got in asked)
+    assert asked[0][0][:4] == tuple(getattr(P.PAIRS[PAIR_IDS[0]], f) for f in ("clean", "corrupted", "right", "wrong"))
+    asked.clear()
+    monkeypatch.setenv("ANATOMY_PRELOAD_PATCHING", "0")
+    ui.model.warm_real("cpu")
+    assert asked == []

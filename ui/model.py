@@ -6,6 +6,7 @@ live on it: callers create their own KV cache, trace recorder and random generat
 """
 from __future__ import annotations
 
+import os
 import threading
 
 import streamlit as st
@@ -91,8 +92,9 @@ def _build_with_progress() -> None:
 
 
 def warm_real(device: str = "cpu") -> None:
-    """Build the cache (once per machine) and load SmolLM2 into this process's cache_resource:
-    ui/preload.py runs it in a thread when the server starts."""
+    """Build the cache (once per machine), load SmolLM2 into this process's cache_resource and
+    compute F4's built-in pairs (unless ANATOMY_PRELOAD_PATCHING=0): ui/preload.py runs it in a
+    thread when the server starts."""
     with _BUILD_LOCK:
         weights, meta = gguf_llama.cache_files()
         if not (weights.is_file() and meta.is_file()):
@@ -109,6 +111,11 @@ def warm_real(device: str = "cpu") -> None:
         model, tok = loaded
         with torch.inference_mode():
             model(torch.tensor([tok.encode("The cat sat on the mat.")], device=device))
+        if os.environ.get("ANATOMY_PRELOAD_PATCHING", "1") != "0":
+            # F4's built-in pairs (~9 s of one core for the three): a class finds them ready.
+            from ui.f4_patching import warm_builtin  # noqa: PLC0415 (ui.f4_patching imports ui.f2_lens, which imports this)
+
+            warm_builtin(loaded, device)
 
 
 
