@@ -6,7 +6,7 @@ import tempfile
 os.environ.pop("ANATOMY_DATABASE_URL", None)
 os.environ["ANATOMY_DATA_DIR"] = tempfile.mkdtemp(prefix="anatomy-test-data-")
 
-# F4's built-in pairs are computed by a server at its start (ui.model.warm_real, ~9 s of a core): not
+# F4's built-in pairs are computed by a server at its start (ui.model.warm_real, ~10 s of a core): not
 # in the tests' processes and servers, whose F4 tests compute the pairs they open (tests/test_lesson_f4.py).
 os.environ.setdefault("ANATOMY_PRELOAD_PATCHING", "0")
 

@@ -112,7 +112,7 @@ def warm_real(device: str = "cpu") -> None:
         with torch.inference_mode():
             model(torch.tensor([tok.encode("The cat sat on the mat.")], device=device))
         if os.environ.get("ANATOMY_PRELOAD_PATCHING", "1") != "0":
-            # F4's built-in pairs (~9 s of one core for the three): a class finds them ready.
+            # F4's built-in pairs (~10 s of one core for the three): a class finds them ready.
             from ui.f4_patching import warm_builtin  # noqa: PLC0415 (ui.f4_patching imports ui.f2_lens, which imports this)
 
             warm_builtin(loaded, device)
