@@ -416,6 +416,8 @@ def _scroll_again_script():
     from ui import room
 
     if st.session_state.setdefault("runs", 0) == 0:
+        st.session_state[room._FOLLOW] = True
+        st.session_state[room._FOLLOWED] = ("attention", (), "3")
         room._poll_scroll(room.scroll_script("3", 7))
     else:
         room._scroll_again()
@@ -425,13 +427,22 @@ def _scroll_again_script():
 def test_a_poll_that_finds_nothing_new_draws_its_last_scroll_again_for_a_while():
     """Streamlit drops a fragment's output not yet sent when the fragment runs again: the poll's next
     runs draw the same scroll (the same element: the page does not scroll twice) for SCROLL_AGAIN_S,
-    then nothing (under a class's load 5-9 of 100 students missed a slide without it)."""
+    then nothing (under a class's load 5-9 of 100 students missed a slide without it); never on
+    another page than the one it was drawn for, nor for a student looking around."""
     at = AppTest.from_function(_scroll_again_script, default_timeout=30).run()
     first = [e.proto.body for e in at.get("html")]
     assert len(first) == 1 and "const want = 3;" in first[0]
     at.run()
     assert [e.proto.body for e in at.get("html")] == first
-    script, _ = at.session_state[room._POLLED]
-    at.session_state[room._POLLED] = (script, time.monotonic() - room.SCROLL_AGAIN_S - 1)
+    at.session_state[room._FOLLOWED] = ("masks", (), "1")              # the teacher's next lesson
+    at.run()
+    assert at.get("html") == []
+    at.session_state[room._FOLLOWED] = ("attention", (), "3")
+    at.session_state[room._FOLLOW] = False                              # looking around
+    at.run()
+    assert at.get("html") == []
+    at.session_state[room._FOLLOW] = True
+    script, _, where = at.session_state[room._POLLED]
+    at.session_state[room._POLLED] = (script, time.monotonic() - room.SCROLL_AGAIN_S - 1, where)
     at.run()
     assert at.get("html") == []

@@ -89,7 +89,7 @@ _LINK = "_room.teacher_link"         # the teacher link made on this device (sho
 _ARRIVED = "_room.arrived"           # a second device just became teacher: its first page moves nobody
 _ASKED = "_room.asked"               # (lesson ns, key, round, state) of the class question last scrolled to
 _BOXES = "_room.boxes"               # question key -> the fragment id of this page's box for it (a student's)
-_POLLED = "_room.polled"             # (script, time.monotonic()) of the last scroll the poll drew
+_POLLED = "_room.polled"             # (script, time.monotonic(), _FOLLOWED then) of the last scroll the poll drew
 
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
@@ -764,7 +764,7 @@ def _poll(room_code: str) -> None:
 
 
 def _poll_scroll(script: str) -> None:
-    st.session_state[_POLLED] = (script, time.monotonic())
+    st.session_state[_POLLED] = (script, time.monotonic(), st.session_state.get(_FOLLOWED))
     st.html(script, unsafe_allow_javascript=True)
 
 
@@ -773,9 +773,12 @@ def _scroll_again() -> None:
     drops a fragment's output not yet sent when the fragment runs again, and under a class's load
     the next poll (the page's timer, or a wake) often starts before the last one's script left:
     the student then missed the slide until the teacher moved again (5-9 of 100 students a slide).
-    The same script again is the same element: the page does not scroll twice."""
+    The same script again is the same element: the page does not scroll twice. Only on the page
+    it was drawn for, while the student follows: a page the student or the teacher has since
+    opened, or a student looking around, is never scrolled by it."""
     last = st.session_state.get(_POLLED)
-    if last and time.monotonic() - last[1] < SCROLL_AGAIN_S:
+    if (last and time.monotonic() - last[1] < SCROLL_AGAIN_S and st.session_state.get(_FOLLOW)
+            and st.session_state.get(_FOLLOWED) == last[2]):
         st.html(last[0], unsafe_allow_javascript=True)
 
 
