@@ -332,12 +332,57 @@ def test_the_server_computes_the_built_in_pairs_after_loading_smollm2(monkeypatc
 
     loaded = (Model(), Tok())
     monkeypatch.setattr(ui.model, "_load_real", lambda device: loaded)
+    lowered = []                                  # the thread's priority, lowered before the pairs
+    monkeypatch.setattr(ui.model, "_background_priority", lambda: lowered.append(len(asked)))
+    waited = []                                   # each pair waits until nobody is being served
+    monkeypatch.setattr(ui.model, "wait_until_quiet", lambda: waited.append(len(asked)) or True)
     monkeypatch.setenv("ANATOMY_PRELOAD_PATCHING", "1")
     ui.model.warm_real("cpu")
+    assert lowered == [0] and waited == [0, 1, 2]
     assert [key for key, _ in asked] == [_page_key(name, False) for name in P.PAIRS]
     assert all(got is loaded for _, got in asked)
     assert asked[0][0][:4] == tuple(getattr(P.PAIRS[PAIR_IDS[0]], f) for f in ("clean", "corrupted", "right", "wrong"))
     asked.clear()
     monkeypatch.setenv("ANATOMY_PRELOAD_PATCHING", "0")
     ui.model.warm_real("cpu")
-    assert asked == []
+    assert asked == [] and lowered == [0]
+    monkeypatch.setattr(ui.model, "wait_until_quiet", lambda: len(asked) < 1)   # a class arrives after one
+    monkeypatch.setenv("ANATOMY_PRELOAD_PATCHING", "1")
+    ui.model.warm_real("cpu")
+    assert [key for key, _ in asked] == [_page_key(PAIR_IDS[0], False)]
+
+
+def test_waiting_until_quiet_ends_at_once_when_the_process_ends():
+    """ui.memory.wait_until_quiet: True after a quiet window (this test process does nothing in it);
+    False at once once the process is ending (STOPPING)."""
+    import time
+
+    from ui import memory
+
+    assert memory.wait_until_quiet(0.2) is True
+    memory.STOPPING.set()
+    try:
+        start = time.monotonic()
+        assert memory.wait_until_quiet(5.0) is False
+        assert time.monotonic() - start < 1.0
+    finally:
+        memory.STOPPING.clear()
+
+
+def test_the_background_priority_is_this_threads_alone():
+    """ui.model._background_priority lowers the calling thread's CPU priority, not the process's."""
+    import os
+    import threading
+
+    seen = {}
+
+    def work():
+        ui.model._background_priority()
+        seen["thread"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen["thread"] == 19
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before

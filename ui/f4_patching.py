@@ -4,10 +4,10 @@ every session.
 A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: 1.6-5.7 s of
 one core for SmolLM2's built-in pairs (the fact pair the longest: it differs from its second token
 on), ~15 s for a pair of 16 tokens that differs at its first (bench/bench_patching.py, on a busy
-machine of two cores). The built-in pairs are computed when the server starts, in ui/preload.py's
-thread after SmolLM2 is loaded (``warm_builtin``: the first pair shown first), so a class finds them
-ready; a process that did not (ANATOMY_PRELOAD_PATCHING=0) computes one when a student first opens it,
-then serves it to everyone. A student's own pair only when asked (a button and a progress bar in the
+machine of two cores). The built-in pairs are computed after the server starts, in ui/preload.py's
+thread once SmolLM2 is loaded and nobody is being served (``warm_builtin``: the first pair shown
+first), so a class finds them ready; a pair not computed by then (a class at work, or
+ANATOMY_PRELOAD_PATCHING=0) is computed when a student first opens it, then served to everyone. A student's own pair only when asked (a button and a progress bar in the
 page), one computation at a time in this process, as F1's random control (``ui.f1_heads``): a
 second student asking for a pair being computed waits for it, and gets the same object. What is
 kept for every pair is what the page shows: a few small float32 arrays and the tokens as text (a
@@ -139,17 +139,16 @@ def pair_maps(key: tuple, _loaded, progress=None) -> Maps:
     return found
 
 
-def warm_builtin(loaded, dev: str = "cpu", pairs=None) -> list[tuple]:
-    """Every built-in pair's maps, denoising (what F4 opens on), computed now in this thread: the
-    keys done, in order. Called once when the server starts (ui/preload.py), after SmolLM2's load;
-    each pair holds the one-computation lock only while it runs, so a student who asks for their own
-    pair meanwhile waits for one pair at most (~2-6 s), not for all three."""
-    done = []
-    for b in (P.PAIRS if pairs is None else pairs).values():
-        key = pair_key(b.clean, b.corrupted, b.right, b.wrong, False, dev)
-        pair_maps(key, loaded)
-        done.append(key)
-    return done
+def warm_builtin(loaded, dev: str = "cpu", ready=lambda: True) -> None:
+    """Every built-in pair's maps, denoising (what F4 opens on), computed now in this thread, the
+    pair F4 opens on first, each once ``ready()`` says so (False: stop). Called once when the server
+    starts (ui.model.warm_real, whose ``ready`` waits until nobody is being served); each pair holds
+    the one-computation lock only while it runs, so a student who asks for their own pair meanwhile
+    waits for one pair at most (~2-6 s), not for all three."""
+    for b in P.PAIRS.values():
+        if not ready():
+            return
+        pair_maps(pair_key(b.clean, b.corrupted, b.right, b.wrong, False, dev), loaded)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

@@ -73,6 +73,22 @@ def _trim_when_quiet(every: float) -> None:
         before = now
 
 
+STOPPING = threading.Event()     # the process is ending (ui/preload.py sets it at exit)
+
+
+def wait_until_quiet(every: float = 2.0) -> bool:
+    """Block until the process has been quiet for ``every`` s (``quiet``): nobody served. False,
+    at once, when the process is ending. For work nobody waits for (F4's built-in pairs at
+    server start, ui.model.warm_real): it never competes with a class that has arrived."""
+    before = _cpu_seconds()
+    while not STOPPING.wait(every):
+        now = _cpu_seconds()
+        if quiet(now - before, every):
+            return True
+        before = now
+    return False
+
+
 def start_giving_back(every: float = TRIM_EVERY_S) -> None:
     """A daemon thread that gives freed memory back after every quiet ``every`` s (the process
     used under 5 % of a core): after a warm-up, after a class, not in the middle of one, where

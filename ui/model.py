@@ -14,7 +14,7 @@ import streamlit as st
 from core.models import gguf_llama
 from core.models.model import REBUILD, CourseModelUnavailable, load_course_model
 from ui.frame import choice, ranged_slider, tr
-from ui.memory import settle_memory
+from ui.memory import settle_memory, wait_until_quiet
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -112,10 +112,21 @@ def warm_real(device: str = "cpu") -> None:
         with torch.inference_mode():
             model(torch.tensor([tok.encode("The cat sat on the mat.")], device=device))
         if os.environ.get("ANATOMY_PRELOAD_PATCHING", "1") != "0":
-            # F4's built-in pairs (~10 s of one core for the three): a class finds them ready.
+            # F4's built-in pairs (~10 s of one core for the three), each when nobody is being served
+            # (a class that has arrived goes first, issue 39), this thread at the lowest CPU priority.
             from ui.f4_patching import warm_builtin  # noqa: PLC0415 (ui.f4_patching imports ui.f2_lens, which imports this)
 
-            warm_builtin(loaded, device)
+            _background_priority()
+            warm_builtin(loaded, device, ready=wait_until_quiet)
+
+
+def _background_priority() -> None:
+    """The calling thread (not the process) gets the lowest CPU priority, where the system has one
+    per thread (Linux: a thread is a task of its own for setpriority)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):
+        pass
 
 
 

@@ -36,7 +36,7 @@ import viz  # noqa: E402
 from ui.chart import CHART_MODULE, publish_chart_js, publish_plotly_js, static_dir  # noqa: E402
 from ui.classroom import MODULE as CLASSROOM_MODULE  # noqa: E402
 from ui.classroom import publish_classroom_js  # noqa: E402
-from ui.memory import settle_memory, start_giving_back  # noqa: E402
+from ui.memory import STOPPING, settle_memory, start_giving_back  # noqa: E402
 from ui.model import real_model_available, warm_real  # noqa: E402
 from ui.nodelay import tcp_nodelay  # noqa: E402
 from ui.static_gzip import compressed, install  # noqa: E402
@@ -142,6 +142,7 @@ if real_model_available() and os.environ.get("ANATOMY_PRELOAD_REAL", "1") != "0"
     # exception", exit -6: PyTorch's threads torn down under it; a process ending 0.5 s after this
     # import did, and a CI run's B5 test process once). It waits for the load to end first.
     atexit.register(REAL_THREAD.join, 120)
+    atexit.register(STOPPING.set)      # first (atexit runs last registered first): no pair begun at exit
 
 
 def wait_for_real_model(timeout: float | None = None) -> None:

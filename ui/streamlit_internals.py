@@ -156,14 +156,6 @@ def rerun_fragment(session_id: str, fragment_id: str) -> bool:
     return True
 
 
-def _finished(runner) -> bool:
-    """The session's script runner has ended its last run and takes no more requests."""
-    from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType  # noqa: PLC0415
-
-    requests = getattr(runner, "_requests", None)
-    return requests is not None and getattr(requests, "_state", None) == ScriptRequestType.STOP
-
-
 def let_finished_runs_land() -> bool:
     """A fragment's rerun that reaches a session whose last run has just ended waits one turn of the
     session's event loop. False when this Streamlit has no ``AppSession.request_rerun`` to wrap.
@@ -180,6 +172,7 @@ def let_finished_runs_land() -> bool:
     left alone: it draws everything again."""
     try:
         from streamlit.runtime.app_session import AppSession  # noqa: PLC0415
+        from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType  # noqa: PLC0415
     except ImportError:
         return False
     original = getattr(AppSession, "request_rerun", None)
@@ -188,9 +181,11 @@ def let_finished_runs_land() -> bool:
     if getattr(original, "lets_finished_runs_land", False):
         return True
 
+    def ended(runner) -> bool:          # the runner has ended its last run and takes no more requests
+        return getattr(getattr(runner, "_requests", None), "_state", None) == ScriptRequestType.STOP
+
     def request_rerun(self, client_state=None) -> None:
-        runner = getattr(self, "_scriptrunner", None)
-        if client_state is not None and client_state.fragment_id and runner is not None and _finished(runner):
+        if client_state is not None and client_state.fragment_id and ended(getattr(self, "_scriptrunner", None)):
             self._event_loop.call_soon_threadsafe(original, self, client_state)
             return
         original(self, client_state)
