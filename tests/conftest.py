@@ -8,7 +8,7 @@ os.environ["ANATOMY_DATA_DIR"] = tempfile.mkdtemp(prefix="anatomy-test-data-")
 
 # F4's built-in pairs are computed by a server at its start (ui.model.warm_real, ~10 s of a core): not
 # in the tests' processes and servers, whose F4 tests compute the pairs they open (tests/test_lesson_f4.py).
-os.environ.setdefault("ANATOMY_PRELOAD_PATCHING", "0")
+os.environ["ANATOMY_PRELOAD_PATCHING"] = "0"
 
 # Lessons skip plotly's figure validation for speed; the tests validate every figure drawn.
 os.environ["ANATOMY_VALIDATE_FIGURES"] = "1"

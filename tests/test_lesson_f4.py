@@ -314,7 +314,7 @@ def test_f4_without_the_real_model(monkeypatch):
 def test_the_server_computes_the_built_in_pairs_after_loading_smollm2(monkeypatch):
     """ui.model.warm_real (ui/preload.py's thread at server start) ends by computing every built-in
     pair's maps, denoising, the pair F4 opens on first, so that a class finds them ready;
-    ANATOMY_PRELOAD_PATCHING=0 leaves them to the first student who opens each (the tests' servers)."""
+    only with ANATOMY_PRELOAD_PATCHING=1: by default each waits for the first student who opens it."""
     from ui import f4_patching
     from ui.f4_page import PAIR_IDS
 
@@ -344,6 +344,8 @@ def test_the_server_computes_the_built_in_pairs_after_loading_smollm2(monkeypatc
     assert asked[0][0][:4] == tuple(getattr(P.PAIRS[PAIR_IDS[0]], f) for f in ("clean", "corrupted", "right", "wrong"))
     asked.clear()
     monkeypatch.setenv("ANATOMY_PRELOAD_PATCHING", "0")
+    ui.model.warm_real("cpu")
+    monkeypatch.delenv("ANATOMY_PRELOAD_PATCHING")            # off unless asked for
     ui.model.warm_real("cpu")
     assert asked == [] and lowered == [0]
     monkeypatch.setattr(ui.model, "wait_until_quiet", lambda: len(asked) < 1)   # a class arrives after one

@@ -4,10 +4,9 @@ every session.
 A pair's maps (three L × T sweeps and the L × H head map) are ~3,000 patched runs: 1.6-5.7 s of
 one core for SmolLM2's built-in pairs (the fact pair the longest: it differs from its second token
 on), ~15 s for a pair of 16 tokens that differs at its first (bench/bench_patching.py, on a busy
-machine of two cores). The built-in pairs are computed after the server starts, in ui/preload.py's
-thread once SmolLM2 is loaded and nobody is being served (``warm_builtin``: the first pair shown
-first), so a class finds them ready; a pair not computed by then (a class at work, or
-ANATOMY_PRELOAD_PATCHING=0) is computed when a student first opens it, then served to everyone. A student's own pair only when asked (a button and a progress bar in the
+machine of two cores). A built-in pair is computed when a student first opens it, then served to
+everyone; with ANATOMY_PRELOAD_PATCHING=1, ui.model.warm_real computes all three after the first page
+loads SmolLM2, while nobody is being served (``warm_builtin``). A student's own pair only when asked (a button and a progress bar in the
 page), one computation at a time in this process, as F1's random control (``ui.f1_heads``): a
 second student asking for a pair being computed waits for it, and gets the same object. What is
 kept for every pair is what the page shows: a few small float32 arrays and the tokens as text (a

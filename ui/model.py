@@ -93,7 +93,7 @@ def _build_with_progress() -> None:
 
 def warm_real(device: str = "cpu") -> None:
     """Build the cache (once per machine), load SmolLM2 into this process's cache_resource and
-    compute F4's built-in pairs (unless ANATOMY_PRELOAD_PATCHING=0): ui/preload.py runs it in a
+    with ANATOMY_PRELOAD_PATCHING=1 compute F4's built-in pairs: ui/preload.py runs it in a
     thread when the server starts."""
     with _BUILD_LOCK:
         weights, meta = gguf_llama.cache_files()
@@ -111,7 +111,9 @@ def warm_real(device: str = "cpu") -> None:
         model, tok = loaded
         with torch.inference_mode():
             model(torch.tensor([tok.encode("The cat sat on the mat.")], device=device))
-        if os.environ.get("ANATOMY_PRELOAD_PATCHING", "1") != "0":
+        if os.environ.get("ANATOMY_PRELOAD_PATCHING", "0") == "1":
+            # Off by default: with the pairs computed beside them, a class arriving soon after the first
+            # page had first pages p95 1.5-2.0 s instead of 0.4-0.7 s (bench_class, 2026-12-07).
             # F4's built-in pairs (~10 s of one core for the three), each when nobody is being served
             # (a class that has arrived goes first, issue 39), this thread at the lowest CPU priority.
             from ui.f4_patching import warm_builtin  # noqa: PLC0415 (ui.f4_patching imports ui.f2_lens, which imports this)

@@ -132,7 +132,7 @@ start_giving_back()
 # SmolLM2-135M-Instruct (issue 24), only when its package is installed: the cache built once per
 # machine (~40 s) and the model loaded into ui.model's st.cache_resource (~0.5-2 s), in a thread,
 # so no session waits for it here and the first student who opens it finds it ready; then F4's three
-# built-in pairs (~10 s of one core; ANATOMY_PRELOAD_PATCHING=0 leaves them to their first visit).
+# built-in pairs with ANATOMY_PRELOAD_PATCHING=1 (~10 s of one core; by default each is computed on its first visit).
 # ANATOMY_PRELOAD_REAL=0 switches it off (a process that never shows the real model).
 REAL_THREAD: threading.Thread | None = None
 if real_model_available() and os.environ.get("ANATOMY_PRELOAD_REAL", "1") != "0":
